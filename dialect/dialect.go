@@ -1,0 +1,193 @@
+// Package dialect is the contract between Plenum's database-agnostic core and
+// one SQL database.
+//
+// The core writes every statement that is the same on all databases once, with
+// '?' placeholders, and asks the dialect for the pieces that differ: the
+// placeholder style (Rebind), the database clock (Now, AddMicros), how a
+// transaction begins (Begin), the claim statement (Claim), insert-or-ignore
+// (InsertIgnore), how values are bound and read back (UUID, JSON, Bool,
+// ScanTime), how errors are classified (Classify), the DDL for the schema
+// (CreateTable, CreateIndex, DropTable) and a check that a connection has the
+// settings the dialect depends on (Check). Everything else is a capability flag
+// in Capabilities. The core never asks a dialect for its name to decide what to
+// do: a new database is one package that implements Dialect and passes the
+// conformance suite.
+package dialect
+
+import (
+	"context"
+	"database/sql"
+	"time"
+
+	"github.com/google/uuid"
+)
+
+// Querier is what runs statements: *sql.DB, *sql.Conn, *sql.Tx, *sqlx.DB and
+// *sqlx.Tx all satisfy it, and so does every Tx a dialect's Begin returns.
+type Querier interface {
+	ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error)
+	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
+	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
+}
+
+// Tx is a transaction begun by a dialect. *sql.Tx satisfies it; a dialect that
+// must issue its own BEGIN (SQLite's BEGIN IMMEDIATE) returns a ConnTx.
+type Tx interface {
+	Querier
+	Commit() error
+	Rollback() error
+}
+
+// TxOptions says what a transaction will do, so that the dialect can choose
+// how to begin it.
+type TxOptions struct {
+	// ReadOnly transactions never write; a dialect may begin them more
+	// cheaply (SQLite: a deferred transaction instead of an immediate one).
+	ReadOnly bool
+}
+
+// Dialect is one database's answer to everything that differs between
+// databases. Implementations must be safe for concurrent use.
+type Dialect interface {
+	// Name is the dialect's registered name ("sqlite", "postgres", ...). It is
+	// for messages, flags and the registry, never for branching.
+	Name() string
+
+	// Capabilities are the facts about the database that change how the core
+	// shapes its work.
+	Capabilities() Capabilities
+
+	// Rebind rewrites a statement written with '?' placeholders into the
+	// dialect's placeholder style. '?' inside quoted literals is left alone.
+	Rebind(query string) string
+
+	// Param returns the placeholder for a value bound to a column of type t
+	// where the database cannot infer the type from context (a CASE branch,
+	// say): "?" for most, "CAST(? AS jsonb)" where a cast is needed. It is
+	// written with '?' and rebound with the rest of the statement.
+	Param(t ColumnType) string
+
+	// Now returns the SQL expression of the database clock, shifted by offset.
+	// A non-zero offset exists so that tests can move time on the database
+	// side; production stores use 0. The expression must move between
+	// statements of one transaction (the reaper and heartbeats compare against
+	// it inside long transactions).
+	Now(offset time.Duration) string
+
+	// AddMicros returns an expression that adds a number of microseconds,
+	// bound to one '?' placeholder in the result, to the time expression t.
+	AddMicros(t string) string
+
+	// Begin starts a transaction on db, with the isolation level and locking
+	// mode the dialect's guarantees depend on.
+	Begin(ctx context.Context, db *sql.DB, opts TxOptions) (Tx, error)
+
+	// Claim atomically takes up to spec.Limit rows of spec.Table that match
+	// spec.Filter, in spec.OrderBy order, applies spec.Set to them, and
+	// returns spec.Returning of the rows it changed. Rows another transaction
+	// holds are passed over, not waited on, where the database has row locks.
+	// It runs inside the transaction q.
+	Claim(ctx context.Context, q Querier, spec ClaimSpec) (*sql.Rows, error)
+
+	// InsertIgnore returns a statement that inserts n rows into table, each
+	// row written as the expression list row (with '?' placeholders), and
+	// silently skips every row that would violate a unique index (the
+	// conflict columns name the one that matters). The statement's rows
+	// affected must equal the number of rows inserted. The result is already
+	// rebound.
+	InsertIgnore(table string, columns []string, row string, n int, conflict []string) string
+
+	// UUID returns the value to bind for a UUID column.
+	UUID(u uuid.UUID) any
+	// JSON returns the value to bind for a JSON column.
+	JSON(b []byte) any
+	// Bool returns the value to bind for a boolean column.
+	Bool(b bool) any
+	// ScanTime converts a time column's value, as the driver returns it, to
+	// a time in UTC.
+	ScanTime(src any) (time.Time, error)
+
+	// Classify says what an error from this database means to the core.
+	Classify(err error) ErrorClass
+
+	// Check verifies that db has every setting the dialect depends on and
+	// returns an error naming the missing one. It runs once, at open.
+	Check(ctx context.Context, db *sql.DB) error
+
+	// CreateTable returns the statements that create t (and nothing else),
+	// each safe to run again once it has succeeded.
+	CreateTable(t Table) []string
+	// CreateIndex returns the statements that create index ix on table.
+	CreateIndex(table string, ix Index) []string
+	// DropTable returns the statements that drop table if it exists.
+	DropTable(table string) []string
+
+	// Lock takes a session-level lock named name on conn, waiting for it as
+	// long as ctx allows, and returns the function that releases it. A
+	// dialect whose write transactions already exclude each other
+	// (Capabilities.SingleWriter) may return a no-op.
+	Lock(ctx context.Context, conn *sql.Conn, name string) (unlock func(context.Context) error, err error)
+}
+
+// Capabilities are the facts about a database that change how the core
+// shapes its statements.
+type Capabilities struct {
+	// SingleWriter is true when the database runs one write transaction at
+	// a time (SQLite). Row locks and SKIP LOCKED then mean nothing, and tests
+	// that hold two write transactions open at once do not apply.
+	SingleWriter bool
+
+	// ReturningUpdate is true when UPDATE ... RETURNING exists. Without it
+	// the core locks the rows with a SELECT first and then updates them.
+	ReturningUpdate bool
+
+	// LockClause is appended to a SELECT that must lock the rows it reads
+	// for the rest of the transaction: " FOR NO KEY UPDATE", " FOR UPDATE",
+	// or "" where the transaction already excludes other writers.
+	LockClause string
+
+	// TransactionalDDL is true when CREATE TABLE and CREATE INDEX take part
+	// in a transaction and roll back with it.
+	TransactionalDDL bool
+
+	// MaxBindParams is the largest number of bind parameters one statement
+	// may carry.
+	MaxBindParams int
+
+	// MaxStatementBytes bounds the size of one statement with its bound
+	// values (MySQL's max_allowed_packet); 0 means no limit below the bind
+	// limit.
+	MaxStatementBytes int
+
+	// MaxInList bounds the number of values in one IN (...) list; 0 means
+	// only MaxBindParams bounds it.
+	MaxInList int
+
+	// ClockResolution is the finest step of the database clock as the
+	// dialect stores it. Leases and heartbeats are required to be far above
+	// it.
+	ClockResolution time.Duration
+}
+
+// ClaimSpec is what the core asks of a claim. Every SQL fragment is written
+// with '?' placeholders; the dialect assembles the fragments into its own
+// statement shape, orders their arguments, and rebinds the result.
+type ClaimSpec struct {
+	// Table is the items table (a safe identifier).
+	Table string
+	// Filter is the boolean condition a claimable row meets, with FilterArgs.
+	Filter     string
+	FilterArgs []any
+	// OrderBy is the ORDER BY list that decides which rows go first.
+	OrderBy string
+	// Limit is the most rows to take; always at least 1.
+	Limit int
+	// Set is the assignment list applied to each claimed row, with SetArgs.
+	Set     string
+	SetArgs []any
+	// Returning lists the columns to return, in order, of each claimed row
+	// after Set was applied.
+	Returning []string
+	// Key is the primary key column.
+	Key string
+}

@@ -74,6 +74,10 @@ type Dialect interface {
 	// it inside long transactions).
 	Now(offset time.Duration) string
 
+	// Limit returns the clause, with a leading space, that ends a SELECT
+	// after at most n rows: " LIMIT 10" or " FETCH FIRST 10 ROWS ONLY".
+	Limit(n int) string
+
 	// AddMicros returns an expression that adds a number of microseconds,
 	// bound to one '?' placeholder in the result, to the time expression t.
 	AddMicros(t string) string

@@ -1,0 +1,106 @@
+package core
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/google/uuid"
+	"github.com/plenumdb/plenum/dialect"
+)
+
+// Get returns the item with the given id, or ErrNotFound.
+func (s *Store) Get(ctx context.Context, id uuid.UUID) (Item, error) {
+	it, err := scanItem(s.d, s.db.QueryRowContext(ctx, s.sql("SELECT "+itemColumns+" FROM {items} WHERE id = ?"), s.d.UUID(id)))
+	if dialect.IsNoRows(err) {
+		return Item{}, fmt.Errorf("plenum: get %s: %w", id, ErrNotFound)
+	}
+	return it, wrapDBError("get", err)
+}
+
+// Cancel cancels the item: it will not run again, and a holder of its claim
+// loses it (the holder's fenced writes are refused from then on). A
+// cancelled item counts as a failed arrival at its barrier. Cancelling a
+// cancelled item does nothing; a completed or dead one gives ErrFinished.
+func (s *Store) Cancel(ctx context.Context, id uuid.UUID) error {
+	return s.inTx(ctx, "cancel", func(tx dialect.Tx) error {
+		state, barrier, err := s.lockItem(ctx, tx, id)
+		if err != nil {
+			return err
+		}
+		switch state {
+		case StateCancelled:
+			return nil
+		case StateCompleted, StateDead:
+			return fmt.Errorf("plenum: cancel %s (%s): %w", id, state, ErrFinished)
+		}
+		if _, err := tx.ExecContext(ctx, s.sql("UPDATE {items} SET state = 'cancelled', claim_token = NULL, lease_expires_at = NULL, finished_at = {now} WHERE id = ?"), s.d.UUID(id)); err != nil {
+			return err
+		}
+		return s.settle(ctx, tx, []arrival{{barrier: barrier, failed: 1}})
+	})
+}
+
+// Revive makes a dead item available again now, with its attempts and
+// crashes reset. If its barrier has not fired, the failure it counted there
+// is taken back, so that the revived item can arrive; if the barrier already
+// fired, the item leaves it.
+func (s *Store) Revive(ctx context.Context, id uuid.UUID) error {
+	return s.inTx(ctx, "revive", func(tx dialect.Tx) error {
+		state, barrier, err := s.lockItem(ctx, tx, id)
+		if err != nil {
+			return err
+		}
+		if state != StateDead {
+			return fmt.Errorf("plenum: revive %s (%s): %w", id, state, ErrNotDead)
+		}
+		keep := barrier
+		if barrier != uuid.Nil {
+			res, err := tx.ExecContext(ctx, s.sql("UPDATE {barriers} SET failed = failed - 1 WHERE id = ? AND fired_at IS NULL"), s.d.UUID(barrier))
+			if err != nil {
+				return err
+			}
+			if n, err := res.RowsAffected(); err != nil {
+				return err
+			} else if n == 0 {
+				keep = uuid.Nil
+			}
+		}
+		_, err = tx.ExecContext(ctx, s.sql("UPDATE {items} SET state = 'available', available_at = {now}, attempt = 0, crash_count = 0, finished_at = NULL, barrier_id = ? WHERE id = ?"),
+			nullUUID(s.d, keep), s.d.UUID(id))
+		return err
+	})
+}
+
+func (s *Store) lockItem(ctx context.Context, tx dialect.Querier, id uuid.UUID) (State, uuid.UUID, error) {
+	var state string
+	var barrier uuid.NullUUID
+	err := tx.QueryRowContext(ctx, s.sql("SELECT state, barrier_id FROM {items} WHERE id = ?{lock}"), s.d.UUID(id)).Scan(&state, &barrier)
+	if dialect.IsNoRows(err) {
+		return "", uuid.Nil, fmt.Errorf("plenum: %s: %w", id, ErrNotFound)
+	}
+	return State(state), barrier.UUID, err
+}
+
+// Counts returns how many items of queue are in each state ("" counts all
+// queues).
+func (s *Store) Counts(ctx context.Context, queue string) (map[State]int64, error) {
+	q, args := "SELECT state, COUNT(*) FROM {items} GROUP BY state", []any(nil)
+	if queue != "" {
+		q, args = "SELECT state, COUNT(*) FROM {items} WHERE queue = ? GROUP BY state", []any{queue}
+	}
+	rows, err := s.db.QueryContext(ctx, s.sql(q), args...)
+	if err != nil {
+		return nil, wrapDBError("counts", err)
+	}
+	defer rows.Close()
+	out := map[State]int64{}
+	for rows.Next() {
+		var st string
+		var n int64
+		if err := rows.Scan(&st, &n); err != nil {
+			return nil, wrapDBError("counts", err)
+		}
+		out[State(st)] = n
+	}
+	return out, wrapDBError("counts", rows.Err())
+}

@@ -1,0 +1,424 @@
+package core
+
+import (
+	"bytes"
+	"context"
+	"database/sql"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/plenumdb/plenum/dialect"
+	"github.com/plenumdb/plenum/migrations"
+)
+
+// FailurePolicy says what a barrier does when some of its children died or
+// were cancelled.
+type FailurePolicy string
+
+const (
+	// JoinSeesFailures fires the barrier as usual once every child
+	// finished; the join reads each child's state and result. The default.
+	JoinSeesFailures FailurePolicy = "join"
+	// FailBarrier fires the barrier once every child finished, but if any
+	// failed, the join item is created dead (with the count in its last
+	// error) instead of available, and counts as a failure at the barrier
+	// above, so the failure travels up nested fan-ins.
+	FailBarrier FailurePolicy = "fail"
+)
+
+// JoinSpec describes the item a barrier enqueues when it fires.
+type JoinSpec struct {
+	Queue       string
+	Kind        string
+	Payload     json.RawMessage
+	Priority    int
+	MaxAttempts int
+}
+
+// BarrierSpec describes a fan-in barrier owned by a parent item.
+type BarrierSpec struct {
+	// Name is unique per parent: opening the same name again returns the
+	// same barrier (get-or-create), so a parent claimed again after a crash
+	// finds it. Required, up to 128 characters.
+	Name string
+	// Join is the item enqueued, exactly once, when the barrier fires.
+	Join JoinSpec
+	// OnChildFailure: default JoinSeesFailures.
+	OnChildFailure FailurePolicy
+}
+
+// Barrier is a fan-in barrier as stored.
+type Barrier struct {
+	ID      uuid.UUID
+	OwnerID uuid.UUID
+	Name    string
+	// ParentBarrierID is the barrier the join reports to; set at sealing,
+	// when the owner hands its own membership over to the join.
+	ParentBarrierID uuid.UUID
+	// Expected counts the children really inserted; Arrived those
+	// completed; Failed those dead or cancelled.
+	Expected, Arrived, Failed int64
+	Sealed                    bool
+	FiredAt                   time.Time
+	// Cursor is the dispatch cursor saved with the last batch of children.
+	Cursor         string
+	OnChildFailure FailurePolicy
+	// JoinItemID is the join item, once fired.
+	JoinItemID uuid.UUID
+	CreatedAt  time.Time
+}
+
+// Fired reports whether the barrier has fired.
+func (b Barrier) Fired() bool { return !b.FiredAt.IsZero() }
+
+// ChildSpec describes one child of a barrier.
+type ChildSpec struct {
+	// Key identifies the child within its barrier and makes adding it
+	// idempotent: required, deterministic (the same child gets the same key
+	// when a crashed dispatch runs again), up to 200 characters.
+	Key string
+	// Queue defaults to the parent's queue.
+	Queue       string
+	Kind        string
+	Payload     json.RawMessage
+	Priority    int
+	Delay       time.Duration
+	MaxAttempts int
+}
+
+const barrierColumns = "id, owner_id, name, parent_barrier_id, expected, arrived, failed, sealed, fired_at, dispatch_cursor, on_child_failure, join_item_id, created_at"
+
+func scanBarrier(d dialect.Dialect, r scanner) (Barrier, error) {
+	var (
+		b              Barrier
+		parent, joinID uuid.NullUUID
+		cursor         sql.NullString
+		policy         string
+		fired, created = timeValue{d: d}, timeValue{d: d}
+	)
+	err := r.Scan(&b.ID, &b.OwnerID, &b.Name, &parent, &b.Expected, &b.Arrived, &b.Failed, &b.Sealed, &fired, &cursor, &policy, &joinID, &created)
+	if err != nil {
+		return Barrier{}, err
+	}
+	b.ParentBarrierID, b.JoinItemID, b.Cursor, b.OnChildFailure = parent.UUID, joinID.UUID, cursor.String, FailurePolicy(policy)
+	b.FiredAt, b.CreatedAt = fired.t, created.t
+	return b, nil
+}
+
+// OpenBarrier gets or creates the barrier named spec.Name owned by the
+// fenced item.
+func (f *Fenced) OpenBarrier(ctx context.Context, spec BarrierSpec) (Barrier, error) {
+	s := f.s
+	if err := validName("Name", spec.Name, migrations.MaxBarrierNameLen, true); err != nil {
+		return Barrier{}, err
+	}
+	if spec.OnChildFailure == "" {
+		spec.OnChildFailure = JoinSeesFailures
+	}
+	if spec.OnChildFailure != JoinSeesFailures && spec.OnChildFailure != FailBarrier {
+		return Barrier{}, invalid("OnChildFailure", "%q is not a policy", spec.OnChildFailure)
+	}
+	j := spec.Join
+	if err := s.validateSpec(&ItemSpec{Queue: j.Queue, Kind: j.Kind, Payload: j.Payload, Priority: j.Priority, MaxAttempts: j.MaxAttempts}, "Join."); err != nil {
+		return Barrier{}, err
+	}
+	if j.MaxAttempts == 0 {
+		j.MaxAttempts = s.opts.DefaultMaxAttempts
+	}
+	id := uuid.Must(uuid.NewV7())
+	stmt := s.d.InsertIgnore(s.names.Barriers,
+		[]string{"id", "owner_id", "name", "expected", "arrived", "failed", "sealed", "join_queue", "join_kind", "join_payload", "join_priority", "join_max_attempts", "on_child_failure", "created_at"},
+		s.expand.Replace("?, ?, ?, 0, 0, 0, ?, ?, ?, {json}, ?, ?, ?, {now}"), 1, []string{"owner_id", "name"})
+	if _, err := f.tx.ExecContext(ctx, stmt, s.d.UUID(id), s.d.UUID(f.c.ID), spec.Name, s.d.Bool(false),
+		j.Queue, j.Kind, s.jsonArg(j.Payload), j.Priority, j.MaxAttempts, string(spec.OnChildFailure)); err != nil {
+		return Barrier{}, err
+	}
+	b, err := scanBarrier(s.d, f.tx.QueryRowContext(ctx, s.sql("SELECT "+barrierColumns+" FROM {barriers} WHERE owner_id = ? AND name = ?{lock}"), s.d.UUID(f.c.ID), spec.Name))
+	if err != nil {
+		return Barrier{}, err
+	}
+	return b, nil
+}
+
+// AddChildrenParams describe one batch of children.
+type AddChildrenParams struct {
+	// Barrier must be owned by the fenced item and not sealed.
+	Barrier uuid.UUID
+	// From is the dispatch cursor the batch starts at: the barrier's saved
+	// cursor must equal it, or ErrCursorMoved is returned and nothing is
+	// added. To is the cursor saved with the batch.
+	From, To string
+	Children []ChildSpec
+}
+
+// AddChildren inserts a batch of children with insert-or-ignore on their
+// keys, grows the barrier's expected count by the rows really inserted, and
+// saves the dispatch cursor, all in the fence's transaction. Running the
+// same batch again after a crash inserts nothing twice. It returns how many
+// children were new.
+func (f *Fenced) AddChildren(ctx context.Context, p AddChildrenParams) (int, error) {
+	s := f.s
+	specs := make([]ItemSpec, len(p.Children))
+	seen := make(map[string]bool, len(p.Children))
+	for i, c := range p.Children {
+		if c.Key == "" {
+			return 0, invalid(fmt.Sprintf("Children[%d].Key", i), "must not be empty: children need deterministic keys")
+		}
+		if seen[c.Key] {
+			return 0, invalid(fmt.Sprintf("Children[%d].Key", i), "%q appears twice in the batch", c.Key)
+		}
+		seen[c.Key] = true
+		q := c.Queue
+		if q == "" {
+			q = f.c.Queue
+		}
+		specs[i] = ItemSpec{Queue: q, Kind: c.Kind, Payload: c.Payload, Priority: c.Priority, Delay: c.Delay, MaxAttempts: c.MaxAttempts, Key: c.Key}
+		if err := s.validateSpec(&specs[i], fmt.Sprintf("Children[%d].", i)); err != nil {
+			return 0, err
+		}
+	}
+	var sealed bool
+	var cursor sql.NullString
+	err := f.tx.QueryRowContext(ctx, s.sql("SELECT sealed, dispatch_cursor FROM {barriers} WHERE id = ? AND owner_id = ?{lock}"),
+		s.d.UUID(p.Barrier), s.d.UUID(f.c.ID)).Scan(&sealed, &cursor)
+	if dialect.IsNoRows(err) {
+		return 0, fmt.Errorf("plenum: barrier %s of item %s: %w", p.Barrier, f.c.ID, ErrNotFound)
+	}
+	if err != nil {
+		return 0, err
+	}
+	if sealed {
+		return 0, fmt.Errorf("plenum: barrier %s: %w", p.Barrier, ErrBarrierSealed)
+	}
+	if cursor.String != p.From {
+		return 0, fmt.Errorf("plenum: barrier %s at %q, batch starts at %q: %w", p.Barrier, cursor.String, p.From, ErrCursorMoved)
+	}
+	inserted := 0
+	if len(specs) > 0 {
+		out, err := s.insertItems(ctx, f.tx, specs, p.Barrier, p.Barrier.String()+"/")
+		if err != nil {
+			return 0, err
+		}
+		for _, e := range out {
+			if !e.Existed {
+				inserted++
+			}
+		}
+	}
+	_, err = f.tx.ExecContext(ctx, s.sql("UPDATE {barriers} SET expected = expected + ?, dispatch_cursor = ? WHERE id = ?"),
+		inserted, nullString(p.To), s.d.UUID(p.Barrier))
+	return inserted, err
+}
+
+// Seal ends the barrier's dispatch: no child can be added after it. The
+// fenced item hands its own membership of a barrier over to the barrier's
+// join item, so that it does not itself arrive there: nested fan-ins fire in
+// order. Sealing tries to fire the barrier (one whose children all finished
+// before the seal, or that has none, fires here) and reports whether it
+// fired. Sealing a sealed barrier does nothing.
+func (f *Fenced) Seal(ctx context.Context, barrier uuid.UUID) (fired bool, err error) {
+	s := f.s
+	var sealed bool
+	err = f.tx.QueryRowContext(ctx, s.sql("SELECT sealed FROM {barriers} WHERE id = ? AND owner_id = ?{lock}"),
+		s.d.UUID(barrier), s.d.UUID(f.c.ID)).Scan(&sealed)
+	if dialect.IsNoRows(err) {
+		return false, fmt.Errorf("plenum: barrier %s of item %s: %w", barrier, f.c.ID, ErrNotFound)
+	}
+	if err != nil || sealed {
+		return false, err
+	}
+	var own uuid.NullUUID
+	if err := f.tx.QueryRowContext(ctx, s.sql("SELECT barrier_id FROM {items} WHERE id = ?"), s.d.UUID(f.c.ID)).Scan(&own); err != nil {
+		return false, err
+	}
+	parent := own.UUID
+	if !own.Valid {
+		// The item already handed its membership to an earlier barrier's
+		// join. This barrier's join reports to the same place, which then
+		// expects one more arrival (unless it already fired).
+		var earlier uuid.NullUUID
+		err := f.tx.QueryRowContext(ctx, s.sql("SELECT parent_barrier_id FROM {barriers} WHERE owner_id = ? AND parent_barrier_id IS NOT NULL"+s.d.Limit(1)),
+			s.d.UUID(f.c.ID)).Scan(&earlier)
+		if err != nil && !dialect.IsNoRows(err) {
+			return false, err
+		}
+		if earlier.Valid {
+			res, err := f.tx.ExecContext(ctx, s.sql("UPDATE {barriers} SET expected = expected + 1 WHERE id = ? AND fired_at IS NULL"), s.d.UUID(earlier.UUID))
+			if err != nil {
+				return false, err
+			}
+			if n, err := res.RowsAffected(); err != nil {
+				return false, err
+			} else if n == 1 {
+				parent = earlier.UUID
+			}
+		}
+	}
+	if _, err := f.tx.ExecContext(ctx, s.sql("UPDATE {barriers} SET sealed = ?, parent_barrier_id = ? WHERE id = ?"),
+		s.d.Bool(true), nullUUID(s.d, parent), s.d.UUID(barrier)); err != nil {
+		return false, err
+	}
+	if own.Valid {
+		if _, err := f.tx.ExecContext(ctx, s.sql("UPDATE {items} SET barrier_id = NULL WHERE id = ?"), s.d.UUID(f.c.ID)); err != nil {
+			return false, err
+		}
+		f.h.barrier = uuid.Nil
+	}
+	return s.tryFire(ctx, f.tx, barrier)
+}
+
+// arrival is one barrier's share of the terminal transitions of one
+// transaction.
+type arrival struct {
+	barrier         uuid.UUID
+	arrived, failed int64
+}
+
+// settle counts terminal transitions at their barriers: one counter update
+// per barrier, barriers locked in id order (after the items, which the
+// caller already locked), then one attempt to fire each. A join created dead
+// by a failing barrier counts in turn at the barrier above.
+func (s *Store) settle(ctx context.Context, tx dialect.Querier, arrivals []arrival) error {
+	for len(arrivals) > 0 {
+		sum := map[uuid.UUID]*arrival{}
+		var ids []uuid.UUID
+		for _, a := range arrivals {
+			if a.barrier == uuid.Nil {
+				continue
+			}
+			t, ok := sum[a.barrier]
+			if !ok {
+				t = &arrival{barrier: a.barrier}
+				sum[a.barrier] = t
+				ids = append(ids, a.barrier)
+			}
+			t.arrived += a.arrived
+			t.failed += a.failed
+		}
+		slices.SortFunc(ids, func(a, b uuid.UUID) int { return bytes.Compare(a[:], b[:]) })
+		arrivals = nil
+		for _, id := range ids {
+			t := sum[id]
+			if _, err := tx.ExecContext(ctx, s.sql("UPDATE {barriers} SET arrived = arrived + ?, failed = failed + ? WHERE id = ?"),
+				t.arrived, t.failed, s.d.UUID(id)); err != nil {
+				return err
+			}
+		}
+		for _, id := range ids {
+			up, err := s.fire(ctx, tx, id)
+			if err != nil {
+				return err
+			}
+			if up.barrier != uuid.Nil {
+				arrivals = append(arrivals, up)
+			}
+		}
+	}
+	return nil
+}
+
+// tryFire fires barrier if it is due, and settles what that sets off.
+func (s *Store) tryFire(ctx context.Context, tx dialect.Querier, barrier uuid.UUID) (bool, error) {
+	up, fired, err := s.fireOnce(ctx, tx, barrier)
+	if err != nil || !fired {
+		return fired, err
+	}
+	if up.barrier != uuid.Nil {
+		return true, s.settle(ctx, tx, []arrival{up})
+	}
+	return true, nil
+}
+
+func (s *Store) fire(ctx context.Context, tx dialect.Querier, barrier uuid.UUID) (arrival, error) {
+	up, _, err := s.fireOnce(ctx, tx, barrier)
+	return up, err
+}
+
+// fireOnce is the exactly-once step: a conditional update that only one
+// transaction can make, after which that transaction alone enqueues the join
+// item. It returns the arrival the join causes above, if it was created
+// dead.
+func (s *Store) fireOnce(ctx context.Context, tx dialect.Querier, barrier uuid.UUID) (arrival, bool, error) {
+	joinID := uuid.Must(uuid.NewV7())
+	res, err := tx.ExecContext(ctx, s.sql("UPDATE {barriers} SET fired_at = {now}, join_item_id = ? WHERE id = ? AND fired_at IS NULL AND sealed = ? AND arrived + failed = expected"),
+		s.d.UUID(joinID), s.d.UUID(barrier), s.d.Bool(true))
+	if err != nil {
+		return arrival{}, false, err
+	}
+	n, err := res.RowsAffected()
+	if err != nil || n == 0 {
+		return arrival{}, false, err
+	}
+	var (
+		parent              uuid.NullUUID
+		failed              int64
+		policy, queue, kind string
+		payload             rawJSON
+		priority, maxAtt    int
+	)
+	err = tx.QueryRowContext(ctx, s.sql("SELECT parent_barrier_id, failed, on_child_failure, join_queue, join_kind, join_payload, join_priority, join_max_attempts FROM {barriers} WHERE id = ?"),
+		s.d.UUID(barrier)).Scan(&parent, &failed, &policy, &queue, &kind, &payload, &priority, &maxAtt)
+	if err != nil {
+		return arrival{}, false, err
+	}
+	cols := "id, queue, kind, payload, priority, state, available_at, attempt, max_attempts, crash_count, barrier_id, join_barrier_id, created_at"
+	args := []any{s.d.UUID(joinID), queue, kind, s.jsonArg(json.RawMessage(payload)), priority, maxAtt, nullUUID(s.d, parent.UUID), s.d.UUID(barrier)}
+	if FailurePolicy(policy) == FailBarrier && failed > 0 {
+		stmt := "INSERT INTO {items} (" + cols + ", last_error, finished_at) VALUES (?, ?, ?, {json}, ?, 'dead', {now}, 0, ?, 0, ?, ?, {now}, ?, {now})"
+		args = append(args, fmt.Sprintf("barrier failed: %d children failed", failed))
+		if _, err := tx.ExecContext(ctx, s.sql(stmt), args...); err != nil {
+			return arrival{}, false, err
+		}
+		return arrival{barrier: parent.UUID, failed: 1}, true, nil
+	}
+	stmt := "INSERT INTO {items} (" + cols + ") VALUES (?, ?, ?, {json}, ?, 'available', {now}, 0, ?, 0, ?, ?, {now})"
+	if _, err := tx.ExecContext(ctx, s.sql(stmt), args...); err != nil {
+		return arrival{}, false, err
+	}
+	return arrival{}, true, nil
+}
+
+// GetBarrier returns the barrier with the given id.
+func (s *Store) GetBarrier(ctx context.Context, id uuid.UUID) (Barrier, error) {
+	b, err := scanBarrier(s.d, s.db.QueryRowContext(ctx, s.sql("SELECT "+barrierColumns+" FROM {barriers} WHERE id = ?"), s.d.UUID(id)))
+	if dialect.IsNoRows(err) {
+		return Barrier{}, fmt.Errorf("plenum: barrier %s: %w", id, ErrNotFound)
+	}
+	return b, wrapDBError("get barrier", err)
+}
+
+// ChildrenParams page through a barrier's children.
+type ChildrenParams struct {
+	Barrier uuid.UUID
+	// After is the last id of the previous page; uuid.Nil for the first.
+	After uuid.UUID
+	// Limit is the page size: 1 to 10,000.
+	Limit int
+}
+
+// Children returns one page of a barrier's children in id order (a keyset
+// page: cost independent of how far in the page is). A join reads its
+// barrier's results with it, page after page, however large the fan-in.
+func (s *Store) Children(ctx context.Context, p ChildrenParams) ([]Item, error) {
+	if p.Limit < 1 || p.Limit > 10000 {
+		return nil, invalid("Limit", "%d is outside [1, 10000]", p.Limit)
+	}
+	rows, err := s.db.QueryContext(ctx, s.sql("SELECT "+itemColumns+" FROM {items} WHERE barrier_id = ? AND id > ? ORDER BY id"+s.d.Limit(p.Limit)),
+		s.d.UUID(p.Barrier), s.d.UUID(p.After))
+	if err != nil {
+		return nil, wrapDBError("children", err)
+	}
+	defer rows.Close()
+	var out []Item
+	for rows.Next() {
+		it, err := scanItem(s.d, rows)
+		if err != nil {
+			return nil, wrapDBError("children", err)
+		}
+		out = append(out, it)
+	}
+	return out, wrapDBError("children", rows.Err())
+}

@@ -1,0 +1,139 @@
+package core
+
+import (
+	"context"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/plenumdb/plenum/dialect"
+)
+
+// ClaimParams say what to claim.
+type ClaimParams struct {
+	// Queue to claim from; required.
+	Queue string
+	// Owner is the registered owner (RegisterOwner) taking the claim. A
+	// claim for an owner that was reaped fails with ErrOwnerLost.
+	Owner uuid.UUID
+	// Limit is the most items to take: 1 to MaxClaimLimit.
+	Limit int
+	// Lease is how long the claim holds without a heartbeat or Extend:
+	// MinLease to MaxLease.
+	Lease time.Duration
+}
+
+// Claim is one claimed item and the token that fences every change its
+// holder makes. It is a value captured at claim time: fences compare the
+// item's current token with this one, never with anything re-read.
+type Claim struct {
+	Item
+	// Token identifies this claim. Items claimed together share it; the
+	// pair (ID, Token) is unique.
+	Token uuid.UUID
+	// Owner is the owner that holds the claim.
+	Owner uuid.UUID
+}
+
+// Claim takes up to p.Limit available items of p.Queue, lowest priority
+// number first, then earliest available, then lowest id. Concurrent
+// claimers never get the same item; a claim locks only the rows it takes.
+// It returns no items and no error when none are available.
+func (s *Store) Claim(ctx context.Context, p ClaimParams) ([]Claim, error) {
+	if err := validateClaim(p); err != nil {
+		return nil, err
+	}
+	var out []Claim
+	err := s.inTx(ctx, "claim", func(tx dialect.Tx) error {
+		var err error
+		out, err = s.claim(ctx, tx, p)
+		return err
+	})
+	return out, err
+}
+
+// ClaimTx claims inside the caller's transaction, which must have been begun
+// as the dialect requires (use Store.Begin). The claim holds only if that
+// transaction commits. There is no retry.
+func (s *Store) ClaimTx(ctx context.Context, tx dialect.Querier, p ClaimParams) ([]Claim, error) {
+	if tx == nil {
+		return nil, invalid("tx", "nil transaction")
+	}
+	if err := validateClaim(p); err != nil {
+		return nil, err
+	}
+	out, err := s.claim(ctx, tx, p)
+	return out, wrapDBError("claim", err)
+}
+
+// Begin starts a transaction the way the dialect's guarantees need
+// (isolation level, SQLite's immediate mode), for ClaimTx and EnqueueTx.
+func (s *Store) Begin(ctx context.Context) (dialect.Tx, error) {
+	tx, err := s.d.Begin(ctx, s.db, dialect.TxOptions{})
+	return tx, wrapDBError("begin", err)
+}
+
+func validateClaim(p ClaimParams) error {
+	if err := validName("Queue", p.Queue, 128, true); err != nil {
+		return err
+	}
+	if p.Owner == uuid.Nil {
+		return invalid("Owner", "must be a registered owner (RegisterOwner)")
+	}
+	if p.Limit < 1 || p.Limit > MaxClaimLimit {
+		return invalid("Limit", "%d is outside [1, %d]", p.Limit, MaxClaimLimit)
+	}
+	return validLease("Lease", p.Lease)
+}
+
+func validLease(field string, d time.Duration) error {
+	if d < MinLease || d > MaxLease {
+		return invalid(field, "%v is outside [%v, %v]", d, MinLease, MaxLease)
+	}
+	return nil
+}
+
+func (s *Store) claim(ctx context.Context, q dialect.Querier, p ClaimParams) ([]Claim, error) {
+	token := uuid.Must(uuid.NewV7())
+	limit := min(p.Limit, s.inListMax(0))
+	spec := dialect.ClaimSpec{
+		Table: s.names.Items,
+		Key:   "id",
+		// The owner must still be registered: a reaped owner that has not
+		// noticed yet must not take new work it would hold as a ghost.
+		Filter:     s.expand.Replace("queue = ? AND state = 'available' AND available_at <= {now} AND EXISTS (SELECT 1 FROM {processes} p WHERE p.id = ?)"),
+		FilterArgs: []any{p.Queue, s.d.UUID(p.Owner)},
+		OrderBy:    "priority, available_at, id",
+		Limit:      limit,
+		Set:        s.expand.Replace("state = 'claimed', claim_token = ?, claimed_by = ?, claimed_at = {now}, lease_expires_at = {now+}, attempt = attempt + 1"),
+		SetArgs:    []any{s.d.UUID(token), s.d.UUID(p.Owner), micros(p.Lease)},
+		Returning:  itemColumnList,
+	}
+	rows, err := s.d.Claim(ctx, q, spec)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []Claim
+	for rows.Next() {
+		it, err := scanItem(s.d, rows)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, Claim{Item: it, Token: token, Owner: p.Owner})
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	if len(out) == 0 {
+		// Nothing claimed: tell a lost owner apart from an empty queue.
+		var one int
+		err := q.QueryRowContext(ctx, s.sql("SELECT COUNT(*) FROM {processes} WHERE id = ?"), s.d.UUID(p.Owner)).Scan(&one)
+		if err != nil {
+			return nil, err
+		}
+		if one == 0 {
+			return nil, ErrOwnerLost
+		}
+	}
+	return out, nil
+}

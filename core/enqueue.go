@@ -1,0 +1,288 @@
+package core
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/google/uuid"
+	"github.com/plenumdb/plenum/dialect"
+	"github.com/plenumdb/plenum/migrations"
+)
+
+// ItemSpec describes an item to enqueue.
+type ItemSpec struct {
+	// Queue is required: 1 to 128 characters.
+	Queue string
+	// Kind tells the worker what to do; up to 128 characters, may be empty.
+	Kind string
+	// Payload is a JSON document (or nil); at most Options.MaxPayloadBytes.
+	Payload json.RawMessage
+	// Priority: lower numbers are claimed first. Default 0.
+	Priority int
+	// Delay postpones the first claim, counted on the database clock.
+	Delay time.Duration
+	// MaxAttempts bounds the claims that may fail before the item is dead.
+	// Default Options.DefaultMaxAttempts.
+	MaxAttempts int
+	// Key, when not empty, makes the enqueue idempotent: an item with the
+	// same Queue and Key that already exists is returned instead of a new
+	// one. Up to 200 characters.
+	Key string
+}
+
+// Enqueued is the outcome of one ItemSpec.
+type Enqueued struct {
+	ID uuid.UUID
+	// Existed is true when an item with the same queue and key already
+	// existed; ID is then that item's.
+	Existed bool
+}
+
+// Enqueue inserts items in one transaction, in batches sized to the
+// dialect's limits. Results are in the order of specs.
+func (s *Store) Enqueue(ctx context.Context, specs ...ItemSpec) ([]Enqueued, error) {
+	if err := s.validateSpecs(specs); err != nil {
+		return nil, err
+	}
+	var out []Enqueued
+	err := s.inTx(ctx, "enqueue", func(tx dialect.Tx) error {
+		var err error
+		out, err = s.insertItems(ctx, tx, specs, uuid.Nil, "")
+		return err
+	})
+	return out, err
+}
+
+// EnqueueTx inserts items inside the caller's own transaction (the outbox
+// pattern: the items exist if and only if the caller's transaction
+// commits). tx may be a *sql.Tx or *sqlx.Tx of the store's database. There
+// is no retry: a transient error is returned for the caller to retry its
+// whole transaction.
+func (s *Store) EnqueueTx(ctx context.Context, tx dialect.Querier, specs ...ItemSpec) ([]Enqueued, error) {
+	if tx == nil {
+		return nil, invalid("tx", "nil transaction")
+	}
+	if err := s.validateSpecs(specs); err != nil {
+		return nil, err
+	}
+	out, err := s.insertItems(ctx, tx, specs, uuid.Nil, "")
+	return out, wrapDBError("enqueue", err)
+}
+
+func (s *Store) validateSpecs(specs []ItemSpec) error {
+	if len(specs) == 0 {
+		return invalid("specs", "nothing to enqueue")
+	}
+	for i := range specs {
+		if err := s.validateSpec(&specs[i], fmt.Sprintf("specs[%d].", i)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (s *Store) validateSpec(sp *ItemSpec, at string) error {
+	if err := validName(at+"Queue", sp.Queue, migrations.MaxQueueLen, true); err != nil {
+		return err
+	}
+	if err := validName(at+"Kind", sp.Kind, migrations.MaxKindLen, false); err != nil {
+		return err
+	}
+	if err := validName(at+"Key", sp.Key, migrations.MaxKeyLen, false); err != nil {
+		return err
+	}
+	if err := s.validJSON(at+"Payload", sp.Payload); err != nil {
+		return err
+	}
+	if sp.Delay < 0 || sp.Delay > MaxDelay {
+		return invalid(at+"Delay", "%v is outside [0, %v]", sp.Delay, MaxDelay)
+	}
+	if sp.MaxAttempts < 0 {
+		return invalid(at+"MaxAttempts", "%d is negative", sp.MaxAttempts)
+	}
+	if sp.Priority < -1<<30 || sp.Priority > 1<<30 {
+		return invalid(at+"Priority", "%d is outside ±2^30", sp.Priority)
+	}
+	return nil
+}
+
+func validName(field, v string, max int, required bool) error {
+	switch {
+	case v == "" && required:
+		return invalid(field, "must not be empty")
+	case !utf8.ValidString(v):
+		return invalid(field, "is not valid UTF-8")
+	case utf8.RuneCountInString(v) > max:
+		return invalid(field, "longer than %d characters", max)
+	case strings.ContainsRune(v, 0):
+		return invalid(field, "contains a NUL byte")
+	}
+	return nil
+}
+
+func (s *Store) validJSON(field string, b json.RawMessage) error {
+	if b == nil {
+		return nil
+	}
+	if len(b) > s.opts.MaxPayloadBytes {
+		return invalid(field, "%d bytes is over the limit of %d (Options.MaxPayloadBytes)", len(b), s.opts.MaxPayloadBytes)
+	}
+	if !json.Valid(b) {
+		return invalid(field, "is not valid JSON")
+	}
+	return nil
+}
+
+// insertColumns and insertRow are the shape of every new item: enqueued
+// items and a barrier's children alike.
+var insertColumns = []string{"id", "queue", "kind", "unique_key", "payload", "priority", "state", "available_at",
+	"attempt", "max_attempts", "crash_count", "barrier_id", "created_at"}
+
+const (
+	insertRow     = "?, ?, ?, ?, {json}, ?, 'available', {now+}, 0, ?, 0, ?, {now}"
+	argsPerInsert = 9
+	rowOverhead   = 256 // bytes per row besides its payload, for packet limits
+)
+
+// insertItems inserts specs with insert-or-ignore and learns which were new.
+// A barrier's children (barrier != uuid.Nil) carry it and have their keys
+// scoped by it. Statements: one per batch, plus one lookup per batch in
+// which some keyed row already existed.
+func (s *Store) insertItems(ctx context.Context, q dialect.Querier, specs []ItemSpec, barrier uuid.UUID, keyScope string) ([]Enqueued, error) {
+	out := make([]Enqueued, len(specs))
+	for start := 0; start < len(specs); {
+		end := s.batchEnd(specs, start)
+		batch := specs[start:end]
+		args := make([]any, 0, len(batch)*argsPerInsert)
+		for i := range batch {
+			sp := &batch[i]
+			id := uuid.Must(uuid.NewV7())
+			out[start+i].ID = id
+			maxAttempts := sp.MaxAttempts
+			if maxAttempts == 0 {
+				maxAttempts = s.opts.DefaultMaxAttempts
+			}
+			key := nullString(sp.Key)
+			if sp.Key != "" && keyScope != "" {
+				key = keyScope + sp.Key
+			}
+			args = append(args, s.d.UUID(id), sp.Queue, sp.Kind, key, s.jsonArg(sp.Payload), sp.Priority,
+				micros(sp.Delay), maxAttempts, nullUUID(s.d, barrier))
+		}
+		stmt := s.d.InsertIgnore(s.names.Items, insertColumns, s.expand.Replace(insertRow), len(batch), []string{"queue", "unique_key"})
+		res, err := q.ExecContext(ctx, stmt, args...)
+		if err != nil {
+			return nil, err
+		}
+		inserted, err := res.RowsAffected()
+		if err != nil {
+			return nil, err
+		}
+		if int(inserted) < len(batch) {
+			if err := s.resolveExisting(ctx, q, batch, out[start:end], keyScope); err != nil {
+				return nil, err
+			}
+		}
+		start = end
+	}
+	return out, nil
+}
+
+// batchEnd returns the end of the batch that starts at start, bounded by the
+// bind-parameter limit, the IN-list limit and the statement size limit.
+func (s *Store) batchEnd(specs []ItemSpec, start int) int {
+	maxRows := max(1, s.caps.MaxBindParams/argsPerInsert)
+	if s.caps.MaxInList > 0 {
+		maxRows = min(maxRows, s.caps.MaxInList)
+	}
+	end, bytes := start, 0
+	for end < len(specs) && end-start < maxRows {
+		size := len(specs[end].Payload) + len(specs[end].Key) + rowOverhead
+		if s.caps.MaxStatementBytes > 0 && end > start && bytes+size > s.caps.MaxStatementBytes {
+			break
+		}
+		bytes += size
+		end++
+	}
+	return end
+}
+
+// resolveExisting finds, for each keyed spec of a batch in which not every
+// row was inserted, the id of the item that holds its key.
+func (s *Store) resolveExisting(ctx context.Context, q dialect.Querier, batch []ItemSpec, out []Enqueued, keyScope string) error {
+	byQueue := map[string][]string{}
+	for _, sp := range batch {
+		if sp.Key != "" {
+			byQueue[sp.Queue] = append(byQueue[sp.Queue], keyScope+sp.Key)
+		}
+	}
+	found := map[[2]string]uuid.UUID{}
+	for queue, keys := range byQueue {
+		for _, chunk := range chunks(keys, s.inListMax(1)) {
+			args := make([]any, 0, len(chunk)+1)
+			args = append(args, queue)
+			for _, k := range chunk {
+				args = append(args, k)
+			}
+			rows, err := q.QueryContext(ctx, s.sql("SELECT id, unique_key FROM {items} WHERE queue = ? AND unique_key IN ("+dialect.Placeholders(len(chunk))+")"), args...)
+			if err != nil {
+				return err
+			}
+			for rows.Next() {
+				var id uuid.UUID
+				var key string
+				if err := rows.Scan(&id, &key); err != nil {
+					rows.Close()
+					return err
+				}
+				found[[2]string{queue, key}] = id
+			}
+			rows.Close()
+			if err := rows.Err(); err != nil {
+				return err
+			}
+		}
+	}
+	for i, sp := range batch {
+		if sp.Key == "" {
+			continue
+		}
+		if id, ok := found[[2]string{sp.Queue, keyScope + sp.Key}]; ok && id != out[i].ID {
+			out[i] = Enqueued{ID: id, Existed: true}
+		}
+	}
+	return nil
+}
+
+// inListMax is the most values an IN list may carry next to extra other
+// bind parameters.
+func (s *Store) inListMax(extra int) int {
+	n := s.caps.MaxBindParams - extra
+	if s.caps.MaxInList > 0 {
+		n = min(n, s.caps.MaxInList)
+	}
+	return max(1, n)
+}
+
+func chunks[T any](xs []T, n int) [][]T {
+	var out [][]T
+	for len(xs) > n {
+		out = append(out, xs[:n])
+		xs = xs[n:]
+	}
+	if len(xs) > 0 {
+		out = append(out, xs)
+	}
+	return out
+}
+
+func (s *Store) jsonArg(b json.RawMessage) any {
+	if b == nil {
+		return nil
+	}
+	return s.d.JSON(b)
+}

@@ -1,0 +1,75 @@
+package core
+
+import (
+	"errors"
+	"fmt"
+)
+
+// Sentinel errors. Match them with errors.Is; the errors the store returns
+// wrap them with the operation and the item.
+var (
+	// ErrClaimLost means the claim the caller holds is no longer the item's
+	// current claim: the item was reaped and claimed again, cancelled, or
+	// finished by someone else. It is the expected outcome of a race, not a
+	// failure, and the operation that returned it changed nothing.
+	ErrClaimLost = errors.New("plenum: claim lost")
+
+	// ErrOwnerLost means the owner was reaped (its heartbeat went stale).
+	// Its claims have been or will be released; it must stop working on
+	// them and register again to go on.
+	ErrOwnerLost = errors.New("plenum: owner lost")
+
+	// ErrCommitUnknown means the connection broke while a transaction was
+	// committing: it may or may not have committed. The store does not retry
+	// it blindly. Completing again with the same claim is safe: a completion
+	// that did commit is recognised by its token.
+	ErrCommitUnknown = errors.New("plenum: commit outcome unknown")
+
+	// ErrNotFound means no item (or barrier) has the given id.
+	ErrNotFound = errors.New("plenum: not found")
+
+	// ErrInvalidInput is matched by every *InputError.
+	ErrInvalidInput = errors.New("plenum: invalid input")
+
+	// ErrClosed means the database handle was closed.
+	ErrClosed = errors.New("plenum: database is closed")
+
+	// ErrSchemaOutdated means the database's Plenum schema is older than
+	// this build needs: run migrations (Options.Migrate, migrations.Apply,
+	// or the generated files).
+	ErrSchemaOutdated = errors.New("plenum: schema is not up to date")
+
+	// ErrFinished means the item is already in a terminal state
+	// (completed, dead or cancelled) that the operation cannot leave.
+	ErrFinished = errors.New("plenum: item already finished")
+
+	// ErrNotDead means Revive was asked for an item that is not dead.
+	ErrNotDead = errors.New("plenum: item is not dead")
+
+	// ErrBarrierSealed means children were added to a sealed barrier.
+	ErrBarrierSealed = errors.New("plenum: barrier is sealed")
+
+	// ErrCursorMoved means a dispatch batch expected the barrier's cursor
+	// to be somewhere it is not: another dispatch of the same barrier ran.
+	ErrCursorMoved = errors.New("plenum: dispatch cursor moved")
+)
+
+// InputError describes input the store refused before touching the
+// database. errors.Is(err, ErrInvalidInput) matches it.
+type InputError struct {
+	// Field names the offending input, e.g. "Queue" or "Payload".
+	Field string
+	// Reason says what is wrong with it.
+	Reason string
+}
+
+func (e *InputError) Error() string {
+	return fmt.Sprintf("plenum: invalid %s: %s", e.Field, e.Reason)
+}
+
+// Is makes errors.Is(err, ErrInvalidInput) true.
+func (e *InputError) Is(target error) bool { return target == ErrInvalidInput }
+
+func invalid(field, format string, args ...any) error {
+	return &InputError{Field: field, Reason: fmt.Sprintf(format, args...)}
+}

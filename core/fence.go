@@ -1,0 +1,111 @@
+package core
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"github.com/plenumdb/plenum/dialect"
+)
+
+// Fence runs fn in one transaction that holds the item's row lock, only if c
+// is still the item's claim. It returns held == false, and no error, when
+// the claim was lost: the expected outcome of a race (the item was reaped
+// and claimed again, or cancelled), not a failure, and nothing was done.
+//
+// fn gets a handle bound to the transaction: complete the item, enqueue,
+// open barriers and add children, and run the caller's own statements
+// through it, never through the store (which would wait on the lock the
+// fence holds). Everything fn writes through the handle commits together
+// with the fence check, or not at all: that is what makes effects
+// exactly-once under at-least-once delivery. When the transaction fails with
+// a transient error it is rolled back and fn runs again, so fn must touch
+// nothing but the handle. An error from fn rolls everything back and is
+// returned with held == true.
+//
+// The token compared is c.Token, captured at claim time, not anything read
+// again, so a fence entered after a rolled-back attempt still recognises a
+// claim that is really held, and a claim that moved on is never mistaken for
+// one's own. Fences check the token, not the lease clock.
+func (s *Store) Fence(ctx context.Context, c Claim, fn func(ctx context.Context, f *Fenced) error) (held bool, err error) {
+	if fn == nil {
+		return false, invalid("fn", "nil function")
+	}
+	if c.ID == [16]byte{} || c.Token == [16]byte{} {
+		return false, invalid("Claim", "has no id or token")
+	}
+	err = s.inTx(ctx, "fence", func(tx dialect.Tx) error {
+		h, err := s.lockClaim(ctx, tx, c)
+		if err != nil {
+			return err
+		}
+		return fn(ctx, &Fenced{s: s, tx: tx, c: c, h: h})
+	})
+	if errors.Is(err, ErrClaimLost) {
+		return false, nil
+	}
+	return true, err
+}
+
+// Fenced is the handle a Fence passes to its function: every method runs in
+// the fence's transaction. It must not be kept after the function returns.
+type Fenced struct {
+	s  *Store
+	tx dialect.Tx
+	c  Claim
+	h  held
+	// completed is set once the item was completed through this handle.
+	completed bool
+}
+
+// Claim returns the claim the fence holds.
+func (f *Fenced) Claim() Claim { return f.c }
+
+// ExecContext runs one of the caller's own statements (in the database's own
+// placeholder style) in the fence's transaction.
+func (f *Fenced) ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error) {
+	return f.tx.ExecContext(ctx, query, args...)
+}
+
+// QueryContext runs one of the caller's own queries in the fence's
+// transaction.
+func (f *Fenced) QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error) {
+	return f.tx.QueryContext(ctx, query, args...)
+}
+
+// QueryRowContext runs one of the caller's own single-row queries in the
+// fence's transaction.
+func (f *Fenced) QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row {
+	return f.tx.QueryRowContext(ctx, query, args...)
+}
+
+// Complete completes the fenced item with result, in the fence's
+// transaction, counting its arrival at its barrier (if it still has one).
+func (f *Fenced) Complete(ctx context.Context, result json.RawMessage) error {
+	if f.completed {
+		return nil
+	}
+	if err := f.s.validJSON("result", result); err != nil {
+		return err
+	}
+	lost, err := f.s.complete(ctx, f.tx, []Completion{{Claim: f.c, Result: result}})
+	if err != nil {
+		return err
+	}
+	if len(lost) > 0 {
+		return fmt.Errorf("plenum: complete %s: %w", f.c.ID, ErrClaimLost)
+	}
+	f.completed = true
+	return nil
+}
+
+// Enqueue inserts items in the fence's transaction: they exist only if the
+// fence commits.
+func (f *Fenced) Enqueue(ctx context.Context, specs ...ItemSpec) ([]Enqueued, error) {
+	if err := f.s.validateSpecs(specs); err != nil {
+		return nil, err
+	}
+	return f.s.insertItems(ctx, f.tx, specs, [16]byte{}, "")
+}

@@ -1,0 +1,359 @@
+package core
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/plenumdb/plenum/dialect"
+)
+
+// Completion is one item to complete, with its result.
+type Completion struct {
+	Claim  Claim
+	Result json.RawMessage
+}
+
+// Complete marks the claimed item completed with result (a JSON document or
+// nil). It changes the item only if c is still its claim; otherwise it
+// returns ErrClaimLost and changes nothing. Completing again with the claim
+// that already completed the item succeeds, so a retry after
+// ErrCommitUnknown is safe. If the item belongs to a barrier, its arrival is
+// counted in the same transaction and may fire the barrier.
+func (s *Store) Complete(ctx context.Context, c Claim, result json.RawMessage) error {
+	lost, err := s.CompleteMany(ctx, []Completion{{Claim: c, Result: result}})
+	if err != nil {
+		return err
+	}
+	if len(lost) > 0 {
+		return fmt.Errorf("plenum: complete %s: %w", c.ID, ErrClaimLost)
+	}
+	return nil
+}
+
+// CompleteMany completes many claimed items in one transaction, each fenced
+// on its own claim token, with one UPDATE per claim batch (completions
+// sharing a token) and one counter update per barrier. It returns the ids
+// whose claim was lost; those were not changed. Completions already done
+// with the same claim count as done.
+func (s *Store) CompleteMany(ctx context.Context, cs []Completion) (lost []uuid.UUID, err error) {
+	if len(cs) == 0 {
+		return nil, nil
+	}
+	for i, c := range cs {
+		if c.Claim.ID == uuid.Nil || c.Claim.Token == uuid.Nil {
+			return nil, invalid(fmt.Sprintf("completions[%d].Claim", i), "has no id or token: pass the Claim that Claim returned")
+		}
+		if err := s.validJSON(fmt.Sprintf("completions[%d].Result", i), c.Result); err != nil {
+			return nil, err
+		}
+	}
+	err = s.inTx(ctx, "complete", func(tx dialect.Tx) error {
+		var err error
+		lost, err = s.complete(ctx, tx, cs)
+		return err
+	})
+	return lost, err
+}
+
+// complete runs inside a transaction; see CompleteMany.
+func (s *Store) complete(ctx context.Context, tx dialect.Querier, cs []Completion) ([]uuid.UUID, error) {
+	byToken := map[uuid.UUID][]Completion{}
+	var tokens []uuid.UUID
+	for _, c := range cs {
+		if _, ok := byToken[c.Claim.Token]; !ok {
+			tokens = append(tokens, c.Claim.Token)
+		}
+		byToken[c.Claim.Token] = append(byToken[c.Claim.Token], c)
+	}
+	var lost []uuid.UUID
+	var arrivals []arrival
+	for _, token := range tokens {
+		// Two binds per item at most (CASE id WHEN ? THEN ?) plus the IN list.
+		for _, group := range chunks(byToken[token], s.inListMax(2)/3) {
+			changed, err := s.completeGroup(ctx, tx, token, group)
+			if err != nil {
+				return nil, err
+			}
+			var missed []uuid.UUID
+			for _, c := range group {
+				b, ok := changed[c.Claim.ID]
+				if !ok {
+					missed = append(missed, c.Claim.ID)
+					continue
+				}
+				if b != uuid.Nil {
+					arrivals = append(arrivals, arrival{barrier: b, arrived: 1})
+				}
+			}
+			if len(missed) > 0 {
+				again, err := s.alreadyCompleted(ctx, tx, token, missed)
+				if err != nil {
+					return nil, err
+				}
+				for _, id := range missed {
+					if !again[id] {
+						lost = append(lost, id)
+					}
+				}
+			}
+		}
+	}
+	if err := s.settle(ctx, tx, arrivals); err != nil {
+		return nil, err
+	}
+	return lost, nil
+}
+
+// completeGroup completes the items of one claim token that still hold it,
+// and returns those it changed with their barrier ids.
+func (s *Store) completeGroup(ctx context.Context, tx dialect.Querier, token uuid.UUID, group []Completion) (map[uuid.UUID]uuid.UUID, error) {
+	ids := make([]uuid.UUID, len(group))
+	for i, c := range group {
+		ids[i] = c.Claim.ID
+	}
+	// Lock order is by id, everywhere.
+	slices.SortFunc(ids, func(a, b uuid.UUID) int { return bytes.Compare(a[:], b[:]) })
+	changed := map[uuid.UUID]uuid.UUID{}
+
+	held := ids
+	if !s.caps.ReturningUpdate {
+		var err error
+		held, err = s.lockHeld(ctx, tx, token, ids, changed)
+		if err != nil || len(held) == 0 {
+			return changed, err
+		}
+	}
+
+	var set strings.Builder
+	var args []any
+	set.WriteString("state = 'completed', finished_at = {now}, lease_expires_at = NULL, result = ")
+	if sameResult(group) {
+		set.WriteString("{json}")
+		args = append(args, s.jsonArg(group[0].Result))
+	} else {
+		set.WriteString("CASE id")
+		for _, c := range group {
+			set.WriteString(" WHEN ? THEN {json}")
+			args = append(args, s.d.UUID(c.Claim.ID), s.jsonArg(c.Result))
+		}
+		set.WriteString(" END")
+	}
+	where := " WHERE id IN (" + dialect.Placeholders(len(held)) + ") AND claim_token = ? AND state = 'claimed'"
+	for _, id := range held {
+		args = append(args, s.d.UUID(id))
+	}
+	args = append(args, s.d.UUID(token))
+
+	if !s.caps.ReturningUpdate {
+		_, err := tx.ExecContext(ctx, s.sql("UPDATE {items} SET "+set.String()+where), args...)
+		return changed, err
+	}
+	rows, err := tx.QueryContext(ctx, s.sql("UPDATE {items} SET "+set.String()+where+" RETURNING id, barrier_id"), args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var id uuid.UUID
+		var b uuid.NullUUID
+		if err := rows.Scan(&id, &b); err != nil {
+			return nil, err
+		}
+		changed[id] = b.UUID
+	}
+	return changed, rows.Err()
+}
+
+// lockHeld locks, in id order, the items of ids that still hold token, for
+// dialects without UPDATE ... RETURNING, and records their barriers.
+func (s *Store) lockHeld(ctx context.Context, tx dialect.Querier, token uuid.UUID, ids []uuid.UUID, into map[uuid.UUID]uuid.UUID) ([]uuid.UUID, error) {
+	args := make([]any, 0, len(ids)+1)
+	for _, id := range ids {
+		args = append(args, s.d.UUID(id))
+	}
+	args = append(args, s.d.UUID(token))
+	rows, err := tx.QueryContext(ctx, s.sql("SELECT id, barrier_id FROM {items} WHERE id IN ("+dialect.Placeholders(len(ids))+") AND claim_token = ? AND state = 'claimed' ORDER BY id{lock}"), args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var held []uuid.UUID
+	for rows.Next() {
+		var id uuid.UUID
+		var b uuid.NullUUID
+		if err := rows.Scan(&id, &b); err != nil {
+			return nil, err
+		}
+		into[id] = b.UUID
+		held = append(held, id)
+	}
+	return held, rows.Err()
+}
+
+// alreadyCompleted returns which of ids were completed by token before.
+func (s *Store) alreadyCompleted(ctx context.Context, tx dialect.Querier, token uuid.UUID, ids []uuid.UUID) (map[uuid.UUID]bool, error) {
+	args := make([]any, 0, len(ids)+1)
+	for _, id := range ids {
+		args = append(args, s.d.UUID(id))
+	}
+	args = append(args, s.d.UUID(token))
+	rows, err := tx.QueryContext(ctx, s.sql("SELECT id FROM {items} WHERE id IN ("+dialect.Placeholders(len(ids))+") AND claim_token = ? AND state = 'completed'"), args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	done := map[uuid.UUID]bool{}
+	for rows.Next() {
+		var id uuid.UUID
+		if err := rows.Scan(&id); err != nil {
+			return nil, err
+		}
+		done[id] = true
+	}
+	return done, rows.Err()
+}
+
+func sameResult(group []Completion) bool {
+	for _, c := range group[1:] {
+		if !bytes.Equal(c.Result, group[0].Result) || (c.Result == nil) != (group[0].Result == nil) {
+			return false
+		}
+	}
+	return true
+}
+
+// FailParams describe a failed attempt.
+type FailParams struct {
+	// Error is recorded as the item's last error.
+	Error string
+	// RetryIn, when positive, replaces the store's backoff for this retry.
+	RetryIn time.Duration
+	// Discard dead-letters the item now, whatever attempts are left.
+	Discard bool
+}
+
+// Fail records a failed attempt. The item becomes available again after a
+// backoff counted on the database clock, or dead when its attempts are used
+// up (or p.Discard is set); it reports whether the item is now dead. A dead
+// item that belongs to a barrier counts as a failed arrival there, in the
+// same transaction. A lost claim gives ErrClaimLost and changes nothing.
+func (s *Store) Fail(ctx context.Context, c Claim, p FailParams) (dead bool, err error) {
+	if c.ID == uuid.Nil || c.Token == uuid.Nil {
+		return false, invalid("Claim", "has no id or token")
+	}
+	if p.RetryIn < 0 || p.RetryIn > MaxDelay {
+		return false, invalid("RetryIn", "%v is outside [0, %v]", p.RetryIn, MaxDelay)
+	}
+	err = s.inTx(ctx, "fail", func(tx dialect.Tx) error {
+		var err error
+		dead, err = s.fail(ctx, tx, c, p)
+		return err
+	})
+	return dead, err
+}
+
+func (s *Store) fail(ctx context.Context, tx dialect.Querier, c Claim, p FailParams) (bool, error) {
+	h, err := s.lockClaim(ctx, tx, c)
+	if err != nil {
+		return false, err
+	}
+	if p.Discard || h.attempt >= h.maxAttempts {
+		_, err := tx.ExecContext(ctx, s.sql("UPDATE {items} SET state = 'dead', finished_at = {now}, lease_expires_at = NULL, last_error = ? WHERE id = ?"),
+			p.Error, s.d.UUID(c.ID))
+		if err != nil {
+			return false, err
+		}
+		if h.barrier != uuid.Nil {
+			return true, s.settle(ctx, tx, []arrival{{barrier: h.barrier, failed: 1}})
+		}
+		return true, nil
+	}
+	delay := p.RetryIn
+	if delay == 0 {
+		delay = s.opts.Backoff(h.attempt)
+	}
+	_, err = tx.ExecContext(ctx, s.sql("UPDATE {items} SET state = 'available', available_at = {now+}, lease_expires_at = NULL, last_error = ? WHERE id = ?"),
+		micros(delay), p.Error, s.d.UUID(c.ID))
+	return false, err
+}
+
+// Release gives the item back without using an attempt, available again
+// after delay. A lost claim gives ErrClaimLost and changes nothing.
+func (s *Store) Release(ctx context.Context, c Claim, delay time.Duration) error {
+	if c.ID == uuid.Nil || c.Token == uuid.Nil {
+		return invalid("Claim", "has no id or token")
+	}
+	if delay < 0 || delay > MaxDelay {
+		return invalid("delay", "%v is outside [0, %v]", delay, MaxDelay)
+	}
+	return s.inTx(ctx, "release", func(tx dialect.Tx) error {
+		if _, err := s.lockClaim(ctx, tx, c); err != nil {
+			return err
+		}
+		_, err := tx.ExecContext(ctx, s.sql("UPDATE {items} SET state = 'available', available_at = {now+}, lease_expires_at = NULL, attempt = attempt - 1 WHERE id = ?"),
+			micros(delay), s.d.UUID(c.ID))
+		return err
+	})
+}
+
+// Extend moves the claim's lease to lease from now, on the database clock.
+// A lost claim gives ErrClaimLost and changes nothing.
+func (s *Store) Extend(ctx context.Context, c Claim, lease time.Duration) error {
+	if c.ID == uuid.Nil || c.Token == uuid.Nil {
+		return invalid("Claim", "has no id or token")
+	}
+	if err := validLease("lease", lease); err != nil {
+		return err
+	}
+	return s.inTx(ctx, "extend", func(tx dialect.Tx) error {
+		res, err := tx.ExecContext(ctx, s.sql("UPDATE {items} SET lease_expires_at = {now+} WHERE id = ? AND claim_token = ? AND state = 'claimed'"),
+			micros(lease), s.d.UUID(c.ID), s.d.UUID(c.Token))
+		if err != nil {
+			return err
+		}
+		n, err := res.RowsAffected()
+		if err != nil {
+			return err
+		}
+		if n == 0 {
+			return fmt.Errorf("plenum: extend %s: %w", c.ID, ErrClaimLost)
+		}
+		return nil
+	})
+}
+
+// held is what a locked claim's item looks like.
+type held struct {
+	attempt, maxAttempts int
+	barrier              uuid.UUID
+}
+
+// lockClaim locks the item row and checks that c is still its claim: the
+// fence every single-item mutation goes through.
+func (s *Store) lockClaim(ctx context.Context, tx dialect.Querier, c Claim) (held, error) {
+	var (
+		h       held
+		state   string
+		token   uuid.NullUUID
+		barrier uuid.NullUUID
+	)
+	err := tx.QueryRowContext(ctx, s.sql("SELECT state, claim_token, attempt, max_attempts, barrier_id FROM {items} WHERE id = ?{lock}"),
+		s.d.UUID(c.ID)).Scan(&state, &token, &h.attempt, &h.maxAttempts, &barrier)
+	if dialect.IsNoRows(err) {
+		return h, fmt.Errorf("plenum: %s: %w", c.ID, ErrClaimLost)
+	}
+	if err != nil {
+		return h, err
+	}
+	if State(state) != StateClaimed || !token.Valid || token.UUID != c.Token {
+		return h, fmt.Errorf("plenum: %s: %w", c.ID, ErrClaimLost)
+	}
+	h.barrier = barrier.UUID
+	return h, nil
+}

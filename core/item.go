@@ -1,0 +1,157 @@
+package core
+
+import (
+	"database/sql"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/plenumdb/plenum/dialect"
+)
+
+// State is where an item is in its life.
+type State string
+
+// The states of an item. Completed, Dead and Cancelled are terminal.
+const (
+	// Available items wait to be claimed once their available_at passes.
+	StateAvailable State = "available"
+	// Claimed items are held by an owner under a claim token and a lease.
+	StateClaimed State = "claimed"
+	// Completed items finished successfully.
+	StateCompleted State = "completed"
+	// Dead items used up their attempts or crashed their workers too often.
+	// Revive makes one available again.
+	StateDead State = "dead"
+	// Cancelled items were cancelled by id.
+	StateCancelled State = "cancelled"
+)
+
+// Terminal reports whether s is a final state.
+func (s State) Terminal() bool {
+	return s == StateCompleted || s == StateDead || s == StateCancelled
+}
+
+// Item is a unit of work as stored. Times are the database's, in UTC; a zero
+// time or uuid.Nil stands for NULL.
+type Item struct {
+	ID    uuid.UUID
+	Queue string
+	Kind  string
+	// Key is the idempotency key as stored: empty for none; for a child of
+	// a barrier, the barrier's id, a slash, and the child's key.
+	Key     string
+	Payload json.RawMessage
+	// Priority: lower numbers are claimed first.
+	Priority    int
+	State       State
+	AvailableAt time.Time
+	// Attempt counts claims that were not given back, including the
+	// current one.
+	Attempt     int
+	MaxAttempts int
+	// CrashCount counts claims released because their owner died.
+	CrashCount int
+	// ClaimToken and ClaimedBy are those of the latest claim.
+	ClaimToken     uuid.UUID
+	ClaimedBy      uuid.UUID
+	ClaimedAt      time.Time
+	LeaseExpiresAt time.Time
+	// BarrierID is the barrier this item reports to when it finishes.
+	BarrierID uuid.UUID
+	// JoinOf is set on a join item: the barrier whose firing enqueued it.
+	// Read that barrier's children with Store.Children.
+	JoinOf     uuid.UUID
+	Result     json.RawMessage
+	LastError  string
+	CreatedAt  time.Time
+	FinishedAt time.Time
+}
+
+// itemColumns is the column list every item read selects, in scan order.
+const itemColumns = "id, queue, kind, unique_key, payload, priority, state, available_at, attempt, max_attempts, crash_count, " +
+	"claim_token, claimed_by, claimed_at, lease_expires_at, barrier_id, join_barrier_id, result, last_error, created_at, finished_at"
+
+var itemColumnList = []string{"id", "queue", "kind", "unique_key", "payload", "priority", "state", "available_at", "attempt",
+	"max_attempts", "crash_count", "claim_token", "claimed_by", "claimed_at", "lease_expires_at", "barrier_id",
+	"join_barrier_id", "result", "last_error", "created_at", "finished_at"}
+
+type scanner interface{ Scan(dest ...any) error }
+
+func scanItem(d dialect.Dialect, r scanner) (Item, error) {
+	var (
+		it                                       Item
+		key, lastErr                             sql.NullString
+		state                                    string
+		token, by, barrier, join                 uuid.NullUUID
+		avail, claimedAt, lease, created, finish timeValue
+	)
+	avail.d, claimedAt.d, lease.d, created.d, finish.d = d, d, d, d, d
+	err := r.Scan(&it.ID, &it.Queue, &it.Kind, &key, (*rawJSON)(&it.Payload), &it.Priority, &state, &avail,
+		&it.Attempt, &it.MaxAttempts, &it.CrashCount, &token, &by, &claimedAt, &lease, &barrier, &join,
+		(*rawJSON)(&it.Result), &lastErr, &created, &finish)
+	if err != nil {
+		return Item{}, err
+	}
+	it.Key, it.LastError, it.State = key.String, lastErr.String, State(state)
+	it.ClaimToken, it.ClaimedBy, it.BarrierID, it.JoinOf = token.UUID, by.UUID, barrier.UUID, join.UUID
+	it.AvailableAt, it.ClaimedAt, it.LeaseExpiresAt, it.CreatedAt, it.FinishedAt = avail.t, claimedAt.t, lease.t, created.t, finish.t
+	return it, nil
+}
+
+// timeValue scans a time column through the dialect; NULL gives the zero
+// time.
+type timeValue struct {
+	d dialect.Dialect
+	t time.Time
+}
+
+func (v *timeValue) Scan(src any) error {
+	if src == nil {
+		v.t = time.Time{}
+		return nil
+	}
+	t, err := v.d.ScanTime(src)
+	if err != nil {
+		return err
+	}
+	v.t = t
+	return nil
+}
+
+// rawJSON scans a JSON column of any driver representation into bytes.
+type rawJSON json.RawMessage
+
+func (j *rawJSON) Scan(src any) error {
+	switch v := src.(type) {
+	case nil:
+		*j = nil
+	case []byte:
+		*j = append((*j)[:0:0], v...)
+	case string:
+		*j = rawJSON(v)
+	default:
+		b, err := json.Marshal(v)
+		if err != nil {
+			return fmt.Errorf("plenum: cannot read JSON column from %T", src)
+		}
+		*j = b
+	}
+	return nil
+}
+
+// nullUUID returns the dialect's bind value for u, or nil for uuid.Nil.
+func nullUUID(d dialect.Dialect, u uuid.UUID) any {
+	if u == uuid.Nil {
+		return nil
+	}
+	return d.UUID(u)
+}
+
+func nullString(s string) any {
+	if s == "" {
+		return nil
+	}
+	return s
+}

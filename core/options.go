@@ -1,0 +1,130 @@
+package core
+
+import (
+	"log/slog"
+	"math/rand/v2"
+	"time"
+)
+
+// Options configure a Store. The zero value of every field means its
+// documented default.
+type Options struct {
+	// Prefix is put before every table name. Default "plenum_". It must be
+	// a safe identifier: see migrations.ValidatePrefix.
+	Prefix string
+
+	// Logger receives the store's few log lines (retries, reaps). Default:
+	// discard.
+	Logger *slog.Logger
+
+	// Retry bounds how transactions that fail with a transient error
+	// (serialization failure, deadlock, lock timeout, SQLITE_BUSY) are run
+	// again.
+	Retry RetryPolicy
+
+	// MaxPayloadBytes bounds every payload and result. Default 1 MiB
+	// (DefaultMaxPayloadBytes); the hard ceiling is 64 MiB.
+	MaxPayloadBytes int
+
+	// DefaultMaxAttempts applies to items enqueued without MaxAttempts.
+	// Default 20.
+	DefaultMaxAttempts int
+
+	// Backoff computes the delay before a failed attempt runs again, from
+	// the attempt number (1 for the first). The delay is added to the
+	// database clock. Default: exponential from 1 s, doubling, capped at
+	// 1 h, with ±25% jitter.
+	Backoff func(attempt int) time.Duration
+
+	// Migrate applies pending schema migrations at Open.
+	Migrate bool
+
+	// ClockOffset shifts the database clock expression the store uses. It
+	// exists so that tests can move time forward on the database side
+	// (leases expire, heartbeats go stale) without touching any host's
+	// clock. Leave it zero in production.
+	ClockOffset time.Duration
+}
+
+// RetryPolicy bounds the retries of transient errors.
+type RetryPolicy struct {
+	// MaxAttempts is the number of times a transaction is tried in all.
+	// Default 10.
+	MaxAttempts int
+	// BaseDelay is the backoff before the second try; it doubles after
+	// each, with full jitter. Default 2 ms.
+	BaseDelay time.Duration
+	// MaxDelay caps the backoff. Default 250 ms.
+	MaxDelay time.Duration
+}
+
+// Defaults and limits.
+const (
+	DefaultPrefix          = "plenum_"
+	DefaultMaxPayloadBytes = 1 << 20
+	MaxPayloadCeiling      = 64 << 20
+	DefaultMaxAttempts     = 20
+	DefaultMaxCrashes      = 3
+
+	// MinLease is the shortest lease a claim, an extension or a heartbeat
+	// may ask for. It is far above every dialect's clock resolution and
+	// above CockroachDB's default maximum clock offset (500 ms).
+	MinLease = time.Second
+	// MaxLease is the longest.
+	MaxLease = 7 * 24 * time.Hour
+	// MaxClaimLimit bounds how many items one claim may take.
+	MaxClaimLimit = 10000
+	// MaxDelay bounds the delay of an enqueued item or a retry.
+	MaxDelay = 10 * 365 * 24 * time.Hour
+)
+
+func (o Options) withDefaults() Options {
+	if o.Prefix == "" {
+		o.Prefix = DefaultPrefix
+	}
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	if o.Retry.MaxAttempts <= 0 {
+		o.Retry.MaxAttempts = 10
+	}
+	if o.Retry.BaseDelay <= 0 {
+		o.Retry.BaseDelay = 2 * time.Millisecond
+	}
+	if o.Retry.MaxDelay <= 0 {
+		o.Retry.MaxDelay = 250 * time.Millisecond
+	}
+	if o.MaxPayloadBytes <= 0 {
+		o.MaxPayloadBytes = DefaultMaxPayloadBytes
+	}
+	if o.DefaultMaxAttempts <= 0 {
+		o.DefaultMaxAttempts = DefaultMaxAttempts
+	}
+	if o.Backoff == nil {
+		o.Backoff = DefaultBackoff
+	}
+	return o
+}
+
+// DefaultBackoff is exponential from one second, doubling per attempt,
+// capped at one hour, with ±25% jitter so that items that failed together
+// do not retry together.
+func DefaultBackoff(attempt int) time.Duration {
+	if attempt < 1 {
+		attempt = 1
+	}
+	d := time.Hour
+	if attempt <= 12 {
+		d = min(time.Second<<(attempt-1), time.Hour)
+	}
+	jitter := time.Duration(rand.Int64N(int64(d/2)+1)) - d/4
+	return d + jitter
+}
+
+func (p RetryPolicy) delay(attempt int) time.Duration {
+	d := p.BaseDelay << min(attempt-1, 20)
+	if d <= 0 || d > p.MaxDelay {
+		d = p.MaxDelay
+	}
+	return time.Duration(rand.Int64N(int64(d) + 1))
+}

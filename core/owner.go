@@ -1,0 +1,94 @@
+package core
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/plenumdb/plenum/dialect"
+)
+
+// OwnerParams describe a process that claims work.
+type OwnerParams struct {
+	// Host defaults to os.Hostname().
+	Host string
+	// PID defaults to os.Getpid(). It is for people reading the table: the
+	// owner's identity is its random id, never the pid, which the OS reuses.
+	PID int
+}
+
+// RegisterOwner records a new owner, with a random id per start, and
+// returns that id. Claims name it; Heartbeat keeps it alive.
+func (s *Store) RegisterOwner(ctx context.Context, p OwnerParams) (uuid.UUID, error) {
+	if p.Host == "" {
+		p.Host, _ = os.Hostname()
+	}
+	if p.PID == 0 {
+		p.PID = os.Getpid()
+	}
+	if err := validName("Host", p.Host, 255, false); err != nil {
+		return uuid.Nil, err
+	}
+	id := uuid.Must(uuid.NewV7())
+	err := s.inTx(ctx, "register owner", func(tx dialect.Tx) error {
+		_, err := tx.ExecContext(ctx, s.sql("INSERT INTO {processes} (id, host, pid, started_at, last_heartbeat_at) VALUES (?, ?, ?, {now}, {now})"),
+			s.d.UUID(id), p.Host, p.PID)
+		return err
+	})
+	if err != nil {
+		return uuid.Nil, err
+	}
+	return id, nil
+}
+
+// Heartbeat tells the store that owner is alive and moves the leases of all
+// its claims to lease from now (database clock). It returns how many claims
+// it extended, or ErrOwnerLost once the owner has been reaped: the owner
+// must then stop working on its claims (fences would refuse its writes
+// anyway) and register again.
+func (s *Store) Heartbeat(ctx context.Context, owner uuid.UUID, lease time.Duration) (extended int, err error) {
+	if owner == uuid.Nil {
+		return 0, invalid("owner", "must be a registered owner")
+	}
+	if err := validLease("lease", lease); err != nil {
+		return 0, err
+	}
+	err = s.inTx(ctx, "heartbeat", func(tx dialect.Tx) error {
+		res, err := tx.ExecContext(ctx, s.sql("UPDATE {processes} SET last_heartbeat_at = {now} WHERE id = ?"), s.d.UUID(owner))
+		if err != nil {
+			return err
+		}
+		if n, err := res.RowsAffected(); err != nil {
+			return err
+		} else if n == 0 {
+			return fmt.Errorf("plenum: heartbeat %s: %w", owner, ErrOwnerLost)
+		}
+		res, err = tx.ExecContext(ctx, s.sql("UPDATE {items} SET lease_expires_at = {now+} WHERE claimed_by = ? AND state = 'claimed'"),
+			micros(lease), s.d.UUID(owner))
+		if err != nil {
+			return err
+		}
+		n, err := res.RowsAffected()
+		extended = int(n)
+		return err
+	})
+	return extended, err
+}
+
+// Deregister removes owner on a clean shutdown: its claims go back to
+// available at once, without counting a crash or using an attempt.
+func (s *Store) Deregister(ctx context.Context, owner uuid.UUID) error {
+	if owner == uuid.Nil {
+		return invalid("owner", "must be a registered owner")
+	}
+	return s.inTx(ctx, "deregister", func(tx dialect.Tx) error {
+		if _, err := tx.ExecContext(ctx, s.sql("UPDATE {items} SET state = 'available', available_at = {now}, lease_expires_at = NULL, attempt = attempt - 1 WHERE claimed_by = ? AND state = 'claimed'"),
+			s.d.UUID(owner)); err != nil {
+			return err
+		}
+		_, err := tx.ExecContext(ctx, s.sql("DELETE FROM {processes} WHERE id = ?"), s.d.UUID(owner))
+		return err
+	})
+}

@@ -1,0 +1,171 @@
+package core
+
+import (
+	"bytes"
+	"context"
+	"slices"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/plenumdb/plenum/dialect"
+)
+
+// ReapParams tune a reaper pass.
+type ReapParams struct {
+	// StaleAfter is how long an owner may go without a heartbeat before it
+	// is presumed dead. Default 30 s; at least 2 × MinLease. Keep it well
+	// above the heartbeat interval plus the longest fence (on SQLite a long
+	// fence holds the only writer and delays every heartbeat).
+	StaleAfter time.Duration
+	// MaxCrashes dead-letters an item whose owners died this many times
+	// while holding it: a poison item that keeps killing its worker.
+	// Default 3.
+	MaxCrashes int
+	// Limit bounds the claims released per pass. Default 1,000.
+	Limit int
+}
+
+// ReapResult counts what a reaper pass did.
+type ReapResult struct {
+	// OwnersRemoved counts owners whose heartbeat went stale.
+	OwnersRemoved int
+	// Crashed counts claims released because their owner is gone.
+	Crashed int
+	// TimedOut counts claims released because their lease expired while
+	// their owner was alive.
+	TimedOut int
+	// DeadLettered counts items that became dead in this pass (too many
+	// crashes, or a timeout on the last attempt).
+	DeadLettered int
+}
+
+// Reap removes owners whose heartbeat is stale, releases the claims of
+// owners that are gone (counting a crash, not an attempt, and dead-lettering
+// an item after MaxCrashes) and the claims whose lease expired (a timeout:
+// the attempt counts). Any number of reapers may run at once: every release
+// is a compare-and-set on the id, token and state it read, so each claim is
+// released, and each crash counted, once.
+func (s *Store) Reap(ctx context.Context, p ReapParams) (ReapResult, error) {
+	if p.StaleAfter == 0 {
+		p.StaleAfter = 30 * time.Second
+	}
+	if p.StaleAfter < 2*MinLease || p.StaleAfter > MaxLease {
+		return ReapResult{}, invalid("StaleAfter", "%v is outside [%v, %v]", p.StaleAfter, 2*MinLease, MaxLease)
+	}
+	if p.MaxCrashes == 0 {
+		p.MaxCrashes = DefaultMaxCrashes
+	}
+	if p.MaxCrashes < 1 {
+		return ReapResult{}, invalid("MaxCrashes", "%d is below 1", p.MaxCrashes)
+	}
+	if p.Limit == 0 {
+		p.Limit = 1000
+	}
+	if p.Limit < 1 || p.Limit > MaxClaimLimit {
+		return ReapResult{}, invalid("Limit", "%d is outside [1, %d]", p.Limit, MaxClaimLimit)
+	}
+	var r ReapResult
+	err := s.inTx(ctx, "reap", func(tx dialect.Tx) error {
+		r = ReapResult{}
+		res, err := tx.ExecContext(ctx, s.sql("DELETE FROM {processes} WHERE last_heartbeat_at < {now+}"), -micros(p.StaleAfter))
+		if err != nil {
+			return err
+		}
+		n, err := res.RowsAffected()
+		if err != nil {
+			return err
+		}
+		r.OwnersRemoved = int(n)
+
+		var arrivals []arrival
+		orphans, err := s.reapable(ctx, tx, "NOT EXISTS (SELECT 1 FROM {processes} p WHERE p.id = {items}.claimed_by)", p.Limit)
+		if err != nil {
+			return err
+		}
+		for _, o := range orphans {
+			dead := o.crashes+1 >= p.MaxCrashes
+			stmt := "UPDATE {items} SET state = 'available', available_at = {now}, lease_expires_at = NULL, attempt = attempt - 1, crash_count = crash_count + 1, last_error = ? WHERE id = ? AND claim_token = ? AND state = 'claimed'"
+			if dead {
+				stmt = "UPDATE {items} SET state = 'dead', finished_at = {now}, lease_expires_at = NULL, crash_count = crash_count + 1, last_error = ? WHERE id = ? AND claim_token = ? AND state = 'claimed'"
+			}
+			changed, err := s.cas(ctx, tx, stmt, "owner died while holding the claim", o)
+			if err != nil {
+				return err
+			}
+			if !changed {
+				continue
+			}
+			r.Crashed++
+			if dead {
+				r.DeadLettered++
+				arrivals = append(arrivals, arrival{barrier: o.barrier, failed: 1})
+			}
+		}
+
+		expired, err := s.reapable(ctx, tx, "lease_expires_at < {now}", p.Limit)
+		if err != nil {
+			return err
+		}
+		for _, o := range expired {
+			dead := o.attempt >= o.maxAttempts
+			stmt := "UPDATE {items} SET state = 'available', available_at = {now}, lease_expires_at = NULL, last_error = ? WHERE id = ? AND claim_token = ? AND state = 'claimed'"
+			if dead {
+				stmt = "UPDATE {items} SET state = 'dead', finished_at = {now}, lease_expires_at = NULL, last_error = ? WHERE id = ? AND claim_token = ? AND state = 'claimed'"
+			}
+			changed, err := s.cas(ctx, tx, stmt, "lease expired", o)
+			if err != nil {
+				return err
+			}
+			if !changed {
+				continue
+			}
+			r.TimedOut++
+			if dead {
+				r.DeadLettered++
+				arrivals = append(arrivals, arrival{barrier: o.barrier, failed: 1})
+			}
+		}
+		return s.settle(ctx, tx, arrivals)
+	})
+	if err == nil && (r.OwnersRemoved+r.Crashed+r.TimedOut) > 0 {
+		s.log.InfoContext(ctx, "plenum: reaped", "owners", r.OwnersRemoved, "crashed", r.Crashed, "timed_out", r.TimedOut, "dead", r.DeadLettered)
+	}
+	return r, err
+}
+
+type reapCandidate struct {
+	id, token, barrier uuid.UUID
+	crashes, attempt   int
+	maxAttempts        int
+}
+
+// reapable lists claimed items meeting cond, in id order (the lock order).
+func (s *Store) reapable(ctx context.Context, tx dialect.Querier, cond string, limit int) ([]reapCandidate, error) {
+	rows, err := tx.QueryContext(ctx, s.sql("SELECT id, claim_token, barrier_id, crash_count, attempt, max_attempts FROM {items} WHERE state = 'claimed' AND "+cond+" ORDER BY id"+s.d.Limit(limit)))
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []reapCandidate
+	for rows.Next() {
+		var c reapCandidate
+		var token, barrier uuid.NullUUID
+		if err := rows.Scan(&c.id, &token, &barrier, &c.crashes, &c.attempt, &c.maxAttempts); err != nil {
+			return nil, err
+		}
+		c.token, c.barrier = token.UUID, barrier.UUID
+		out = append(out, c)
+	}
+	slices.SortFunc(out, func(a, b reapCandidate) int { return bytes.Compare(a.id[:], b.id[:]) })
+	return out, rows.Err()
+}
+
+// cas runs a compare-and-set release and reports whether it changed the row.
+func (s *Store) cas(ctx context.Context, tx dialect.Querier, stmt, reason string, c reapCandidate) (bool, error) {
+	res, err := tx.ExecContext(ctx, s.sql(stmt), reason, s.d.UUID(c.id), s.d.UUID(c.token))
+	if err != nil {
+		return false, err
+	}
+	n, err := res.RowsAffected()
+	return n == 1, err
+}

@@ -1,0 +1,204 @@
+package core
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/plenumdb/plenum/dialect"
+	"github.com/plenumdb/plenum/migrations"
+)
+
+// Store is Plenum's storage layer on one database: claims, fences, owners,
+// the reaper and fan-in barriers. It is safe for concurrent use by any number
+// of goroutines, and any number of stores in any number of processes may
+// share the same tables.
+type Store struct {
+	db    *sql.DB
+	d     dialect.Dialect
+	caps  dialect.Capabilities
+	opts  Options
+	log   *slog.Logger
+	names migrations.Names
+
+	expand *strings.Replacer
+	cache  sync.Map // raw statement -> rebound statement
+
+	retries   atomic.Uint64
+	conflicts atomic.Uint64
+}
+
+// Open returns a Store on db, which must be a database of dialect d (a
+// *sqlx.DB's embedded *sql.DB works as well). It checks that the connection
+// works and has the settings the dialect depends on, applies migrations when
+// opts.Migrate is set, and refuses a schema older than this build needs.
+func Open(ctx context.Context, db *sql.DB, d dialect.Dialect, opts Options) (*Store, error) {
+	if db == nil {
+		return nil, invalid("db", "nil *sql.DB")
+	}
+	if d == nil {
+		return nil, invalid("dialect", "nil dialect: pass one, e.g. sqlite.Dialect()")
+	}
+	opts = opts.withDefaults()
+	if err := migrations.ValidatePrefix(opts.Prefix); err != nil {
+		return nil, &InputError{Field: "Prefix", Reason: err.Error()}
+	}
+	if opts.MaxPayloadBytes > MaxPayloadCeiling {
+		return nil, invalid("MaxPayloadBytes", "%d is above the ceiling of %d", opts.MaxPayloadBytes, MaxPayloadCeiling)
+	}
+	if err := db.PingContext(ctx); err != nil {
+		return nil, wrapDBError("open", err)
+	}
+	if err := d.Check(ctx, db); err != nil {
+		return nil, fmt.Errorf("plenum: %s connection: %w", d.Name(), err)
+	}
+	if opts.Migrate {
+		if _, err := migrations.Apply(ctx, db, d, opts.Prefix); err != nil {
+			return nil, fmt.Errorf("plenum: migrate: %w", err)
+		}
+	}
+	v, err := migrations.Version(ctx, db, d, opts.Prefix)
+	if err != nil {
+		return nil, wrapDBError("read schema version", err)
+	}
+	if v < migrations.LatestVersion {
+		return nil, fmt.Errorf("%w: tables %q* are at version %d, this build needs %d", ErrSchemaOutdated, opts.Prefix, v, migrations.LatestVersion)
+	}
+
+	s := &Store{db: db, d: d, caps: d.Capabilities(), opts: opts, log: opts.Logger, names: migrations.NamesFor(opts.Prefix)}
+	now := d.Now(opts.ClockOffset)
+	s.expand = strings.NewReplacer(
+		"{items}", s.names.Items,
+		"{processes}", s.names.Processes,
+		"{barriers}", s.names.Barriers,
+		"{now+}", d.AddMicros(now),
+		"{now}", now,
+		"{lock}", s.caps.LockClause,
+		"{json}", d.Param(dialect.JSON),
+	)
+	return s, nil
+}
+
+// DB returns the database handle the store works on.
+func (s *Store) DB() *sql.DB { return s.db }
+
+// Dialect returns the store's dialect.
+func (s *Store) Dialect() dialect.Dialect { return s.d }
+
+// Prefix returns the table prefix.
+func (s *Store) Prefix() string { return s.opts.Prefix }
+
+// Stats are counters of what the store has done since it was opened.
+type Stats struct {
+	// Retries counts transactions run again after a transient error.
+	Retries uint64
+}
+
+// Stats returns the store's counters.
+func (s *Store) Stats() Stats { return Stats{Retries: s.retries.Load()} }
+
+// Now returns the database clock, the only clock that gates anything in
+// Plenum (shifted by Options.ClockOffset, if set).
+func (s *Store) Now(ctx context.Context) (time.Time, error) {
+	v := timeValue{d: s.d}
+	if err := s.db.QueryRowContext(ctx, s.sql("SELECT {now}")).Scan(&v); err != nil {
+		return time.Time{}, wrapDBError("now", err)
+	}
+	return v.t, nil
+}
+
+// sql expands the table and clock placeholders of a statement written with
+// '?' and rebinds it to the dialect's style, once per distinct text.
+func (s *Store) sql(raw string) string {
+	if q, ok := s.cache.Load(raw); ok {
+		return q.(string)
+	}
+	q := s.d.Rebind(s.expand.Replace(raw))
+	s.cache.Store(raw, q)
+	return q
+}
+
+// micros converts a duration to the microseconds bound for {now+}.
+func micros(d time.Duration) int64 { return d.Microseconds() }
+
+// inTx runs fn in a transaction begun by the dialect, and runs it again from
+// the start, after a jittered backoff, when it fails with a transient error.
+// A connection lost while committing gives ErrCommitUnknown.
+func (s *Store) inTx(ctx context.Context, op string, fn func(tx dialect.Tx) error) error {
+	for attempt := 1; ; attempt++ {
+		err := s.tryTx(ctx, fn)
+		if err == nil {
+			return nil
+		}
+		if errors.Is(err, ErrCommitUnknown) || !s.transient(err) || attempt >= s.opts.Retry.MaxAttempts || ctx.Err() != nil {
+			return wrapDBError(op, err)
+		}
+		s.retries.Add(1)
+		s.log.DebugContext(ctx, "plenum: retrying transaction", "op", op, "attempt", attempt, "err", err)
+		t := time.NewTimer(s.opts.Retry.delay(attempt))
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return wrapDBError(op, ctx.Err())
+		case <-t.C:
+		}
+	}
+}
+
+func (s *Store) tryTx(ctx context.Context, fn func(tx dialect.Tx) error) (err error) {
+	tx, err := s.d.Begin(ctx, s.db, dialect.TxOptions{})
+	if err != nil {
+		return err
+	}
+	committed := false
+	defer func() {
+		if !committed {
+			_ = tx.Rollback()
+		}
+		if p := recover(); p != nil {
+			panic(p)
+		}
+	}()
+	if err := fn(tx); err != nil {
+		return err
+	}
+	committed = true
+	if err := tx.Commit(); err != nil {
+		if s.d.Classify(err) == dialect.ConnectionLost {
+			return fmt.Errorf("%w: %v", ErrCommitUnknown, err)
+		}
+		return err
+	}
+	return nil
+}
+
+// transient reports whether err, from anywhere inside a transaction, means
+// the transaction was rolled back and may run again.
+func (s *Store) transient(err error) bool {
+	switch s.d.Classify(err) {
+	case dialect.Retryable, dialect.ConnectionLost:
+		return true
+	}
+	return false
+}
+
+// wrapDBError adds the operation to err and maps a closed database to
+// ErrClosed. Plenum's own sentinels pass through with the operation added.
+func wrapDBError(op string, err error) error {
+	if err == nil {
+		return nil
+	}
+	if errors.Is(err, sql.ErrConnDone) || strings.Contains(err.Error(), "sql: database is closed") {
+		return fmt.Errorf("plenum: %s: %w (%v)", op, ErrClosed, err)
+	}
+	if strings.HasPrefix(err.Error(), "plenum: ") {
+		return err
+	}
+	return fmt.Errorf("plenum: %s: %w", op, err)
+}

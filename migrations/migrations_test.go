@@ -1,0 +1,548 @@
+package migrations_test
+
+import (
+	"bytes"
+	"context"
+	"database/sql"
+	"errors"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/plenumdb/plenum/dialect"
+	"github.com/plenumdb/plenum/migrations"
+	"github.com/plenumdb/plenum/migrations/internal/generate"
+	"github.com/plenumdb/plenum/sqlite"
+)
+
+const prefix = migrations.DefaultPrefix
+
+var (
+	wantTables  = []string{"plenum_barriers", "plenum_items", "plenum_migrations", "plenum_processes"}
+	wantIndexes = []string{"plenum_barriers_owner", "plenum_items_barrier", "plenum_items_claim", "plenum_items_key",
+		"plenum_items_lease", "plenum_items_owner", "plenum_processes_heartbeat"}
+)
+
+func openDB(t *testing.T) *sql.DB {
+	t.Helper()
+	db, err := sqlite.Open(filepath.Join(t.TempDir(), "test.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	return db
+}
+
+// objects lists the names of sqlite_master's objects of a type, leaving
+// out SQLite's own automatic indexes.
+func objects(t *testing.T, db *sql.DB, typ string) []string {
+	t.Helper()
+	rows, err := db.Query("SELECT name FROM sqlite_master WHERE type = ? AND name NOT LIKE 'sqlite_%' ORDER BY name", typ)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	var names []string
+	for rows.Next() {
+		var n string
+		if err := rows.Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		names = append(names, n)
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return names
+}
+
+func checkSchema(t *testing.T, db *sql.DB) {
+	t.Helper()
+	if got := objects(t, db, "table"); !slices.Equal(got, wantTables) {
+		t.Errorf("tables = %v, want %v", got, wantTables)
+	}
+	if got := objects(t, db, "index"); !slices.Equal(got, wantIndexes) {
+		t.Errorf("indexes = %v, want %v", got, wantIndexes)
+	}
+}
+
+func version(t *testing.T, db *sql.DB, d dialect.Dialect) int {
+	t.Helper()
+	v, err := migrations.Version(context.Background(), db, d, prefix)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return v
+}
+
+func TestGeneratedFilesUpToDate(t *testing.T) {
+	t.Parallel()
+	tmp := t.TempDir()
+	if _, err := generate.Run(tmp); err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range generate.Dialects() {
+		want := readDir(t, filepath.Join(tmp, d.Name()))
+		got := readDir(t, d.Name())
+		for name, content := range want {
+			if have, ok := got[name]; !ok {
+				t.Errorf("migrations/%s/%s is missing; run `go generate ./migrations`", d.Name(), name)
+			} else if !bytes.Equal(have, content) {
+				t.Errorf("migrations/%s/%s is out of date; run `go generate ./migrations`", d.Name(), name)
+			}
+		}
+		for name, content := range got {
+			if _, ok := want[name]; !ok && bytes.HasPrefix(content, []byte(migrations.GeneratedHeader)) {
+				t.Errorf("migrations/%s/%s is no longer generated; run `go generate ./migrations`", d.Name(), name)
+			}
+		}
+	}
+}
+
+func readDir(t *testing.T, dir string) map[string][]byte {
+	t.Helper()
+	entries, err := os.ReadDir(dir)
+	if err != nil && !errors.Is(err, os.ErrNotExist) {
+		t.Fatal(err)
+	}
+	files := map[string][]byte{}
+	for _, e := range entries {
+		if e.IsDir() || !strings.HasSuffix(e.Name(), ".sql") {
+			continue
+		}
+		b, err := os.ReadFile(filepath.Join(dir, e.Name()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		files[e.Name()] = b
+	}
+	return files
+}
+
+// The checked-in SQLite files apply to a fresh database, again on top of
+// themselves and of Apply, and their down file leaves nothing behind.
+func TestGeneratedSQLiteFiles(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	d := sqlite.Dialect()
+	up, err := os.ReadFile(filepath.Join("sqlite", "0001_init.up.sql"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	down, err := os.ReadFile(filepath.Join("sqlite", "0001_init.down.sql"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	db := openDB(t)
+	for range 2 {
+		if _, err := db.ExecContext(ctx, string(up)); err != nil {
+			t.Fatalf("up file: %v", err)
+		}
+	}
+	checkSchema(t, db)
+	if v := version(t, db, d); v != migrations.LatestVersion {
+		t.Fatalf("version after the up file = %d", v)
+	}
+	if applied, err := migrations.Apply(ctx, db, d, prefix); err != nil || len(applied) != 0 {
+		t.Fatalf("Apply after the up file = %v, %v; want nothing to do", applied, err)
+	}
+	if _, err := db.ExecContext(ctx, string(down)); err != nil {
+		t.Fatalf("down file: %v", err)
+	}
+	var n int
+	if err := db.QueryRow("SELECT COUNT(*) FROM sqlite_master").Scan(&n); err != nil || n != 0 {
+		t.Fatalf("%d objects left after the down file, %v", n, err)
+	}
+	if v := version(t, db, d); v != 0 {
+		t.Fatalf("version after the down file = %d", v)
+	}
+
+	// Apply first, then the up file: the file's version row is skipped.
+	if _, err := migrations.Apply(ctx, db, d, prefix); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.ExecContext(ctx, string(up)); err != nil {
+		t.Fatalf("up file after Apply: %v", err)
+	}
+	checkSchema(t, db)
+}
+
+func TestApply(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	d := sqlite.Dialect()
+	db := openDB(t)
+	if v := version(t, db, d); v != 0 {
+		t.Fatalf("version of a fresh database = %d", v)
+	}
+	start := time.Now()
+	applied, err := migrations.Apply(ctx, db, d, prefix)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(applied, []int{1}) {
+		t.Fatalf("applied %v, want [1]", applied)
+	}
+	checkSchema(t, db)
+	if v := version(t, db, d); v != 1 {
+		t.Fatalf("version = %d, want 1", v)
+	}
+	var name string
+	var at any
+	if err := db.QueryRow("SELECT name, applied_at FROM plenum_migrations WHERE version = 1").Scan(&name, &at); err != nil {
+		t.Fatal(err)
+	}
+	appliedAt, err := d.ScanTime(at)
+	if err != nil || name != "init" || appliedAt.Before(start.Add(-time.Minute)) || appliedAt.After(time.Now().Add(time.Minute)) {
+		t.Fatalf("version row: %q at %v, %v", name, appliedAt, err)
+	}
+
+	applied, err = migrations.Apply(ctx, db, d, prefix)
+	if err != nil || len(applied) != 0 {
+		t.Fatalf("second Apply = %v, %v; want nothing", applied, err)
+	}
+
+	// Another prefix is another schema, side by side.
+	if applied, err := migrations.Apply(ctx, db, d, "other_"); err != nil || !slices.Equal(applied, []int{1}) {
+		t.Fatalf("Apply under another prefix = %v, %v", applied, err)
+	}
+}
+
+func TestApplyConcurrent(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	d := sqlite.Dialect()
+	path := filepath.Join(t.TempDir(), "test.db")
+	// Two *sql.DB handles, as two processes would have, four callers each.
+	var dbs []*sql.DB
+	for range 2 {
+		db, err := sqlite.Open(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer db.Close()
+		dbs = append(dbs, db)
+	}
+	const callers = 8
+	var wg sync.WaitGroup
+	results := make(chan []int, callers)
+	errs := make(chan error, callers)
+	for i := range callers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			applied, err := migrations.Apply(ctx, dbs[i%len(dbs)], d, prefix)
+			if err != nil {
+				errs <- err
+				return
+			}
+			results <- applied
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	close(results)
+	for err := range errs {
+		t.Error(err)
+	}
+	var total []int
+	for r := range results {
+		total = append(total, r...)
+	}
+	if !slices.Equal(total, []int{1}) {
+		t.Fatalf("versions applied across all callers = %v, want [1] once", total)
+	}
+	var n int
+	if err := dbs[0].QueryRow("SELECT COUNT(*) FROM plenum_migrations WHERE version = 1").Scan(&n); err != nil || n != 1 {
+		t.Fatalf("version 1 recorded %d times, %v", n, err)
+	}
+	checkSchema(t, dbs[0])
+}
+
+func TestDrop(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	d := sqlite.Dialect()
+	db := openDB(t)
+	if _, err := db.Exec("CREATE TABLE plenum_keep (x INTEGER)"); err != nil {
+		t.Fatal(err)
+	}
+	for range 2 {
+		if _, err := migrations.Apply(ctx, db, d, prefix); err != nil {
+			t.Fatal(err)
+		}
+		if err := migrations.Drop(ctx, db, d, prefix); err != nil {
+			t.Fatal(err)
+		}
+		if got := objects(t, db, "table"); !slices.Equal(got, []string{"plenum_keep"}) {
+			t.Fatalf("tables after Drop = %v", got)
+		}
+		if got := objects(t, db, "index"); len(got) != 0 {
+			t.Fatalf("indexes after Drop = %v", got)
+		}
+		if v := version(t, db, d); v != 0 {
+			t.Fatalf("version after Drop = %d", v)
+		}
+	}
+	if err := migrations.Drop(ctx, db, d, prefix); err != nil {
+		t.Fatalf("Drop with nothing to drop: %v", err)
+	}
+}
+
+func TestInvalidPrefix(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	d := sqlite.Dialect()
+	db := openDB(t)
+	dir := filepath.Join(t.TempDir(), "out")
+	for _, bad := range []string{"", "Plenum_", "1x", "x-y", "x; DROP TABLE t; --", strings.Repeat("a", migrations.MaxPrefixLen+1)} {
+		if _, err := migrations.Apply(ctx, db, d, bad); !errors.Is(err, migrations.ErrInvalidPrefix) {
+			t.Errorf("Apply(%q) = %v", bad, err)
+		}
+		if _, err := migrations.Version(ctx, db, d, bad); !errors.Is(err, migrations.ErrInvalidPrefix) {
+			t.Errorf("Version(%q) = %v", bad, err)
+		}
+		if err := migrations.Drop(ctx, db, d, bad); !errors.Is(err, migrations.ErrInvalidPrefix) {
+			t.Errorf("Drop(%q) = %v", bad, err)
+		}
+		if _, err := migrations.WriteFiles(dir, d, bad, migrations.FormatPlain); !errors.Is(err, migrations.ErrInvalidPrefix) {
+			t.Errorf("WriteFiles(%q) = %v", bad, err)
+		}
+	}
+	var n int
+	if err := db.QueryRow("SELECT COUNT(*) FROM sqlite_master").Scan(&n); err != nil || n != 0 {
+		t.Fatalf("%d objects created by refused calls, %v", n, err)
+	}
+	if _, err := os.Stat(dir); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("refused WriteFiles created %s: %v", dir, err)
+	}
+}
+
+func TestNilArguments(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	d := sqlite.Dialect()
+	db := openDB(t)
+	if _, err := migrations.Apply(ctx, nil, d, prefix); err == nil {
+		t.Error("Apply(nil db) succeeded")
+	}
+	if _, err := migrations.Apply(ctx, db, nil, prefix); err == nil {
+		t.Error("Apply(nil dialect) succeeded")
+	}
+	if _, err := migrations.Version(ctx, nil, d, prefix); err == nil {
+		t.Error("Version(nil db) succeeded")
+	}
+	if err := migrations.Drop(ctx, db, nil, prefix); err == nil {
+		t.Error("Drop(nil dialect) succeeded")
+	}
+	if _, err := migrations.WriteFiles("", d, prefix, migrations.FormatPlain); err == nil {
+		t.Error("WriteFiles(empty dir) succeeded")
+	}
+	if up, down := migrations.Statements(nil, migrations.All(prefix)[0]); up != nil || down != nil {
+		t.Error("Statements(nil dialect) rendered something")
+	}
+	closed := openDB(t)
+	closed.Close()
+	if _, err := migrations.Apply(ctx, closed, d, prefix); err == nil {
+		t.Error("Apply on a closed database succeeded")
+	}
+	if _, err := migrations.Version(ctx, closed, d, prefix); err == nil {
+		t.Error("Version on a closed database succeeded")
+	}
+	if _, err := migrations.Version(ctx, closed, ddlCommits{Dialect: d}, prefix); err == nil {
+		t.Error("Version without a prober on a closed database succeeded")
+	}
+}
+
+// A migrations table that exists but cannot be read is an error, not 0.
+func TestVersionBrokenTable(t *testing.T) {
+	t.Parallel()
+	db := openDB(t)
+	if _, err := db.Exec("CREATE TABLE plenum_migrations (x INTEGER)"); err != nil {
+		t.Fatal(err)
+	}
+	if v, err := migrations.Version(context.Background(), db, sqlite.Dialect(), prefix); err == nil {
+		t.Fatalf("Version = %d, want an error", v)
+	}
+}
+
+func TestStatements(t *testing.T) {
+	t.Parallel()
+	up, down := migrations.Statements(sqlite.Dialect(), migrations.All(prefix)[0])
+	if len(up) != 3+7 {
+		t.Fatalf("%d up statements, want 10", len(up))
+	}
+	want := []string{"DROP TABLE IF EXISTS plenum_barriers", "DROP TABLE IF EXISTS plenum_processes", "DROP TABLE IF EXISTS plenum_items"}
+	if !slices.Equal(down, want) {
+		t.Fatalf("down = %v, want %v", down, want)
+	}
+}
+
+func TestWriteFiles(t *testing.T) {
+	t.Parallel()
+	d := sqlite.Dialect()
+	header := migrations.GeneratedHeader + "\n-- Dialect sqlite, table prefix \"p_\".\n"
+	for _, c := range []struct {
+		format string
+		names  []string
+	}{
+		{migrations.FormatPlain, []string{"0001_init.up.sql", "0001_init.down.sql"}},
+		{migrations.FormatGolangMigrate, []string{"0001_init.up.sql", "0001_init.down.sql"}},
+		{migrations.FormatGoose, []string{"0001_init.sql"}},
+	} {
+		dir := filepath.Join(t.TempDir(), "nested", c.format)
+		paths, err := migrations.WriteFiles(dir, d, "p_", c.format)
+		if err != nil {
+			t.Fatalf("%s: %v", c.format, err)
+		}
+		var names []string
+		for _, p := range paths {
+			names = append(names, filepath.Base(p))
+			b, err := os.ReadFile(p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			s := string(b)
+			if !strings.HasPrefix(s, header) {
+				t.Errorf("%s: %s starts %q", c.format, p, s[:min(len(s), 120)])
+			}
+			if strings.Contains(s, "plenum_") || strings.Contains(s, ";;") || strings.Contains(s, "\n\n\n") {
+				t.Errorf("%s: %s has a wrong prefix or separator:\n%s", c.format, p, s)
+			}
+			if strings.HasSuffix(p, ".up.sql") {
+				checkUp(t, s)
+			}
+		}
+		if !slices.Equal(names, c.names) {
+			t.Errorf("%s wrote %v, want %v", c.format, names, c.names)
+		}
+		if c.format != migrations.FormatGoose {
+			continue
+		}
+		b, _ := os.ReadFile(paths[0])
+		s := string(b)
+		upAt, downAt := strings.Index(s, "\n-- +goose Up\n"), strings.Index(s, "\n-- +goose Down\n")
+		if upAt < 0 || downAt < upAt {
+			t.Fatalf("goose file sections out of order:\n%s", s)
+		}
+		checkUp(t, s[upAt:downAt])
+		if strings.Contains(s, "StatementBegin") || strings.Contains(s, "NO TRANSACTION") {
+			t.Errorf("goose file has annotations SQLite does not need:\n%s", s)
+		}
+		if !strings.Contains(s[downAt:], "DELETE FROM p_migrations WHERE version = 1;") {
+			t.Errorf("goose down section does not forget its version:\n%s", s[downAt:])
+		}
+	}
+
+	_, err := migrations.WriteFiles(t.TempDir(), d, prefix, "flyway")
+	if !errors.Is(err, migrations.ErrUnknownFormat) || !strings.Contains(err.Error(), "plain, golang-migrate, goose") {
+		t.Fatalf("unknown format: %v", err)
+	}
+}
+
+func checkUp(t *testing.T, s string) {
+	t.Helper()
+	for _, want := range []string{"CREATE TABLE IF NOT EXISTS p_migrations", "CREATE TABLE IF NOT EXISTS p_items",
+		"INSERT INTO p_migrations (version, name, applied_at) VALUES (1, 'init', "} {
+		if !strings.Contains(s, want) {
+			t.Errorf("up file lacks %q:\n%s", want, s)
+		}
+	}
+}
+
+// ddlCommits is SQLite pretending that its DDL commits on its own, as MySQL's
+// does, to run the migrator's statement-by-statement path. It hides the
+// TableProber too. broken names an index it renders wrongly, to fail a
+// migration half way.
+type ddlCommits struct {
+	dialect.Dialect
+	broken string
+}
+
+func (d ddlCommits) Capabilities() dialect.Capabilities {
+	c := d.Dialect.Capabilities()
+	c.TransactionalDDL = false
+	return c
+}
+
+func (d ddlCommits) CreateIndex(table string, ix dialect.Index) []string {
+	if ix.Name == d.broken {
+		return []string{"CREATE INDEX " + ix.Name + " ON no_such_table (x)"}
+	}
+	return d.Dialect.CreateIndex(table, ix)
+}
+
+func TestApplyWithoutTransactionalDDL(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	db := openDB(t)
+	if v := version(t, db, ddlCommits{Dialect: sqlite.Dialect()}); v != 0 {
+		t.Fatalf("version without a prober = %d", v)
+	}
+
+	// Fails half way: the tables before the broken index exist, no version.
+	broken := ddlCommits{Dialect: sqlite.Dialect(), broken: "plenum_items_lease"}
+	if _, err := migrations.Apply(ctx, db, broken, prefix); err == nil || !strings.Contains(err.Error(), "Apply again") {
+		t.Fatalf("Apply with a broken statement = %v", err)
+	}
+	if got := objects(t, db, "table"); !slices.Equal(got, []string{"plenum_items", "plenum_migrations"}) {
+		t.Fatalf("tables after a half-applied migration = %v", got)
+	}
+	if v := version(t, db, broken); v != 0 {
+		t.Fatalf("version after a half-applied migration = %d", v)
+	}
+
+	// Running Apply again completes it.
+	fixed := ddlCommits{Dialect: sqlite.Dialect()}
+	applied, err := migrations.Apply(ctx, db, fixed, prefix)
+	if err != nil || !slices.Equal(applied, []int{1}) {
+		t.Fatalf("second Apply = %v, %v", applied, err)
+	}
+	checkSchema(t, db)
+	if v := version(t, db, fixed); v != 1 {
+		t.Fatalf("version = %d", v)
+	}
+	if applied, err := migrations.Apply(ctx, db, fixed, prefix); err != nil || len(applied) != 0 {
+		t.Fatalf("third Apply = %v, %v", applied, err)
+	}
+	if err := migrations.Drop(ctx, db, fixed, prefix); err != nil {
+		t.Fatal(err)
+	}
+	if got := objects(t, db, "table"); len(got) != 0 {
+		t.Fatalf("tables after Drop = %v", got)
+	}
+
+	// Its goose file says it cannot be one transaction.
+	files, err := migrations.Render(fixed, prefix, migrations.FormatGoose)
+	if err != nil || len(files) != 1 || !strings.Contains(string(files[0].Content), "\n-- +goose NO TRANSACTION\n") {
+		t.Fatalf("goose file without transactional DDL: %v", err)
+	}
+}
+
+// semicolons renders statements with a ';' inside, as a PL/SQL block
+// would be, to check that goose keeps them whole.
+type semicolons struct{ dialect.Dialect }
+
+func (semicolons) DropTable(table string) []string {
+	return []string{"BEGIN\n  EXECUTE IMMEDIATE 'DROP TABLE " + table + "';\nEND;"}
+}
+
+func TestGooseStatementBlocks(t *testing.T) {
+	t.Parallel()
+	files, err := migrations.Render(semicolons{sqlite.Dialect()}, prefix, migrations.FormatGoose)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := string(files[0].Content)
+	want := "-- +goose StatementBegin\nBEGIN\n  EXECUTE IMMEDIATE 'DROP TABLE plenum_barriers';\nEND;\n-- +goose StatementEnd\n"
+	if !strings.Contains(s, want) {
+		t.Fatalf("goose file does not wrap a block:\n%s", s)
+	}
+	if strings.Contains(s[:strings.Index(s, "-- +goose Down")], "StatementBegin") {
+		t.Fatalf("goose file wraps statements that need no wrapping:\n%s", s)
+	}
+}

@@ -1,0 +1,90 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/plenumdb/plenum/dialect"
+)
+
+// Check verifies, on one connection, the settings the dialect depends on: a
+// database file (not an in-memory or temporary database, which every pooled
+// connection would get a private copy of), a busy_timeout of at least a
+// second, and WAL journaling. Each refusal names the DSN setting to add;
+// Open's DSN has them all.
+func (d *sqliteDialect) Check(ctx context.Context, db *sql.DB) error {
+	if db == nil {
+		return errors.New("sqlite: check: nil *sql.DB")
+	}
+	conn, err := db.Conn(ctx)
+	if err != nil {
+		return fmt.Errorf("sqlite: check: cannot get a connection (is the *sql.DB closed?): %w", err)
+	}
+	defer conn.Close()
+
+	file, err := mainFile(ctx, conn)
+	if err != nil {
+		return err
+	}
+	if file == "" {
+		return errors.New("sqlite: check: the database is in-memory or temporary, so each pooled connection would get its own private database; open a file path (sqlite.Open(path))")
+	}
+
+	var busy int64
+	if err := conn.QueryRowContext(ctx, "PRAGMA busy_timeout").Scan(&busy); err != nil {
+		return fmt.Errorf("sqlite: check: PRAGMA busy_timeout: %w", err)
+	}
+	if busy < minBusyTimeout {
+		return fmt.Errorf("sqlite: check: busy_timeout is %d ms, below %d ms: writers would fail with SQLITE_BUSY at once; add _pragma=busy_timeout(%d) to the DSN (or open with sqlite.Open)",
+			busy, minBusyTimeout, BusyTimeout.Milliseconds())
+	}
+
+	var mode string
+	if err := conn.QueryRowContext(ctx, "PRAGMA journal_mode").Scan(&mode); err != nil {
+		return fmt.Errorf("sqlite: check: PRAGMA journal_mode: %w", err)
+	}
+	if !strings.EqualFold(mode, "wal") {
+		return fmt.Errorf("sqlite: check: journal_mode is %q, not wal: readers would block the writer; add _pragma=journal_mode(WAL) to the DSN (or open with sqlite.Open)", mode)
+	}
+	return nil
+}
+
+// mainFile returns the file name of the main database, "" for an in-memory
+// or temporary one.
+func mainFile(ctx context.Context, conn *sql.Conn) (string, error) {
+	rows, err := conn.QueryContext(ctx, "PRAGMA database_list")
+	if err != nil {
+		return "", fmt.Errorf("sqlite: check: PRAGMA database_list: %w", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var seq int64
+		var name string
+		var file sql.NullString
+		if err := rows.Scan(&seq, &name, &file); err != nil {
+			return "", fmt.Errorf("sqlite: check: PRAGMA database_list: %w", err)
+		}
+		if name == "main" {
+			return file.String, rows.Close()
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return "", fmt.Errorf("sqlite: check: PRAGMA database_list: %w", err)
+	}
+	return "", errors.New("sqlite: check: PRAGMA database_list has no main database")
+}
+
+// TableExists reports whether table exists in the main database. The
+// migrator uses it, when a dialect offers it, to tell a missing migrations
+// table from a failing query.
+func (d *sqliteDialect) TableExists(ctx context.Context, q dialect.Querier, table string) (bool, error) {
+	var n int64
+	err := q.QueryRowContext(ctx, "SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND name = ?", table).Scan(&n)
+	if err != nil {
+		return false, fmt.Errorf("sqlite: table exists: %w", err)
+	}
+	return n > 0, nil
+}

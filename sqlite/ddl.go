@@ -1,0 +1,92 @@
+package sqlite
+
+import (
+	"strings"
+
+	"github.com/plenumdb/plenum/dialect"
+)
+
+// columnType maps an abstract type to SQLite's storage class. Sizes are not
+// enforced by SQLite; the core validates lengths before they get here.
+func columnType(t dialect.ColumnType) string {
+	switch t {
+	case dialect.UUID:
+		return "BLOB"
+	case dialect.Int, dialect.BigInt, dialect.Bool, dialect.Time:
+		return "INTEGER"
+	}
+	return "TEXT" // String, Text, JSON
+}
+
+// CreateTable renders CREATE TABLE IF NOT EXISTS with a table-level primary
+// key.
+func (d *sqliteDialect) CreateTable(t dialect.Table) []string {
+	var b strings.Builder
+	b.WriteString("CREATE TABLE IF NOT EXISTS ")
+	b.WriteString(t.Name)
+	b.WriteString(" (")
+	for i, c := range t.Columns {
+		if i > 0 {
+			b.WriteString(",")
+		}
+		b.WriteString("\n  ")
+		b.WriteString(c.Name)
+		b.WriteString(" ")
+		b.WriteString(columnType(c.Type))
+		if !c.Nullable {
+			b.WriteString(" NOT NULL")
+		}
+	}
+	if len(t.PrimaryKey) > 0 {
+		if len(t.Columns) > 0 {
+			b.WriteString(",")
+		}
+		b.WriteString("\n  PRIMARY KEY (")
+		b.WriteString(strings.Join(t.PrimaryKey, ", "))
+		b.WriteString(")")
+	}
+	b.WriteString("\n)")
+	return []string{b.String()}
+}
+
+// CreateIndex renders CREATE [UNIQUE] INDEX IF NOT EXISTS, partial when
+// ix.Where is set: SQLite has partial indexes.
+func (d *sqliteDialect) CreateIndex(table string, ix dialect.Index) []string {
+	var b strings.Builder
+	b.WriteString("CREATE ")
+	if ix.Unique {
+		b.WriteString("UNIQUE ")
+	}
+	b.WriteString("INDEX IF NOT EXISTS ")
+	b.WriteString(ix.Name)
+	b.WriteString(" ON ")
+	b.WriteString(table)
+	b.WriteString(" (")
+	b.WriteString(strings.Join(ix.Columns, ", "))
+	b.WriteString(")")
+	for i, c := range ix.Where {
+		if i == 0 {
+			b.WriteString(" WHERE ")
+		} else {
+			b.WriteString(" AND ")
+		}
+		b.WriteString(c.Column)
+		if c.NotNull {
+			b.WriteString(" IS NOT NULL")
+		} else {
+			b.WriteString(" = ")
+			b.WriteString(quote(c.Value))
+		}
+	}
+	return []string{b.String()}
+}
+
+// DropTable renders DROP TABLE IF EXISTS; the table's indexes go with it.
+func (d *sqliteDialect) DropTable(table string) []string {
+	return []string{"DROP TABLE IF EXISTS " + table}
+}
+
+// quote renders s as a string literal.
+func quote(s string) string {
+	return "'" + strings.ReplaceAll(s, "'", "''") + "'"
+}

@@ -1,0 +1,50 @@
+// Package sqlite is Plenum's dialect for SQLite, through the pure Go driver
+// modernc.org/sqlite (driver name "sqlite"). Importing it registers the
+// dialect under the name "sqlite".
+//
+// Open a database with Open, which puts every setting the dialect depends on
+// into the DSN; a *sql.DB opened otherwise must carry them too, and Check
+// (run by the store at open) refuses it when it does not.
+//
+// # Choices
+//
+// SQLite runs one write transaction at a time, so there are no row locks to
+// skip: a claim is one atomic UPDATE ... WHERE id IN (SELECT ... ORDER BY ...
+// LIMIT n) RETURNING inside an immediate transaction. The rows RETURNING
+// yields come in no particular order.
+//
+// Write transactions begin with BEGIN IMMEDIATE on a connection of their own,
+// whatever _txlock the DSN says. Before that, writers of the same *sql.DB in
+// this process queue on an in-process semaphore, so that they wait in a Go
+// channel instead of polling in SQLite's busy handler, whose sleeps waste
+// most of the throughput when many goroutines contend. The wait honours the
+// context and gives up after ten seconds with ErrWriterQueueTimeout, which
+// Classify reports as retryable. Writers in other processes, or on another
+// *sql.DB, still meet in SQLite's busy handler, bounded by busy_timeout.
+// Read-only transactions begin deferred and never queue.
+//
+// Times are stored as INTEGER microseconds since the Unix epoch (UTC), so that
+// they compare like with like; UUIDs as 16-byte BLOBs; JSON as TEXT; booleans
+// as INTEGER 0/1.
+//
+// # Traps
+//
+//   - A deferred transaction that later writes gets SQLITE_BUSY at once when
+//     another connection wrote since it began, even with busy_timeout: the
+//     busy handler is not called for that upgrade. Hence BEGIN IMMEDIATE for
+//     every transaction that may write.
+//   - The database clock ('now') has millisecond resolution, and stays the
+//     same within one statement; it moves between statements of a
+//     transaction. Capabilities.ClockResolution says so.
+//   - One writer at a time: a pool of many connections buys nothing for
+//     writes, and a long write transaction (a long Fence) holds the only
+//     writer and stalls everyone else, heartbeats included. Heartbeat and
+//     lease timeouts must be far above busy_timeout plus the longest fence.
+//   - A transaction that opens a second write transaction on the same
+//     *sql.DB waits for itself: the second one queues behind the first until
+//     the queue's bound, then fails as retryable.
+//   - An in-memory or temporary database is private to one connection, so a
+//     pool would see several unrelated databases: Check refuses it.
+//   - The clock expression uses unixepoch('subsec'), which needs SQLite 3.42
+//     or later; the generated migration files use it too.
+package sqlite

@@ -1,0 +1,321 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"math"
+	"net/url"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+	msqlite "modernc.org/sqlite"
+	sqlite3 "modernc.org/sqlite/lib"
+
+	"github.com/plenumdb/plenum/dialect"
+)
+
+// DriverName is the database/sql driver name of modernc.org/sqlite.
+const DriverName = "sqlite"
+
+// Name is the dialect's registered name.
+const Name = "sqlite"
+
+// BusyTimeout is the busy_timeout Open sets: how long a statement waits for
+// a lock held by another connection before it fails with SQLITE_BUSY.
+const BusyTimeout = 10 * time.Second
+
+// WriterQueueTimeout bounds how long Begin waits for the other write
+// transactions of the same *sql.DB to finish.
+const WriterQueueTimeout = 10 * time.Second
+
+// minBusyTimeout is the smallest busy_timeout Check accepts, in ms.
+const minBusyTimeout = 1000
+
+func init() {
+	dialect.Register(Dialect())
+}
+
+type sqliteDialect struct {
+	// writerWait bounds the wait in the writer queue; tests shorten it.
+	writerWait time.Duration
+}
+
+var theDialect = &sqliteDialect{writerWait: WriterQueueTimeout}
+
+// Dialect returns the SQLite dialect. It is stateless apart from the
+// process-wide writer queues, and safe for concurrent use.
+func Dialect() dialect.Dialect { return theDialect }
+
+// DSN returns the modernc.org/sqlite data source name for the database file
+// at path, with every setting the dialect depends on: a busy timeout, WAL
+// journaling (readers do not block the writer), synchronous=NORMAL (safe
+// under WAL, and much faster than FULL) and immediate transactions for
+// db.BeginTx. The path is escaped for SQLite's URI syntax. An empty path and
+// ":memory:" are refused, since such a database is private to one
+// connection, and so is a "file:" URI, whose settings would clash.
+func DSN(path string) (string, error) {
+	if path == "" {
+		return "", errors.New("sqlite: empty database path (give a file path; in-memory databases are not supported)")
+	}
+	if path == ":memory:" || strings.HasPrefix(path, "file:") {
+		return "", fmt.Errorf("sqlite: %q is not a file path (give a file path; in-memory databases and URIs are not supported)", path)
+	}
+	if strings.IndexByte(path, 0) >= 0 {
+		return "", errors.New("sqlite: database path contains a NUL byte")
+	}
+	p := filepath.ToSlash(path)
+	if filepath.VolumeName(path) != "" {
+		p = "/" + p // a Windows drive: file:///C:/dir/db
+	}
+	escaped := (&url.URL{Path: p}).EscapedPath()
+	if strings.HasPrefix(p, "/") {
+		// An empty authority, so that a path starting with // is not read
+		// as a host name.
+		escaped = "//" + escaped
+	}
+	ms := BusyTimeout.Milliseconds()
+	return "file:" + escaped + "?_pragma=busy_timeout(" + strconv.FormatInt(ms, 10) + ")" +
+		"&_pragma=journal_mode(WAL)&_pragma=synchronous(NORMAL)&_txlock=immediate", nil
+}
+
+// Open opens the SQLite database file at path (creating it if needed) with
+// the DSN that DSN returns, and pings it so that a path that cannot be opened
+// fails here rather than at first use.
+func Open(path string) (*sql.DB, error) {
+	dsn, err := DSN(path)
+	if err != nil {
+		return nil, err
+	}
+	db, err := sql.Open(DriverName, dsn)
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: open %q: %w", path, err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), BusyTimeout+5*time.Second)
+	defer cancel()
+	if err := db.PingContext(ctx); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("sqlite: open %q: %w", path, err)
+	}
+	return db, nil
+}
+
+// Name returns "sqlite".
+func (d *sqliteDialect) Name() string { return Name }
+
+// Capabilities describes SQLite: one writer, RETURNING, transactional DDL,
+// a millisecond clock.
+func (d *sqliteDialect) Capabilities() dialect.Capabilities {
+	return dialect.Capabilities{
+		SingleWriter:      true,
+		ReturningUpdate:   true,
+		LockClause:        "",
+		TransactionalDDL:  true,
+		MaxBindParams:     32766,
+		MaxStatementBytes: 0,
+		MaxInList:         0,
+		ClockResolution:   time.Millisecond,
+	}
+}
+
+// Rebind returns query unchanged: SQLite takes '?'.
+func (d *sqliteDialect) Rebind(query string) string { return dialect.RebindQuestion(query) }
+
+// Param returns "?": SQLite is dynamically typed and never needs a cast.
+func (d *sqliteDialect) Param(dialect.ColumnType) string { return "?" }
+
+// Now returns the database clock in microseconds. unixepoch('subsec') is a
+// float of seconds with millisecond precision; it is rounded, not
+// truncated, because the float times 1000 often lands just below the whole
+// millisecond.
+func (d *sqliteDialect) Now(offset time.Duration) string {
+	const now = "CAST(ROUND(unixepoch('subsec') * 1000) AS INTEGER) * 1000"
+	us := offset.Microseconds()
+	switch {
+	case us > 0:
+		return "(" + now + " + " + strconv.FormatInt(us, 10) + ")"
+	case us < 0:
+		return "(" + now + " - " + strconv.FormatInt(-us, 10) + ")"
+	}
+	return "(" + now + ")"
+}
+
+// Limit returns " LIMIT n". A negative n becomes 0: SQLite reads a
+// negative LIMIT as no limit at all.
+func (d *sqliteDialect) Limit(n int) string {
+	if n < 0 {
+		n = 0
+	}
+	return " LIMIT " + strconv.Itoa(n)
+}
+
+// AddMicros adds a bound number of microseconds to t.
+func (d *sqliteDialect) AddMicros(t string) string { return "(" + t + " + ?)" }
+
+// Claim takes up to spec.Limit rows in one UPDATE ... WHERE key IN (SELECT
+// ... LIMIT n) RETURNING. The caller's transaction is immediate, so nothing
+// can change the rows between the subquery and the update.
+func (d *sqliteDialect) Claim(ctx context.Context, q dialect.Querier, spec dialect.ClaimSpec) (*sql.Rows, error) {
+	switch {
+	case q == nil:
+		return nil, errors.New("sqlite: claim: nil querier")
+	case spec.Limit < 1:
+		return nil, fmt.Errorf("sqlite: claim: limit %d, must be at least 1", spec.Limit)
+	case spec.Table == "" || spec.Key == "" || spec.Set == "" || spec.Filter == "" || spec.OrderBy == "":
+		return nil, errors.New("sqlite: claim: table, key, set, filter and order by are all required")
+	case len(spec.Returning) == 0:
+		return nil, errors.New("sqlite: claim: no returning columns")
+	}
+	var b strings.Builder
+	b.WriteString("UPDATE ")
+	b.WriteString(spec.Table)
+	b.WriteString(" SET ")
+	b.WriteString(spec.Set)
+	b.WriteString(" WHERE ")
+	b.WriteString(spec.Key)
+	b.WriteString(" IN (SELECT ")
+	b.WriteString(spec.Key)
+	b.WriteString(" FROM ")
+	b.WriteString(spec.Table)
+	b.WriteString(" WHERE ")
+	b.WriteString(spec.Filter)
+	b.WriteString(" ORDER BY ")
+	b.WriteString(spec.OrderBy)
+	b.WriteString(" LIMIT ")
+	b.WriteString(strconv.Itoa(spec.Limit))
+	b.WriteString(") RETURNING ")
+	b.WriteString(strings.Join(spec.Returning, ", "))
+	args := make([]any, 0, len(spec.SetArgs)+len(spec.FilterArgs))
+	args = append(args, spec.SetArgs...)
+	args = append(args, spec.FilterArgs...)
+	return q.QueryContext(ctx, b.String(), args...)
+}
+
+// InsertIgnore returns INSERT ... VALUES (row), ... ON CONFLICT DO NOTHING.
+// Without a conflict target SQLite skips a row that violates any unique
+// index, and counts only the rows it inserted as affected. n below 1 gives a
+// statement that SQLite rejects.
+func (d *sqliteDialect) InsertIgnore(table string, columns []string, row string, n int, _ []string) string {
+	var b strings.Builder
+	b.WriteString("INSERT INTO ")
+	b.WriteString(table)
+	b.WriteString(" (")
+	b.WriteString(strings.Join(columns, ", "))
+	b.WriteString(") VALUES ")
+	for i := 0; i < n; i++ {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteString("(")
+		b.WriteString(row)
+		b.WriteString(")")
+	}
+	b.WriteString(" ON CONFLICT DO NOTHING")
+	return b.String()
+}
+
+// UUID binds the 16 raw bytes.
+func (d *sqliteDialect) UUID(u uuid.UUID) any {
+	b := make([]byte, 16)
+	copy(b, u[:])
+	return b
+}
+
+// JSON binds the document as TEXT, and a nil slice as NULL.
+func (d *sqliteDialect) JSON(b []byte) any {
+	if b == nil {
+		return nil
+	}
+	return string(b)
+}
+
+// Bool binds 0 or 1.
+func (d *sqliteDialect) Bool(b bool) any {
+	if b {
+		return int64(1)
+	}
+	return int64(0)
+}
+
+// ScanTime reads integer microseconds since the Unix epoch. It also takes
+// the other forms a value may arrive in (a float, a number as text, a
+// time.Time) so that an expression the driver did not type as INTEGER still
+// reads back.
+func (d *sqliteDialect) ScanTime(src any) (time.Time, error) {
+	switch v := src.(type) {
+	case int64:
+		return time.UnixMicro(v).UTC(), nil
+	case int:
+		return time.UnixMicro(int64(v)).UTC(), nil
+	case int32:
+		return time.UnixMicro(int64(v)).UTC(), nil
+	case float64:
+		return microsFromFloat(v)
+	case []byte:
+		return parseMicros(string(v))
+	case string:
+		return parseMicros(v)
+	case time.Time:
+		return v.UTC(), nil
+	case nil:
+		return time.Time{}, errors.New("sqlite: scan time: NULL")
+	}
+	return time.Time{}, fmt.Errorf("sqlite: scan time: unsupported type %T", src)
+}
+
+func microsFromFloat(f float64) (time.Time, error) {
+	if math.IsNaN(f) || math.IsInf(f, 0) || f > math.MaxInt64 || f < math.MinInt64 {
+		return time.Time{}, fmt.Errorf("sqlite: scan time: %v is not a time in microseconds", f)
+	}
+	return time.UnixMicro(int64(math.Round(f))).UTC(), nil
+}
+
+func parseMicros(s string) (time.Time, error) {
+	s = strings.TrimSpace(s)
+	if n, err := strconv.ParseInt(s, 10, 64); err == nil {
+		return time.UnixMicro(n).UTC(), nil
+	}
+	if f, err := strconv.ParseFloat(s, 64); err == nil {
+		return microsFromFloat(f)
+	}
+	return time.Time{}, fmt.Errorf("sqlite: scan time: %q is not a time in microseconds", s)
+}
+
+// Classify maps SQLite's result codes: BUSY and LOCKED (with their extended
+// codes) are retryable, unique and primary-key violations are
+// UniqueViolation, and a timeout of the writer queue is retryable.
+func (d *sqliteDialect) Classify(err error) dialect.ErrorClass {
+	if err == nil {
+		return dialect.Other
+	}
+	if errors.Is(err, ErrWriterQueueTimeout) {
+		return dialect.Retryable
+	}
+	var se *msqlite.Error
+	if errors.As(err, &se) {
+		code := se.Code()
+		switch code & 0xff {
+		case sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED:
+			return dialect.Retryable
+		}
+		switch code {
+		case sqlite3.SQLITE_CONSTRAINT_UNIQUE, sqlite3.SQLITE_CONSTRAINT_PRIMARYKEY:
+			return dialect.UniqueViolation
+		}
+		return dialect.Other
+	}
+	if dialect.IsConnectionLost(err) {
+		return dialect.ConnectionLost
+	}
+	return dialect.Other
+}
+
+// Lock returns a no-op: SQLite has one writer, and a migrator's own
+// immediate transaction already excludes every other migrator.
+func (d *sqliteDialect) Lock(context.Context, *sql.Conn, string) (func(context.Context) error, error) {
+	return func(context.Context) error { return nil }, nil
+}

@@ -4,6 +4,7 @@ go 1.26.8
 
 require (
 	github.com/google/uuid v1.6.0
+	github.com/jmoiron/sqlx v1.4.0
 	modernc.org/sqlite v1.62.0
 )
 

@@ -141,7 +141,7 @@ type reapCandidate struct {
 
 // reapable lists claimed items meeting cond, in id order (the lock order).
 func (s *Store) reapable(ctx context.Context, tx dialect.Querier, cond string, limit int) ([]reapCandidate, error) {
-	rows, err := tx.QueryContext(ctx, s.sql("SELECT id, claim_token, barrier_id, crash_count, attempt, max_attempts FROM {items} WHERE state = 'claimed' AND "+cond+" ORDER BY id"+s.d.Limit(limit)))
+	rows, err := tx.QueryContext(ctx, s.sql("SELECT id, claim_token, barrier_id, crash_count, attempt, max_attempts FROM {items} WHERE state = 'claimed' AND "+cond+s.d.Limit(limit)))
 	if err != nil {
 		return nil, err
 	}

@@ -45,10 +45,15 @@ func (s *Store) CompleteMany(ctx context.Context, cs []Completion) (lost []uuid.
 	if len(cs) == 0 {
 		return nil, nil
 	}
+	seen := make(map[uuid.UUID]bool, len(cs))
 	for i, c := range cs {
 		if c.Claim.ID == uuid.Nil || c.Claim.Token == uuid.Nil {
 			return nil, invalid(fmt.Sprintf("completions[%d].Claim", i), "has no id or token: pass the Claim that Claim returned")
 		}
+		if seen[c.Claim.ID] {
+			return nil, invalid(fmt.Sprintf("completions[%d].Claim", i), "item %s appears twice", c.Claim.ID)
+		}
+		seen[c.Claim.ID] = true
 		if err := s.validJSON(fmt.Sprintf("completions[%d].Result", i), c.Result); err != nil {
 			return nil, err
 		}

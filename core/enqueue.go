@@ -143,9 +143,18 @@ var insertColumns = []string{"id", "queue", "kind", "unique_key", "payload", "pr
 	"attempt", "max_attempts", "crash_count", "barrier_id", "created_at"}
 
 const (
-	insertRow     = "?, ?, ?, ?, {json}, ?, 'available', {now+}, 0, ?, 0, ?, {now}"
-	argsPerInsert = 9
-	rowOverhead   = 256 // bytes per row besides its payload, for packet limits
+	// insertRowNow is a row available at once; insertRowLater one with a
+	// delay. Keeping the arithmetic out of rows that need none matters:
+	// SQLite's prepare time grows with the square of the number of distinct
+	// per-row expressions, so a batch is all of one kind.
+	insertRowNow   = "?, ?, ?, ?, {json}, ?, 'available', {now}, 0, ?, 0, ?, {now}"
+	insertRowLater = "?, ?, ?, ?, {json}, ?, 'available', {now+}, 0, ?, 0, ?, {now}"
+	argsPerInsert  = 9
+	rowOverhead    = 256 // bytes per row besides its payload, for packet limits
+	// maxInsertRows caps the rows of one INSERT: past a few hundred rows a
+	// bigger statement saves no round trips worth having and costs prepare
+	// time.
+	maxInsertRows = 500
 )
 
 // insertItems inserts specs with insert-or-ignore and learns which were new.
@@ -170,10 +179,17 @@ func (s *Store) insertItems(ctx context.Context, q dialect.Querier, specs []Item
 			if sp.Key != "" && keyScope != "" {
 				key = keyScope + sp.Key
 			}
-			args = append(args, s.d.UUID(id), sp.Queue, sp.Kind, key, s.jsonArg(sp.Payload), sp.Priority,
-				micros(sp.Delay), maxAttempts, nullUUID(s.d, barrier))
+			args = append(args, s.d.UUID(id), sp.Queue, sp.Kind, key, s.jsonArg(sp.Payload), sp.Priority)
+			if sp.Delay > 0 {
+				args = append(args, micros(sp.Delay))
+			}
+			args = append(args, maxAttempts, nullUUID(s.d, barrier))
 		}
-		stmt := s.d.InsertIgnore(s.names.Items, insertColumns, s.expand.Replace(insertRow), len(batch), []string{"queue", "unique_key"})
+		row := insertRowNow
+		if batch[0].Delay > 0 {
+			row = insertRowLater
+		}
+		stmt := s.d.InsertIgnore(s.names.Items, insertColumns, s.expand.Replace(row), len(batch), []string{"queue", "unique_key"})
 		res, err := q.ExecContext(ctx, stmt, args...)
 		if err != nil {
 			return nil, err
@@ -192,15 +208,17 @@ func (s *Store) insertItems(ctx context.Context, q dialect.Querier, specs []Item
 	return out, nil
 }
 
-// batchEnd returns the end of the batch that starts at start, bounded by the
-// bind-parameter limit, the IN-list limit and the statement size limit.
+// batchEnd returns the end of the batch that starts at start: rows of one
+// kind (delayed or not), bounded by maxInsertRows, the bind-parameter limit,
+// the IN-list limit and the statement size limit.
 func (s *Store) batchEnd(specs []ItemSpec, start int) int {
-	maxRows := max(1, s.caps.MaxBindParams/argsPerInsert)
+	maxRows := min(maxInsertRows, max(1, s.caps.MaxBindParams/argsPerInsert))
 	if s.caps.MaxInList > 0 {
 		maxRows = min(maxRows, s.caps.MaxInList)
 	}
+	delayed := specs[start].Delay > 0
 	end, bytes := start, 0
-	for end < len(specs) && end-start < maxRows {
+	for end < len(specs) && end-start < maxRows && (specs[end].Delay > 0) == delayed {
 		size := len(specs[end].Payload) + len(specs[end].Key) + rowOverhead
 		if s.caps.MaxStatementBytes > 0 && end > start && bytes+size > s.caps.MaxStatementBytes {
 			break

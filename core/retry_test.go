@@ -229,3 +229,23 @@ func TestFence_FnRunsAgainOnRetryAndCommitsOnce(t *testing.T) {
 		t.Fatalf("side effects = %v, want exactly one item", counts)
 	}
 }
+
+// SQLite's migration needs no second connection: a pool of one works.
+func TestOpen_MigratesOnAOneConnectionPool(t *testing.T) {
+	t.Parallel()
+	db, err := sqlite.Open(filepath.Join(t.TempDir(), "one.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	db.SetMaxOpenConns(1)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	s, err := core.Open(ctx, db, sqlite.Dialect(), core.Options{Migrate: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Enqueue(ctx, core.ItemSpec{Queue: "q"}); err != nil {
+		t.Fatal(err)
+	}
+}

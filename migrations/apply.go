@@ -28,7 +28,10 @@ const maxAttempts = 5
 //
 // It holds the dialect's migration lock (Lock, named prefix+"migrate") on a
 // connection of its own for the whole run, so applications that migrate at
-// start-up cannot collide; db must allow at least two open connections.
+// start-up cannot collide; db must then allow at least two open
+// connections. A single-writer database with transactional DDL (SQLite)
+// needs no separate lock: the migration's write transaction is the lock,
+// and one connection is enough.
 //
 // Where DDL is transactional (Capabilities.TransactionalDDL: SQLite,
 // PostgreSQL), the migrations table, every statement of every pending
@@ -44,6 +47,13 @@ func Apply(ctx context.Context, db *sql.DB, d dialect.Dialect, prefix string) (a
 	}
 	if db == nil || d == nil {
 		return nil, errors.New("migrations: apply: nil database or dialect")
+	}
+	caps := d.Capabilities()
+	if caps.SingleWriter && caps.TransactionalDDL {
+		// The migration's own write transaction excludes every other
+		// writer, other migrators included: no separate lock, and so no
+		// second connection (a pool of one connection works).
+		return applyWithRetry(ctx, db, d, prefix)
 	}
 	conn, err := db.Conn(ctx)
 	if err != nil {
@@ -63,9 +73,14 @@ func Apply(ctx context.Context, db *sql.DB, d dialect.Dialect, prefix string) (a
 		}
 	}()
 
-	if !d.Capabilities().TransactionalDDL {
+	if !caps.TransactionalDDL {
 		return applyEach(ctx, conn, d, prefix)
 	}
+	return applyWithRetry(ctx, db, d, prefix)
+}
+
+// applyWithRetry runs applyInTx, again after a retryable error.
+func applyWithRetry(ctx context.Context, db *sql.DB, d dialect.Dialect, prefix string) (applied []int, err error) {
 	for attempt := 1; ; attempt++ {
 		applied, err = applyInTx(ctx, db, d, prefix)
 		if err == nil || attempt == maxAttempts || d.Classify(err) != dialect.Retryable || ctx.Err() != nil {

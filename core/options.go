@@ -36,7 +36,10 @@ type Options struct {
 	// 1 h, with ±25% jitter.
 	Backoff func(attempt int) time.Duration
 
-	// Migrate applies pending schema migrations at Open.
+	// Migrate applies pending schema migrations at Open (migrations.Apply),
+	// under a lock so that processes starting together cannot collide. Where
+	// the dialect takes that lock on a connection of its own (every dialect
+	// but SQLite), the pool must allow two open connections.
 	Migrate bool
 
 	// ClockOffset shifts the database clock expression the store uses. It

@@ -1,0 +1,196 @@
+package main
+
+import (
+	"context"
+	"database/sql"
+	"flag"
+	"fmt"
+	"math"
+	"os"
+	"os/signal"
+	"regexp"
+	"slices"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/plenumdb/plenum/conformance"
+)
+
+const conformanceAbout = `
+Runs Plenum's conformance suite, every guarantee of the design as a subtest,
+against one database: the proof that claiming, fencing, recovery and fan-in
+hold on your server, version and settings. Each subtest works under its own
+random table prefix and drops its tables afterwards; no other table is
+touched. For sqlite the DSN is a database file path.
+
+Output is that of "go test": quiet on success unless -v, each failure with
+its message. The exit status is 0 when every subtest passed, 1 otherwise.`
+
+// conformanceOptions configure a conformance run.
+type conformanceOptions struct {
+	Dialect, DSN string
+	Run          string // regexp selecting subtests
+	Verbose      bool
+	List         bool
+	Scale        float64
+	Serial       bool
+	FailFast     bool
+	Timeout      time.Duration
+}
+
+// runSuite runs tests the way "go test" would and exits the process with
+// their status.
+//
+// conformance.Run needs a real *testing.T, which only the testing package's
+// own runner can make. testing.RunTests does not run anything unless
+// testing.M.Run has parsed -test.cpu first, and testing.MainStart takes an
+// interface of the testing package's internal hooks that changes between Go
+// releases (a build with a newer Go would stop compiling). testing.Main is
+// the entry point kept stable for programs that run tests outside "go
+// test"; it parses the test flags from the command line unless they were
+// parsed already, and calls os.Exit, so the test flags are parsed here from
+// the command's options and the suite is the last thing the process does.
+func runSuite(testArgs []string, tests []testing.InternalTest) {
+	testing.Init()
+	if err := flag.CommandLine.Parse(testArgs); err != nil {
+		fmt.Fprintf(os.Stderr, "plenum: conformance: %v\n", err)
+		os.Exit(exitUsage)
+	}
+	// Let ^C end the process as it would end "go test", instead of being
+	// caught for a context no test watches.
+	signal.Reset(os.Interrupt, syscall.SIGTERM)
+	testing.Main(matchRegexp, tests, nil, nil)
+}
+
+// matchRegexp is the matcher "go test" uses for -run.
+func matchRegexp(pat, str string) (bool, error) {
+	return regexp.MatchString(pat, str)
+}
+
+func runConformanceCmd(ctx context.Context, e env, args []string) error {
+	o := conformanceOptions{Scale: 1, Timeout: 30 * time.Minute}
+	fs := newFlags(e, "conformance", "conformance --dialect NAME --dsn DSN [flags]", conformanceAbout)
+	fs.StringVar(&o.Dialect, "dialect", "", "database dialect (required)")
+	fs.StringVar(&o.DSN, "dsn", "", "database to test (required; for sqlite a file path)")
+	fs.StringVar(&o.Run, "run", "", "run only the guarantees matching `regexp` (see -list)")
+	fs.BoolVar(&o.Verbose, "v", false, "print every subtest as it runs")
+	fs.BoolVar(&o.List, "list", false, "list the guarantees and exit")
+	fs.Float64Var(&o.Scale, "scale", o.Scale, "in (0, 1]: shrink the suite's big counts for a slow database")
+	fs.BoolVar(&o.Serial, "serial", false, "run the guarantees one after another (for a small connection limit)")
+	fs.BoolVar(&o.FailFast, "failfast", false, "stop after the first failure")
+	fs.DurationVar(&o.Timeout, "timeout", o.Timeout, "abort the run (with a stack dump) after `d`; 0: never")
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	if o.List {
+		for _, n := range conformance.Names() {
+			fmt.Fprintln(e.stdout, n)
+		}
+		return nil
+	}
+	cfg, testArgs, err := conformancePlan(ctx, o)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(e.stdout, "Plenum conformance suite on %s\n", cfg.Dialect.Name())
+	runSuite(testArgs, []testing.InternalTest{{
+		Name: "Conformance",
+		F:    func(t *testing.T) { conformance.Run(t, cfg) },
+	}})
+	return nil
+}
+
+// conformancePlan checks the options, makes sure the database opens and
+// has the settings the dialect needs (a clear error now beats every
+// subtest failing alike), and returns the suite's config and test flags.
+func conformancePlan(ctx context.Context, o conformanceOptions) (conformance.Config, []string, error) {
+	if math.IsNaN(o.Scale) || o.Scale <= 0 || o.Scale > 1 {
+		return conformance.Config{}, nil, usagef("--scale %v: want a number in (0, 1]", o.Scale)
+	}
+	if o.Timeout < 0 {
+		return conformance.Config{}, nil, usagef("--timeout %v is negative", o.Timeout)
+	}
+	run := "^Conformance$"
+	if o.Run != "" {
+		// "go test" reads -run as alternatives of slash-separated levels:
+		// each alternative gets the top-level test's name in front.
+		var alts []string
+		matched := false
+		for _, alt := range splitTopLevel(o.Run, '|') {
+			levels := splitTopLevel(alt, '/')
+			for _, l := range levels {
+				if _, err := regexp.Compile(l); err != nil {
+					return conformance.Config{}, nil, usagef("--run %q: %v", o.Run, err)
+				}
+			}
+			top := regexp.MustCompile(levels[0])
+			matched = matched || slices.ContainsFunc(conformance.Names(), top.MatchString)
+			alts = append(alts, "^Conformance$/"+alt)
+		}
+		// A pattern that selects nothing would pass without testing
+		// anything: refuse it.
+		if !matched {
+			return conformance.Config{}, nil, usagef("--run %q matches no guarantee (see --list)", o.Run)
+		}
+		run = strings.Join(alts, "|")
+	}
+	db, d, err := openDialect(o.Dialect, o.DSN)
+	if err != nil {
+		return conformance.Config{}, nil, err
+	}
+	err = d.Check(ctx, db)
+	db.Close()
+	if err != nil {
+		return conformance.Config{}, nil, fmt.Errorf("%s database: %w", d.Name(), err)
+	}
+	open := openers[d.Name()]
+	dsn := o.DSN
+	cfg := conformance.Config{
+		Dialect: d,
+		// Every call opens a new handle, as Config.Open requires.
+		Open: func(tb testing.TB) *sql.DB {
+			db, err := open(dsn)
+			if err != nil {
+				tb.Fatalf("open the %s database: %v", d.Name(), err)
+			}
+			tb.Cleanup(func() { db.Close() })
+			return db
+		},
+		Scale:  o.Scale,
+		Serial: o.Serial,
+	}
+	testArgs := []string{
+		"-test.run=" + run,
+		"-test.timeout=" + o.Timeout.String(),
+		fmt.Sprintf("-test.v=%t", o.Verbose),
+		fmt.Sprintf("-test.failfast=%t", o.FailFast),
+	}
+	return cfg, testArgs, nil
+}
+
+// splitTopLevel splits a regexp at every sep outside brackets, parentheses
+// and escapes, the way "go test" splits -run.
+func splitTopLevel(pattern string, sep byte) []string {
+	var out []string
+	depth, class, start := 0, false, 0
+	for i := 0; i < len(pattern); i++ {
+		switch c := pattern[i]; {
+		case c == '\\':
+			i++
+		case class:
+			class = c != ']'
+		case c == '[':
+			class = true
+		case c == '(':
+			depth++
+		case c == ')':
+			depth = max(0, depth-1)
+		case c == sep && depth == 0:
+			out = append(out, pattern[start:i])
+			start = i + 1
+		}
+	}
+	return append(out, pattern[start:])
+}

@@ -1,0 +1,126 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/plenumdb/plenum/conformance"
+)
+
+func TestConformance_List(t *testing.T) {
+	t.Parallel()
+	code, out, _ := cli(t, "conformance", "--list")
+	if code != exitOK || strings.Join(conformance.Names(), "\n")+"\n" != out {
+		t.Fatalf("exit %d, output:\n%s", code, out)
+	}
+}
+
+func TestConformance_FlagErrors(t *testing.T) {
+	t.Parallel()
+	path := filepath.Join(t.TempDir(), "c.db")
+	for _, c := range []struct {
+		args []string
+		code int
+		want string
+	}{
+		{[]string{"--dsn", path}, exitUsage, "missing --dialect (known: sqlite"},
+		{[]string{"--dialect", "sqlite"}, exitUsage, "missing --dsn"},
+		{[]string{"--dialect", "postgres", "--dsn", "postgres://x"}, exitUsage, "dialect postgres: not built into this binary yet (known: sqlite"},
+		{[]string{"--dialect", "db2", "--dsn", "x"}, exitUsage, `unknown dialect "db2"`},
+		{[]string{"--dialect", "sqlite", "--dsn", path, "--scale", "0"}, exitUsage, "--scale 0"},
+		{[]string{"--dialect", "sqlite", "--dsn", path, "--scale", "1.5"}, exitUsage, "--scale 1.5"},
+		{[]string{"--dialect", "sqlite", "--dsn", path, "--run", "("}, exitUsage, "--run"},
+		{[]string{"--dialect", "sqlite", "--dsn", path, "--run", "NoSuchGuarantee"}, exitUsage, "matches no guarantee"},
+		{[]string{"--dialect", "sqlite", "--dsn", path, "--timeout", "-1s"}, exitUsage, "negative"},
+		{[]string{"--dialect", "sqlite", "--dsn", ":memory:"}, exitFailure, "in-memory"},
+	} {
+		code, _, errOut := cli(t, append([]string{"conformance"}, c.args...)...)
+		if code != c.code || !strings.Contains(errOut, c.want) {
+			t.Errorf("%q: exit %d, stderr %q; want exit %d and %q", c.args, code, errOut, c.code, c.want)
+		}
+	}
+}
+
+// The plan selects the suite's subtests under the one top-level test and
+// passes the options on as test flags.
+func TestConformance_Plan(t *testing.T) {
+	t.Parallel()
+	o := conformanceOptions{Dialect: "sqlite", DSN: filepath.Join(t.TempDir(), "c.db"), Run: "FanIn", Verbose: true,
+		Scale: 0.5, Serial: true, FailFast: true}
+	cfg, args, err := conformancePlan(t.Context(), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.Dialect.Name() != "sqlite" || cfg.Scale != 0.5 || !cfg.Serial {
+		t.Errorf("config %+v", cfg)
+	}
+	for _, want := range []string{"-test.run=^Conformance$/FanIn", "-test.v=true", "-test.failfast=true", "-test.timeout=0s"} {
+		if !slices.Contains(args, want) {
+			t.Errorf("test args %q lack %q", args, want)
+		}
+	}
+	a, b := cfg.Open(t), cfg.Open(t)
+	if a == b {
+		t.Error("Config.Open returned the same handle twice; the suite needs a new one per call")
+	}
+	if err := a.PingContext(t.Context()); err != nil {
+		t.Error(err)
+	}
+
+	o.Run = "Claim_Order|FanIn/sub"
+	if _, args, err = conformancePlan(t.Context(), o); err != nil {
+		t.Fatal(err)
+	}
+	if want := "-test.run=^Conformance$/Claim_Order|^Conformance$/FanIn/sub"; !slices.Contains(args, want) {
+		t.Errorf("test args %q lack %q", args, want)
+	}
+}
+
+// The command runs the suite for real, outside "go test": in a subprocess,
+// because it ends its process with the suite's exit status.
+func TestConformance_RunsSuiteOnSQLite(t *testing.T) {
+	t.Parallel()
+	if testing.Short() {
+		t.Skip("runs part of the conformance suite in a subprocess")
+	}
+	path := filepath.Join(t.TempDir(), "c.db")
+	args, _ := json.Marshal([]string{"conformance", "--dialect", "sqlite", "--dsn", path, "-v", "--run", "Claim_Order|FanIn_NestedFireInOrder"})
+	cmd := exec.CommandContext(t.Context(), os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), "PLENUM_CLI_ARGS="+string(args))
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("conformance: %v\n%s", err, out)
+	}
+	for _, want := range []string{"--- PASS: Conformance/Claim_Order", "--- PASS: Conformance/FanIn_NestedFireInOrder", "\nPASS\n"} {
+		if !strings.Contains(string(out), want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+	if strings.Contains(string(out), "Recovery_") {
+		t.Errorf("--run did not select:\n%s", out)
+	}
+}
+
+func TestSplitTopLevel(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		in   string
+		sep  byte
+		want []string
+	}{
+		{"A|B", '|', []string{"A", "B"}},
+		{"(A|B)/C", '|', []string{"(A|B)/C"}},
+		{"(A|B)/C", '/', []string{"(A|B)", "C"}},
+		{`A\|B|[|/]`, '|', []string{`A\|B`, "[|/]"}},
+		{"", '|', []string{""}},
+	} {
+		if got := splitTopLevel(c.in, c.sep); !slices.Equal(got, c.want) {
+			t.Errorf("splitTopLevel(%q, %q) = %q, want %q", c.in, c.sep, got, c.want)
+		}
+	}
+}

@@ -1,0 +1,88 @@
+package main
+
+import (
+	"database/sql"
+	"errors"
+	"fmt"
+	"os"
+	"slices"
+	"strings"
+
+	"github.com/plenumdb/plenum/dialect"
+	"github.com/plenumdb/plenum/migrations"
+	"github.com/plenumdb/plenum/sqlite"
+)
+
+// planned are dialects Plenum will support whose packages this binary does
+// not include yet: naming one gets a clearer error than "unknown".
+var planned = []string{"cockroach", "mysql", "oracle", "postgres"}
+
+// openers turn a DSN into a *sql.DB, per dialect. The dialect contract has
+// no opener (applications bring their own *sql.DB), so the CLI keeps one
+// per dialect package it links.
+var openers = map[string]func(dsn string) (*sql.DB, error){
+	sqlite.Name: sqlite.Open,
+}
+
+// lookupDialect returns the registered dialect called name.
+func lookupDialect(name string) (dialect.Dialect, error) {
+	known := strings.Join(dialect.Names(), ", ")
+	if name == "" {
+		return nil, usagef("missing --dialect (known: %s)", known)
+	}
+	d, err := dialect.Lookup(name)
+	if err != nil {
+		if slices.Contains(planned, name) {
+			return nil, usagef("dialect %s: not built into this binary yet (known: %s)", name, known)
+		}
+		return nil, &usageError{msg: err.Error()}
+	}
+	return d, nil
+}
+
+// openDialect opens the database dsn of the dialect called name.
+func openDialect(name, dsn string) (*sql.DB, dialect.Dialect, error) {
+	d, err := lookupDialect(name)
+	if err != nil {
+		return nil, nil, err
+	}
+	open, ok := openers[d.Name()]
+	if !ok {
+		return nil, nil, usagef("dialect %s: this binary cannot open its databases yet", d.Name())
+	}
+	if dsn == "" {
+		return nil, nil, usagef("missing --dsn (for sqlite: a database file path)")
+	}
+	db, err := open(dsn)
+	if err != nil {
+		return nil, nil, err
+	}
+	return db, d, nil
+}
+
+// openExisting opens an SQLite file that must already exist: commands that
+// only read should not leave an empty database behind a typo.
+func openExisting(path string) (*sql.DB, error) {
+	if path == "" {
+		return nil, usagef("missing --db (a database file path)")
+	}
+	st, err := os.Stat(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, fmt.Errorf("no database file at %s", path)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if st.IsDir() {
+		return nil, fmt.Errorf("%s is a directory, not a database file", path)
+	}
+	return sqlite.Open(path)
+}
+
+// checkPrefix validates a --prefix flag.
+func checkPrefix(prefix string) error {
+	if err := migrations.ValidatePrefix(prefix); err != nil {
+		return usagef("--prefix: %v", err)
+	}
+	return nil
+}

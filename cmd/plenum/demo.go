@@ -1,0 +1,752 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/plenumdb/plenum/core"
+	"github.com/plenumdb/plenum/migrations"
+	"github.com/plenumdb/plenum/sqlite"
+)
+
+const demoAbout = `
+Runs a real fan-out/fan-in workflow through Plenum's store on an embedded
+SQLite file, and checks Plenum's guarantees while it runs:
+
+  - one parent item expands, page by page, into --children children with
+    deterministic keys, behind one barrier;
+  - --workers workers (each a registered owner with its own heartbeat) claim
+    the children in batches and complete them with one statement per batch;
+  - every --fail-every'th child fails its first attempt and is retried;
+  - --crashes workers die holding a batch (they stop heartbeating and never
+    complete it); the reaper finds them silent, releases their claims, and
+    the others finish the work;
+  - the barrier fires exactly once, and a join item reads every child's
+    result in keyset pages and checks the sum of squares.
+
+It prints progress every second, then a summary, and exits with status 1
+naming the invariant if any did not hold. The database lives in a new
+temporary directory, removed afterwards unless --keep (or --db) is given.`
+
+// demoLease is the lease of every claim and heartbeat. It is far above the
+// reaper's StaleAfter, so that a dead worker's claims are released as
+// crashes (owner gone) and never as timeouts (lease expired).
+const demoLease = 30 * time.Second
+
+// demoOptions configure a demo run.
+type demoOptions struct {
+	DB        string // database file; "" makes one in a new temporary directory
+	Keep      bool   // keep the temporary directory
+	Prefix    string
+	Children  int
+	Workers   int
+	Batch     int
+	Page      int // children per dispatch transaction
+	Crashes   int // workers that die holding a batch
+	FailEvery int // every FailEvery'th child fails once; 0: none
+	// StaleAfter is the reaper's threshold; Heartbeat the owners' interval.
+	StaleAfter time.Duration
+	Heartbeat  time.Duration
+	Progress   time.Duration // interval of progress lines; 0: none
+	Timeout    time.Duration // the run fails if it has not finished by then
+}
+
+func defaultDemoOptions() demoOptions {
+	return demoOptions{
+		Prefix:    migrations.DefaultPrefix,
+		Children:  10000,
+		Workers:   8,
+		Batch:     50,
+		Page:      500,
+		Crashes:   1,
+		FailEvery: 50,
+		// The shortest StaleAfter Reap accepts. A second store with a
+		// ClockOffset could reap sooner, but it would also take live
+		// owners for dead unless they heartbeat far more often: two
+		// seconds is the honest price of a real crash.
+		StaleAfter: 2 * core.MinLease,
+		Heartbeat:  200 * time.Millisecond,
+		Progress:   time.Second,
+		Timeout:    5 * time.Minute,
+	}
+}
+
+func (o demoOptions) validate() error {
+	switch {
+	case o.Children < 1 || o.Children > 10_000_000:
+		return usagef("--children %d: want 1 to 10,000,000", o.Children)
+	case o.Workers < 1 || o.Workers > 256:
+		return usagef("--workers %d: want 1 to 256", o.Workers)
+	case o.Batch < 1 || o.Batch > core.MaxClaimLimit:
+		return usagef("--batch %d: want 1 to %d", o.Batch, core.MaxClaimLimit)
+	case o.Page < 1 || o.Page > 10000:
+		return usagef("--page %d: want 1 to 10,000", o.Page)
+	case o.Crashes < 0 || o.Crashes > o.Workers:
+		return usagef("--crashes %d: want 0 to --workers (%d)", o.Crashes, o.Workers)
+	case o.Crashes >= o.Children:
+		return usagef("--crashes %d: each crash abandons at least one child, so want fewer than --children (%d)", o.Crashes, o.Children)
+	case o.FailEvery < 0:
+		return usagef("--fail-every %d: want 0 (no failures) or more", o.FailEvery)
+	case o.StaleAfter < 2*core.MinLease || o.StaleAfter >= demoLease:
+		return usagef("stale-after %v: want %v to %v", o.StaleAfter, 2*core.MinLease, demoLease)
+	case o.Heartbeat <= 0 || o.Heartbeat > o.StaleAfter/4:
+		return usagef("heartbeat %v: want more than 0 and at most a quarter of stale-after (%v)", o.Heartbeat, o.StaleAfter)
+	case o.Progress < 0:
+		return usagef("progress interval %v is negative", o.Progress)
+	case o.Timeout <= 0:
+		return usagef("--timeout %v: want a positive duration", o.Timeout)
+	}
+	return checkPrefix(o.Prefix)
+}
+
+func runDemoCmd(ctx context.Context, e env, args []string) error {
+	o := defaultDemoOptions()
+	fs := newFlags(e, "demo", "demo [flags]", demoAbout)
+	fs.StringVar(&o.DB, "db", "", "SQLite database `file` to use (default: one in a new temporary directory)")
+	fs.BoolVar(&o.Keep, "keep", false, "keep the temporary directory and its database afterwards")
+	fs.StringVar(&o.Prefix, "prefix", o.Prefix, "table name prefix")
+	fs.IntVar(&o.Children, "children", o.Children, "children the parent expands into")
+	fs.IntVar(&o.Workers, "workers", o.Workers, "concurrent workers")
+	fs.IntVar(&o.Batch, "batch", o.Batch, "children claimed and completed per batch")
+	fs.IntVar(&o.Page, "page", o.Page, "children inserted per dispatch transaction")
+	fs.IntVar(&o.Crashes, "crashes", o.Crashes, "workers that die holding a batch")
+	fs.IntVar(&o.FailEvery, "fail-every", o.FailEvery, "every `n`th child fails its first attempt (0: none)")
+	fs.DurationVar(&o.Timeout, "timeout", o.Timeout, "fail if the workflow has not finished by then")
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	_, err := runDemo(ctx, e.stdout, o)
+	return err
+}
+
+// idleGap is the longest pause between two completions that still counts
+// as working time.
+const idleGap = 100 * time.Millisecond
+
+// demoRun is the shared state of one run's goroutines.
+type demoRun struct {
+	o     demoOptions
+	st    *core.Store
+	out   io.Writer
+	start time.Time
+
+	parentQ, childQ, joinQ string
+
+	cancel  context.CancelFunc
+	errOnce sync.Once
+	err     error
+
+	victimsDone chan struct{}
+	victimsLeft atomic.Int64
+
+	completed, claims, claimed, retries, lost, deadFails atomic.Int64
+	crashes, abandoned, ownersLost                       atomic.Int64
+	crashed, timedOut, deadLettered, ownersRemoved       atomic.Int64
+
+	// lastDone is when the latest completion committed (UnixNano); idle
+	// sums the gaps between completions longer than idleGap, which is
+	// mostly the wait for the reaper to find a dead worker.
+	lastDone, idle atomic.Int64
+
+	mu      sync.Mutex
+	barrier uuid.UUID
+	join    joinCheck
+	joined  bool
+}
+
+// newDemoRun returns the state of a run that has not started.
+func newDemoRun(o demoOptions, st *core.Store, out io.Writer) *demoRun {
+	r := &demoRun{o: o, st: st, out: out, parentQ: "demo.parent", childQ: "demo.square", joinQ: "demo.join",
+		victimsDone: make(chan struct{})}
+	r.victimsLeft.Store(int64(o.Crashes))
+	if o.Crashes == 0 {
+		close(r.victimsDone)
+	}
+	return r
+}
+
+// runDemo runs the demo with o, writing progress and the summary to w. It
+// returns an error naming the invariants that failed, if any did.
+func runDemo(ctx context.Context, w io.Writer, o demoOptions) (demoReport, error) {
+	if err := o.validate(); err != nil {
+		return demoReport{}, err
+	}
+	path := o.DB
+	if path == "" {
+		dir, err := os.MkdirTemp("", "plenum-demo-")
+		if err != nil {
+			return demoReport{}, fmt.Errorf("demo: temporary directory: %w", err)
+		}
+		if !o.Keep {
+			defer os.RemoveAll(dir)
+		}
+		path = filepath.Join(dir, "demo.db")
+	}
+	db, err := sqlite.Open(path)
+	if err != nil {
+		return demoReport{}, fmt.Errorf("demo: %w", err)
+	}
+	defer db.Close()
+	st, err := core.Open(ctx, db, sqlite.Dialect(), core.Options{Prefix: o.Prefix, Migrate: true})
+	if err != nil {
+		return demoReport{}, fmt.Errorf("demo: %w", err)
+	}
+	if err := checkEmpty(ctx, st); err != nil {
+		return demoReport{}, fmt.Errorf("demo: %s: %w", path, err)
+	}
+
+	out := &syncWriter{w: w}
+	fmt.Fprintf(out, "Plenum demo on SQLite: %s\n", path)
+	fmt.Fprintf(out, "1 parent -> %s children -> 1 join; %s, batches of %d, %s, every %s fails once\n\n",
+		commas(o.Children), plural(o.Workers, "worker"), o.Batch, crashPhrase(o.Crashes), ordinal(o.FailEvery))
+
+	r := newDemoRun(o, st, out)
+	rep := demoReport{Path: path, Children: o.Children}
+	if err := r.run(ctx); err != nil {
+		return rep, err
+	}
+	rep = r.report(ctx, rep)
+	printDemoSummary(out, rep, o)
+	if o.Keep || o.DB != "" {
+		fmt.Fprintf(out, "\nThe database is kept at %s; look inside with:\n  plenum inspect --db %s\n", path, shellQuote(path))
+	}
+	if len(rep.Failed) > 0 {
+		return rep, fmt.Errorf("demo: %s failed: %s", plural(len(rep.Failed), "invariant"), strings.Join(rep.Failed, "; "))
+	}
+	return rep, nil
+}
+
+// checkEmpty refuses tables that already hold work: the invariants count
+// exactly, so a second run on the same tables could not check them.
+func checkEmpty(ctx context.Context, st *core.Store) error {
+	counts, err := st.Counts(ctx, "")
+	if err != nil {
+		return err
+	}
+	var n int64
+	for _, c := range counts {
+		n += c
+	}
+	var owners int64
+	if err := st.DB().QueryRowContext(ctx, "SELECT COUNT(*) FROM "+migrations.NamesFor(st.Prefix()).Processes).Scan(&owners); err != nil {
+		return err
+	}
+	if n > 0 || owners > 0 {
+		return fmt.Errorf("tables %s* already hold %s and %s; the demo needs empty tables (give a new --db file or another --prefix)",
+			st.Prefix(), plural(n, "item"), plural(owners, "owner"))
+	}
+	return nil
+}
+
+// run starts every goroutine of the workflow and waits for the join to
+// finish, an error, the timeout or the caller's cancellation.
+func (r *demoRun) run(parent context.Context) error {
+	ctx, cancel := context.WithCancel(parent)
+	defer cancel()
+	r.cancel = cancel
+	r.start = time.Now()
+	r.lastDone.Store(r.start.UnixNano())
+
+	enq, err := r.st.Enqueue(ctx, core.ItemSpec{Queue: r.parentQ, Kind: "fan-out", Payload: fmt.Appendf(nil, `{"children":%d}`, r.o.Children)})
+	if err != nil {
+		return fmt.Errorf("demo: enqueue the parent: %w", err)
+	}
+	parentID := enq[0].ID
+
+	var wg sync.WaitGroup
+	spawn := func(f func(context.Context) error) {
+		wg.Go(func() {
+			if err := f(ctx); err != nil {
+				r.fail(err)
+			}
+		})
+	}
+	spawn(func(ctx context.Context) error { return r.dispatch(ctx, parentID) })
+	for i := range r.o.Workers {
+		spawn(func(ctx context.Context) error { return r.worker(ctx, i+1) })
+	}
+	spawn(r.joiner)
+	spawn(r.reaper)
+	if r.o.Progress > 0 {
+		spawn(r.progress)
+	}
+
+	timer := time.NewTimer(r.o.Timeout)
+	defer timer.Stop()
+	select {
+	case <-ctx.Done():
+	case <-timer.C:
+		r.fail(fmt.Errorf("demo: timed out after %v with %s/%s children completed and no join: the workflow is stuck",
+			r.o.Timeout, commas(r.completed.Load()), commas(r.o.Children)))
+	}
+	wg.Wait()
+	if r.err != nil {
+		return r.err
+	}
+	if err := parent.Err(); err != nil {
+		return fmt.Errorf("demo: interrupted: %w", err)
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if !r.joined {
+		return errors.New("demo: stopped before the join ran")
+	}
+	return nil
+}
+
+// fail records the first error of the run and stops it.
+func (r *demoRun) fail(err error) {
+	r.errOnce.Do(func() {
+		r.err = err
+		r.cancel()
+	})
+}
+
+func (r *demoRun) logf(format string, args ...any) {
+	fmt.Fprintf(r.out, "%6.1fs  %s\n", time.Since(r.start).Seconds(), fmt.Sprintf(format, args...))
+}
+
+// demoOwner is a registered owner with its heartbeat goroutine.
+type demoOwner struct {
+	id   uuid.UUID
+	stop context.CancelFunc
+	done chan struct{}
+	lost atomic.Bool // the reaper removed it: register again
+}
+
+// register records a new owner and starts its heartbeat.
+func (r *demoRun) register(ctx context.Context) (*demoOwner, error) {
+	id, err := r.st.RegisterOwner(ctx, core.OwnerParams{})
+	if err != nil {
+		return nil, fmt.Errorf("demo: register owner: %w", err)
+	}
+	hctx, stop := context.WithCancel(ctx)
+	o := &demoOwner{id: id, stop: stop, done: make(chan struct{})}
+	go func() {
+		defer close(o.done)
+		t := time.NewTicker(r.o.Heartbeat)
+		defer t.Stop()
+		for {
+			select {
+			case <-hctx.Done():
+				return
+			case <-t.C:
+			}
+			_, err := r.st.Heartbeat(hctx, id, demoLease)
+			switch {
+			case err == nil:
+			case errors.Is(err, core.ErrOwnerLost):
+				o.lost.Store(true)
+				return
+			case hctx.Err() != nil:
+				return
+			default:
+				r.fail(fmt.Errorf("demo: heartbeat of owner %s: %w", id, err))
+				return
+			}
+		}
+	}()
+	return o, nil
+}
+
+// crash stops the owner's heartbeat the way a dying process would: no
+// goodbye, and whatever it holds stays claimed until the reaper acts.
+func (o *demoOwner) crash() {
+	o.stop()
+	<-o.done
+}
+
+// shutdown stops the owner cleanly: no more heartbeats, and the owner row
+// is removed (any claim it still held goes back at once). A nil owner, one
+// that never registered, has nothing to stop.
+func (r *demoRun) shutdown(o *demoOwner) error {
+	if o == nil {
+		return nil
+	}
+	o.crash()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := r.st.Deregister(ctx, o.id); err != nil {
+		return fmt.Errorf("demo: deregister owner %s: %w", o.id, err)
+	}
+	return nil
+}
+
+// claimOne polls queue until it claims one item.
+func (r *demoRun) claimOne(ctx context.Context, own *demoOwner, queue string) (core.Claim, error) {
+	for {
+		cs, err := r.st.Claim(ctx, core.ClaimParams{Queue: queue, Owner: own.id, Limit: 1, Lease: demoLease})
+		if err != nil {
+			return core.Claim{}, err
+		}
+		if len(cs) == 1 {
+			return cs[0], nil
+		}
+		if err := sleep(ctx, 10*time.Millisecond); err != nil {
+			return core.Claim{}, err
+		}
+	}
+}
+
+// dispatch claims the parent and expands it into the children, page by
+// page, completing the parent with the last page.
+func (r *demoRun) dispatch(ctx context.Context, parentID uuid.UUID) (err error) {
+	own, err := r.register(ctx)
+	if err != nil {
+		return err
+	}
+	defer func() { err = errors.Join(err, r.shutdown(own)) }()
+	c, err := r.claimOne(ctx, own, r.parentQ)
+	if err != nil {
+		return ignoreCancel(ctx, fmt.Errorf("demo: claim the parent: %w", err))
+	}
+	if c.ID != parentID {
+		return fmt.Errorf("demo: claimed %s from the parent queue, want the parent %s", c.ID, parentID)
+	}
+	res, err := r.st.Expand(ctx, c, core.ExpandParams{
+		Barrier: core.BarrierSpec{
+			Name: "squares",
+			Join: core.JoinSpec{Queue: r.joinQ, Kind: "sum-squares"},
+		},
+		Next:           r.page,
+		CompleteParent: true,
+		Result:         fmt.Appendf(nil, `{"children":%d}`, r.o.Children),
+	})
+	if err != nil {
+		return ignoreCancel(ctx, fmt.Errorf("demo: expand the parent: %w", err))
+	}
+	r.mu.Lock()
+	r.barrier = res.Barrier.ID
+	r.mu.Unlock()
+	r.logf("parent expanded into %s children in %s, barrier sealed", commas(res.Inserted), plural(res.Batches, "transaction"))
+	return nil
+}
+
+// page returns the children from cursor on: the same page for the same
+// cursor, as Expand requires.
+func (r *demoRun) page(_ context.Context, cursor string) (core.ChildPage, error) {
+	from := 0
+	if cursor != "" {
+		n, err := strconv.Atoi(cursor)
+		if err != nil || n < 0 || n > r.o.Children {
+			return core.ChildPage{}, fmt.Errorf("bad cursor %q", cursor)
+		}
+		from = n
+	}
+	to := min(from+r.o.Page, r.o.Children)
+	kids := make([]core.ChildSpec, 0, to-from)
+	for i := from; i < to; i++ {
+		kids = append(kids, core.ChildSpec{Key: childKey(i), Queue: r.childQ, Kind: "square", Payload: fmt.Appendf(nil, `{"n":%d}`, i)})
+	}
+	return core.ChildPage{Children: kids, Next: strconv.Itoa(to), Done: to == r.o.Children}, nil
+}
+
+func childKey(i int) string { return "child-" + strconv.Itoa(i) }
+
+// failsOnce reports whether child n is planned to fail its first attempt.
+func (r *demoRun) failsOnce(n int64) bool {
+	return r.o.FailEvery > 0 && n%int64(r.o.FailEvery) == int64(r.o.FailEvery-1)
+}
+
+// worker claims and completes children until the run ends. Workers 1 to
+// Crashes first die holding a batch, then come back as new owners, as a
+// supervisor would restart them. Nobody else claims until every victim
+// died, so that every planned crash happens.
+func (r *demoRun) worker(ctx context.Context, n int) (err error) {
+	own, err := r.register(ctx)
+	if err != nil {
+		return ignoreCancel(ctx, err)
+	}
+	defer func() { err = errors.Join(err, r.shutdown(own)) }()
+	victim := n <= r.o.Crashes
+	idle := time.Millisecond
+	for ctx.Err() == nil {
+		if !victim {
+			select {
+			case <-r.victimsDone:
+			case <-ctx.Done():
+				return nil
+			}
+		}
+		if own.lost.Load() {
+			// The reaper took this live owner for dead (its heartbeat was
+			// late): what it held went back; carry on as a new owner.
+			r.ownersLost.Add(1)
+			if err := r.shutdown(own); err != nil {
+				return err
+			}
+			if own, err = r.register(ctx); err != nil {
+				return ignoreCancel(ctx, err)
+			}
+		}
+		limit := r.o.Batch
+		if victim {
+			// Leave work for everyone else: together the victims hold
+			// less than all of it.
+			limit = min(limit, max(1, r.o.Children/(r.o.Crashes+1)))
+		}
+		cs, err := r.st.Claim(ctx, core.ClaimParams{Queue: r.childQ, Owner: own.id, Limit: limit, Lease: demoLease})
+		if errors.Is(err, core.ErrOwnerLost) {
+			own.lost.Store(true)
+			continue
+		}
+		if err != nil {
+			return ignoreCancel(ctx, fmt.Errorf("demo: worker %d: claim: %w", n, err))
+		}
+		if len(cs) == 0 {
+			if err := sleep(ctx, idle); err != nil {
+				return nil
+			}
+			idle = min(2*idle, 20*time.Millisecond)
+			continue
+		}
+		idle = time.Millisecond
+		r.claims.Add(1)
+		r.claimed.Add(int64(len(cs)))
+		if victim {
+			victim = false
+			own.crash()
+			r.crashes.Add(1)
+			r.abandoned.Add(int64(len(cs)))
+			r.logf("worker %d crashed holding %s: no heartbeat, no completion; the reaper will find it silent after %v",
+				n, plural(len(cs), "claim"), r.o.StaleAfter)
+			if r.victimsLeft.Add(-1) == 0 {
+				close(r.victimsDone)
+			}
+			if own, err = r.register(ctx); err != nil {
+				return ignoreCancel(ctx, err)
+			}
+			continue
+		}
+		if err := r.work(ctx, n, cs); err != nil {
+			return ignoreCancel(ctx, err)
+		}
+	}
+	return nil
+}
+
+// work completes a batch: one CompleteMany for the children that succeed,
+// one Fail each for those planned to fail this attempt.
+func (r *demoRun) work(ctx context.Context, n int, cs []core.Claim) error {
+	done := make([]core.Completion, 0, len(cs))
+	var fails []core.Claim
+	for _, c := range cs {
+		var p struct {
+			N *int64 `json:"n"`
+		}
+		if err := json.Unmarshal(c.Payload, &p); err != nil || p.N == nil {
+			return fmt.Errorf("demo: worker %d: child %s has payload %s, want {\"n\": ...}", n, c.ID, c.Payload)
+		}
+		if r.failsOnce(*p.N) && c.Attempt == 1 {
+			fails = append(fails, c)
+			continue
+		}
+		done = append(done, core.Completion{Claim: c, Result: fmt.Appendf(nil, `{"n":%d,"square":%d}`, *p.N, *p.N**p.N)})
+	}
+	if len(done) > 0 {
+		lost, err := r.st.CompleteMany(ctx, done)
+		if err != nil {
+			return fmt.Errorf("demo: worker %d: complete: %w", n, err)
+		}
+		r.completed.Add(int64(len(done) - len(lost)))
+		r.lost.Add(int64(len(lost)))
+		now := time.Now().UnixNano()
+		if gap := time.Duration(now - r.lastDone.Swap(now)); gap > idleGap {
+			r.idle.Add(int64(gap))
+		}
+	}
+	for _, c := range fails {
+		// RetryIn replaces the exponential backoff (a second at first) so
+		// the retry comes at once.
+		dead, err := r.st.Fail(ctx, c, core.FailParams{Error: "demo: planned failure of the first attempt", RetryIn: time.Millisecond})
+		switch {
+		case errors.Is(err, core.ErrClaimLost):
+			r.lost.Add(1)
+		case err != nil:
+			return fmt.Errorf("demo: worker %d: fail: %w", n, err)
+		case dead:
+			r.deadFails.Add(1)
+		default:
+			r.retries.Add(1)
+		}
+	}
+	return nil
+}
+
+// reaper runs Reap passes until the run ends.
+func (r *demoRun) reaper(ctx context.Context) error {
+	t := time.NewTicker(r.o.StaleAfter / 8)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-t.C:
+		}
+		res, err := r.st.Reap(ctx, core.ReapParams{StaleAfter: r.o.StaleAfter})
+		if err != nil {
+			return ignoreCancel(ctx, fmt.Errorf("demo: reap: %w", err))
+		}
+		r.crashed.Add(int64(res.Crashed))
+		r.timedOut.Add(int64(res.TimedOut))
+		r.deadLettered.Add(int64(res.DeadLettered))
+		r.ownersRemoved.Add(int64(res.OwnersRemoved))
+		if res.OwnersRemoved > 0 || res.Crashed > 0 || res.TimedOut > 0 {
+			r.logf("reaper: %s silent for %v removed; %s released as crashes, %d timed out",
+				plural(res.OwnersRemoved, "owner"), r.o.StaleAfter, plural(res.Crashed, "claim"), res.TimedOut)
+		}
+	}
+}
+
+// joiner waits for the join item, reads every child through it, completes
+// it, and ends the run.
+func (r *demoRun) joiner(ctx context.Context) (err error) {
+	own, err := r.register(ctx)
+	if err != nil {
+		return ignoreCancel(ctx, err)
+	}
+	defer func() { err = errors.Join(err, r.shutdown(own)) }()
+	c, err := r.claimOne(ctx, own, r.joinQ)
+	if err != nil {
+		return ignoreCancel(ctx, fmt.Errorf("demo: claim the join: %w", err))
+	}
+	r.logf("barrier fired: join item claimed, reading %s results in keyset pages", commas(r.o.Children))
+	jc, err := r.readChildren(ctx, c)
+	if err != nil {
+		return ignoreCancel(ctx, err)
+	}
+	if err := r.st.Complete(ctx, c, fmt.Appendf(nil, `{"count":%d,"sum_squares":%d}`, jc.Seen, jc.SumSquares)); err != nil {
+		return ignoreCancel(ctx, fmt.Errorf("demo: complete the join: %w", err))
+	}
+	r.mu.Lock()
+	r.join, r.joined = jc, true
+	r.mu.Unlock()
+	r.cancel() // done: stop the workers, the reaper and the progress lines
+	return nil
+}
+
+// readChildren pages through the join's barrier's children and checks each.
+func (r *demoRun) readChildren(ctx context.Context, c core.Claim) (joinCheck, error) {
+	jc := joinCheck{JoinID: c.ID}
+	if c.JoinOf == uuid.Nil {
+		return jc, fmt.Errorf("demo: join item %s names no barrier", c.ID)
+	}
+	problem := func(format string, args ...any) {
+		if jc.Example == "" {
+			jc.Example = fmt.Sprintf(format, args...)
+		}
+	}
+	seen := make([]bool, r.o.Children)
+	scope := c.JoinOf.String() + "/"
+	after := uuid.Nil
+	for {
+		page, err := r.st.Children(ctx, core.ChildrenParams{Barrier: c.JoinOf, After: after, Limit: 1000})
+		if err != nil {
+			return jc, fmt.Errorf("demo: join: read children: %w", err)
+		}
+		if len(page) == 0 {
+			break
+		}
+		for _, it := range page {
+			after = it.ID
+			jc.Seen++
+			i, err := strconv.Atoi(strings.TrimPrefix(strings.TrimPrefix(it.Key, scope), "child-"))
+			if err != nil || !strings.HasPrefix(it.Key, scope+"child-") || i < 0 || i >= r.o.Children {
+				jc.BadKeys++
+				problem("child %s has key %q", it.ID, it.Key)
+				continue
+			}
+			if seen[i] {
+				jc.Duplicates++
+				problem("key %s seen twice", childKey(i))
+			}
+			seen[i] = true
+			if it.State != core.StateCompleted {
+				jc.NotDone++
+				problem("%s is %s", childKey(i), it.State)
+				continue
+			}
+			var res struct {
+				N      int64 `json:"n"`
+				Square int64 `json:"square"`
+			}
+			if err := json.Unmarshal(it.Result, &res); err != nil || res.N != int64(i) || res.Square != int64(i)*int64(i) {
+				jc.BadResults++
+				problem("%s has result %s", childKey(i), it.Result)
+				continue
+			}
+			jc.SumSquares += uint64(res.Square)
+			want := 1
+			if r.failsOnce(int64(i)) {
+				want = 2
+			}
+			if it.Attempt != want {
+				jc.BadAttempts++
+				problem("%s finished at attempt %d, want %d", childKey(i), it.Attempt, want)
+			}
+		}
+	}
+	for i, ok := range seen {
+		if !ok {
+			jc.Missing++
+			problem("%s missing", childKey(i))
+		}
+	}
+	return jc, nil
+}
+
+// progress prints a line every interval.
+func (r *demoRun) progress(ctx context.Context) error {
+	t := time.NewTicker(r.o.Progress)
+	defer t.Stop()
+	last, lastAt := int64(0), time.Now()
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case now := <-t.C:
+			done := r.completed.Load()
+			line := fmt.Sprintf("completed %s/%s  %s items/s  retries %s  crashes reaped %s",
+				commas(done), commas(r.o.Children), rate(done-last, now.Sub(lastAt)),
+				commas(r.retries.Load()), commas(r.crashed.Load()))
+			if waiting := r.abandoned.Load() - r.crashed.Load(); waiting > 0 {
+				line += fmt.Sprintf("  (%s of dead workers awaiting the reaper)", plural(waiting, "claim"))
+			}
+			r.logf("%s", line)
+			last, lastAt = done, now
+		}
+	}
+}
+
+// sleep waits d or until ctx ends.
+func sleep(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
+}
+
+// ignoreCancel drops err when the run was stopped: errors from operations
+// cut short by the end of the run are not failures.
+func ignoreCancel(ctx context.Context, err error) error {
+	if ctx.Err() != nil {
+		return nil
+	}
+	return err
+}

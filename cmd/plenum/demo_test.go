@@ -1,0 +1,202 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/plenumdb/plenum/core"
+	"github.com/plenumdb/plenum/sqlite"
+)
+
+func smallDemo() demoOptions {
+	o := defaultDemoOptions()
+	o.Children, o.Workers, o.Batch, o.Page, o.Crashes, o.FailEvery = 300, 3, 10, 40, 1, 7
+	o.Progress = 500 * time.Millisecond
+	o.Timeout = 2 * time.Minute
+	return o
+}
+
+// The whole workflow runs, every invariant holds, and the numbers in the
+// report are the exact ones the options imply.
+func TestDemo_SmallRunHoldsEveryInvariant(t *testing.T) {
+	t.Parallel()
+	o := smallDemo()
+	var out bytes.Buffer
+	rep, err := runDemo(t.Context(), &out, o)
+	if err != nil {
+		t.Fatalf("runDemo: %v\n%s", err, out.String())
+	}
+	if len(rep.Failed) != 0 {
+		t.Fatalf("failed invariants: %v", rep.Failed)
+	}
+	n := int64(o.Children)
+	if rep.Completed != n || rep.Barrier.Arrived != n || rep.Barrier.Expected != n || rep.Barrier.Failed != 0 || !rep.Barrier.Fired() {
+		t.Errorf("completed %d, barrier %+v; want %d arrivals, fired", rep.Completed, rep.Barrier, n)
+	}
+	if rep.JoinItems != 1 || rep.Join.Seen != o.Children || rep.Join.SumSquares != sumSquares(o.Children) {
+		t.Errorf("join items %d, join %+v", rep.JoinItems, rep.Join)
+	}
+	if want := int64(o.Children / o.FailEvery); rep.Retries != want {
+		t.Errorf("retries %d, want %d", rep.Retries, want)
+	}
+	if rep.Crashes != 1 || rep.Abandoned == 0 || int64(rep.Reaped.Crashed) != rep.Abandoned {
+		t.Errorf("crashes %d holding %d, reaped %+v", rep.Crashes, rep.Abandoned, rep.Reaped)
+	}
+	s := out.String()
+	for _, want := range []string{"worker 1 crashed", "reaper:", "barrier fired", "Summary", "All invariants held."} {
+		if !strings.Contains(s, want) {
+			t.Errorf("output lacks %q:\n%s", want, s)
+		}
+	}
+}
+
+// Without crashes there is nothing to wait for, and no failure either.
+func TestDemo_NoCrashesNoFailures(t *testing.T) {
+	t.Parallel()
+	o := smallDemo()
+	o.Crashes, o.FailEvery, o.Progress = 0, 0, 0
+	var out bytes.Buffer
+	rep, err := runDemo(t.Context(), &out, o)
+	if err != nil {
+		t.Fatalf("runDemo: %v\n%s", err, out.String())
+	}
+	if rep.Retries != 0 || rep.Crashes != 0 || rep.Reaped.Crashed != 0 || rep.Completed != int64(o.Children) {
+		t.Errorf("report %+v", rep)
+	}
+}
+
+// More workers than children, every one of them crashing once but the
+// last: the victims leave work for the others, and it all completes.
+func TestDemo_TinyRunManyCrashes(t *testing.T) {
+	t.Parallel()
+	o := smallDemo()
+	o.Children, o.Workers, o.Crashes, o.Batch, o.Progress = 5, 4, 4, 50, 0
+	var out bytes.Buffer
+	rep, err := runDemo(t.Context(), &out, o)
+	if err != nil {
+		t.Fatalf("runDemo: %v\n%s", err, out.String())
+	}
+	if rep.Crashes != 4 || rep.Abandoned != 4 || rep.Reaped.Crashed != 4 {
+		t.Errorf("crashes %d holding %d, reaped %+v", rep.Crashes, rep.Abandoned, rep.Reaped)
+	}
+}
+
+// A database that already holds work is refused: the invariants count
+// exactly and could not be checked on top of an earlier run.
+func TestDemo_RefusesTablesInUse(t *testing.T) {
+	t.Parallel()
+	o := smallDemo()
+	o.Children, o.Crashes, o.Progress = 20, 0, 0
+	o.DB = filepath.Join(t.TempDir(), "demo.db")
+	var out bytes.Buffer
+	if _, err := runDemo(t.Context(), &out, o); err != nil {
+		t.Fatalf("first run: %v\n%s", err, out.String())
+	}
+	if !strings.Contains(out.String(), "plenum inspect --db") {
+		t.Errorf("a run on --db does not say how to inspect it:\n%s", out.String())
+	}
+	_, err := runDemo(t.Context(), &out, o)
+	if err == nil || !strings.Contains(err.Error(), "already hold") {
+		t.Fatalf("second run on the same tables: %v", err)
+	}
+	// Another prefix in the same file is fine.
+	o.Prefix = "other_"
+	if _, err := runDemo(t.Context(), &out, o); err != nil {
+		t.Fatalf("run under another prefix: %v", err)
+	}
+}
+
+func TestDemo_CommandExitStatus(t *testing.T) {
+	t.Parallel()
+	code, out, errOut := cli(t, "demo", "--children", "50", "--workers", "2", "--batch", "5", "--crashes", "0")
+	if code != exitOK || !strings.Contains(out, "All invariants held.") {
+		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, out, errOut)
+	}
+}
+
+func TestDemo_CancelledRunStops(t *testing.T) {
+	t.Parallel()
+	o := smallDemo()
+	o.Children, o.Progress = 100000, 0
+	ctx, cancel := context.WithTimeout(t.Context(), 300*time.Millisecond)
+	defer cancel()
+	start := time.Now()
+	_, err := runDemo(ctx, &bytes.Buffer{}, o)
+	if err == nil || !strings.Contains(err.Error(), "interrupted") {
+		t.Fatalf("cancelled run: %v", err)
+	}
+	if d := time.Since(start); d > 30*time.Second {
+		t.Fatalf("cancelled run took %v to stop", d)
+	}
+}
+
+func TestDemo_OptionErrors(t *testing.T) {
+	t.Parallel()
+	for _, mut := range []func(*demoOptions){
+		func(o *demoOptions) { o.Children = 0 },
+		func(o *demoOptions) { o.Workers = 0 },
+		func(o *demoOptions) { o.Crashes = o.Workers + 1 },
+		func(o *demoOptions) { o.Children, o.Crashes = 1, 1 },
+		func(o *demoOptions) { o.FailEvery = -1 },
+		func(o *demoOptions) { o.Page = 0 },
+		func(o *demoOptions) { o.Prefix = "1bad" },
+		func(o *demoOptions) { o.StaleAfter = time.Second },
+	} {
+		o := smallDemo()
+		mut(&o)
+		_, err := runDemo(t.Context(), &bytes.Buffer{}, o)
+		var ue *usageError
+		if !errors.As(err, &ue) {
+			t.Errorf("options %+v: error %v, want a usage error", o, err)
+		}
+	}
+}
+
+// The checks after the run compare what the workers counted with what the
+// database says: a count that does not add up fails the named invariant.
+func TestDemo_ReportNamesFailedInvariant(t *testing.T) {
+	t.Parallel()
+	o := smallDemo()
+	o.Children, o.Crashes, o.Progress = 30, 0, 0
+	o.DB = filepath.Join(t.TempDir(), "demo.db")
+	rep, err := runDemo(t.Context(), &bytes.Buffer{}, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	db, err := sqlite.Open(o.DB)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	st, err := core.Open(t.Context(), db, sqlite.Dialect(), core.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := newDemoRun(o, st, &bytes.Buffer{})
+	r.start = time.Now()
+	r.barrier, r.join = rep.Barrier.ID, rep.Join
+	r.completed.Store(rep.Completed)
+	r.retries.Store(rep.Retries + 1) // one retry too many
+	r.crashed.Store(2)               // crashes nobody planned
+	got := r.report(t.Context(), demoReport{Children: o.Children})
+	want := []string{"each planned failure retried once", "crashes reaped once"}
+	if len(got.Failed) != len(want) {
+		t.Fatalf("failed invariants %q, want %q", got.Failed, want)
+	}
+	for i, w := range want {
+		if !strings.HasPrefix(got.Failed[i], w) {
+			t.Errorf("failed invariant %q, want it to start with %q", got.Failed[i], w)
+		}
+	}
+	var out bytes.Buffer
+	printDemoSummary(&out, got, o)
+	if !strings.Contains(out.String(), "INVARIANT FAILED: each planned failure retried once") {
+		t.Errorf("summary does not name the failed invariant:\n%s", out.String())
+	}
+}

@@ -1,0 +1,321 @@
+package main
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"io"
+	"sort"
+	"text/tabwriter"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/plenumdb/plenum/core"
+	"github.com/plenumdb/plenum/dialect"
+	"github.com/plenumdb/plenum/migrations"
+	"github.com/plenumdb/plenum/sqlite"
+)
+
+const inspectAbout = `
+Shows what Plenum's tables hold: item counts by state for each queue, the
+most recent barriers (expected, arrived, failed, fired), and the registered
+owners with the age of their last heartbeat, measured on the database's
+clock (the only clock Plenum trusts). It only reads.`
+
+// inspectOptions configure an inspect run.
+type inspectOptions struct {
+	DB     string
+	Prefix string
+	Limit  int // barriers and owners shown
+}
+
+func runInspectCmd(ctx context.Context, e env, args []string) error {
+	o := inspectOptions{Prefix: migrations.DefaultPrefix, Limit: 20}
+	fs := newFlags(e, "inspect", "inspect --db FILE [flags]", inspectAbout)
+	fs.StringVar(&o.DB, "db", "", "SQLite database `file` (required)")
+	fs.StringVar(&o.Prefix, "prefix", o.Prefix, "table name prefix")
+	fs.IntVar(&o.Limit, "limit", o.Limit, "most barriers and owners to list")
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	return runInspect(ctx, e.stdout, o)
+}
+
+// runInspect prints the state of the tables under o.Prefix in o.DB to w.
+func runInspect(ctx context.Context, w io.Writer, o inspectOptions) error {
+	if err := checkPrefix(o.Prefix); err != nil {
+		return err
+	}
+	if o.Limit < 1 || o.Limit > 10000 {
+		return usagef("--limit %d: want 1 to 10,000", o.Limit)
+	}
+	db, err := openExisting(o.DB)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	d := sqlite.Dialect()
+	v, err := migrations.Version(ctx, db, d, o.Prefix)
+	if err != nil {
+		return err
+	}
+	if v == 0 {
+		return fmt.Errorf("%s has no Plenum tables under prefix %s (is --prefix right?)", o.DB, o.Prefix)
+	}
+	st, err := core.Open(ctx, db, d, core.Options{Prefix: o.Prefix})
+	if err != nil {
+		return err
+	}
+	now, err := st.Now(ctx)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(w, "Plenum tables %s* in %s: schema version %d, database clock %s\n",
+		o.Prefix, o.DB, v, now.Format(time.RFC3339Nano))
+	in := inspector{db: db, d: d, names: migrations.NamesFor(o.Prefix), now: now, limit: o.Limit, w: w}
+	for _, f := range []func(context.Context) error{in.items, in.barriers, in.owners} {
+		if err := f(ctx); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+type inspector struct {
+	db    *sql.DB
+	d     dialect.Dialect
+	names migrations.Names
+	now   time.Time
+	limit int
+	w     io.Writer
+}
+
+var states = []core.State{core.StateAvailable, core.StateClaimed, core.StateCompleted, core.StateDead, core.StateCancelled}
+
+func (in inspector) items(ctx context.Context) error {
+	rows, err := in.db.QueryContext(ctx, "SELECT queue, state, COUNT(*) FROM "+in.names.Items+" GROUP BY queue, state")
+	if err != nil {
+		return fmt.Errorf("read items: %w", err)
+	}
+	defer rows.Close()
+	byQueue := map[string]map[core.State]int64{}
+	for rows.Next() {
+		var queue, state string
+		var n int64
+		if err := rows.Scan(&queue, &state, &n); err != nil {
+			return fmt.Errorf("read items: %w", err)
+		}
+		if byQueue[queue] == nil {
+			byQueue[queue] = map[core.State]int64{}
+		}
+		byQueue[queue][core.State(state)] = n
+	}
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("read items: %w", err)
+	}
+	queues := make([]string, 0, len(byQueue))
+	for q := range byQueue {
+		queues = append(queues, q)
+	}
+	sort.Strings(queues)
+
+	fmt.Fprintf(in.w, "\nItems (%s)\n", plural(len(queues), "queue"))
+	if len(queues) == 0 {
+		return nil
+	}
+	// Queue names left-aligned, counts right-aligned: tabwriter aligns
+	// every column one way, so the widths are measured here.
+	cells := make([][]string, 0, len(queues)+1)
+	head := []string{"queue"}
+	for _, s := range states {
+		head = append(head, string(s))
+	}
+	cells = append(cells, append(head, "total"))
+	for _, q := range queues {
+		var total int64
+		row := []string{q}
+		for _, s := range states {
+			row = append(row, commas(byQueue[q][s]))
+		}
+		for _, n := range byQueue[q] {
+			total += n // states this build does not know count too
+		}
+		cells = append(cells, append(row, commas(total)))
+	}
+	widths := make([]int, len(cells[0]))
+	for _, row := range cells {
+		for i, c := range row {
+			widths[i] = max(widths[i], len(c))
+		}
+	}
+	for _, row := range cells {
+		fmt.Fprintf(in.w, "  %-*s", widths[0], row[0])
+		for i, c := range row[1:] {
+			fmt.Fprintf(in.w, "  %*s", widths[i+1], c)
+		}
+		fmt.Fprintln(in.w)
+	}
+	return nil
+}
+
+func (in inspector) barriers(ctx context.Context) error {
+	var total int64
+	if err := in.db.QueryRowContext(ctx, "SELECT COUNT(*) FROM "+in.names.Barriers).Scan(&total); err != nil {
+		return fmt.Errorf("read barriers: %w", err)
+	}
+	rows, err := in.db.QueryContext(ctx, "SELECT id, name, expected, arrived, failed, sealed, fired_at, join_item_id FROM "+
+		in.names.Barriers+" ORDER BY created_at DESC, id DESC"+in.d.Limit(in.limit))
+	if err != nil {
+		return fmt.Errorf("read barriers: %w", err)
+	}
+	defer rows.Close()
+	fmt.Fprintf(in.w, "\nBarriers (%s, newest first)\n", shown(total, in.limit))
+	if total == 0 {
+		return rows.Err()
+	}
+	tw := indented(in.w)
+	fmt.Fprint(tw, "id\tname\texpected\tarrived\tfailed\tsealed\tfired\tjoin item\n")
+	for rows.Next() {
+		var (
+			id                        uuid.UUID
+			join                      uuid.NullUUID
+			name                      string
+			expected, arrived, failed int64
+			sealed                    bool
+			fired                     = dbTime{d: in.d}
+		)
+		if err := rows.Scan(&id, &name, &expected, &arrived, &failed, &sealed, &fired, &join); err != nil {
+			return fmt.Errorf("read barriers: %w", err)
+		}
+		firedAt, joinID := "no", "-"
+		if fired.valid {
+			firedAt = fired.t.Format(time.RFC3339Nano)
+		}
+		if join.Valid {
+			joinID = join.UUID.String()
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", id, name, commas(expected), commas(arrived), commas(failed), yesNo(sealed), firedAt, joinID)
+	}
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("read barriers: %w", err)
+	}
+	return tw.Flush()
+}
+
+func (in inspector) owners(ctx context.Context) error {
+	var total int64
+	if err := in.db.QueryRowContext(ctx, "SELECT COUNT(*) FROM "+in.names.Processes).Scan(&total); err != nil {
+		return fmt.Errorf("read owners: %w", err)
+	}
+	rows, err := in.db.QueryContext(ctx, "SELECT id, host, pid, started_at, last_heartbeat_at FROM "+
+		in.names.Processes+" ORDER BY last_heartbeat_at, id"+in.d.Limit(in.limit))
+	if err != nil {
+		return fmt.Errorf("read owners: %w", err)
+	}
+	defer rows.Close()
+	fmt.Fprintf(in.w, "\nOwners (%s, most silent first; ages on the database clock)\n", shown(total, in.limit))
+	if total == 0 {
+		return rows.Err()
+	}
+	tw := indented(in.w)
+	fmt.Fprint(tw, "id\thost\tpid\tstarted\tlast heartbeat\n")
+	for rows.Next() {
+		var (
+			id        uuid.UUID
+			host      string
+			pid       int64
+			started   = dbTime{d: in.d}
+			heartbeat = dbTime{d: in.d}
+		)
+		if err := rows.Scan(&id, &host, &pid, &started, &heartbeat); err != nil {
+			return fmt.Errorf("read owners: %w", err)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%s ago\t%s ago\n", id, host, pid, in.age(started), in.age(heartbeat))
+	}
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("read owners: %w", err)
+	}
+	return tw.Flush()
+}
+
+// age is how long before the database's now t was, rounded for reading.
+func (in inspector) age(t dbTime) string {
+	if !t.valid {
+		return "?"
+	}
+	d := in.now.Sub(t.t)
+	switch {
+	case d < 10*time.Second:
+		return d.Round(time.Millisecond).String()
+	case d < time.Hour:
+		return d.Round(time.Second).String()
+	}
+	return d.Round(time.Minute).String()
+}
+
+// indented returns a tabwriter whose lines start two spaces in, like the
+// other tables.
+func indented(w io.Writer) *tabwriter.Writer {
+	return tabwriter.NewWriter(&indentWriter{w: w}, 0, 0, 2, ' ', 0)
+}
+
+// indentWriter puts two spaces before every line it writes.
+type indentWriter struct {
+	w   io.Writer
+	mid bool // inside a line
+}
+
+// Write writes p, indenting each new line.
+func (iw *indentWriter) Write(p []byte) (int, error) {
+	var out []byte
+	for _, c := range p {
+		if !iw.mid {
+			out = append(out, ' ', ' ')
+			iw.mid = true
+		}
+		out = append(out, c)
+		if c == '\n' {
+			iw.mid = false
+		}
+	}
+	if _, err := iw.w.Write(out); err != nil {
+		return 0, err
+	}
+	return len(p), nil
+}
+
+func shown(total int64, limit int) string {
+	if total > int64(limit) {
+		return fmt.Sprintf("%d of %s", limit, commas(total))
+	}
+	return commas(total)
+}
+
+func yesNo(b bool) string {
+	if b {
+		return "yes"
+	}
+	return "no"
+}
+
+// dbTime scans a time column through the dialect; NULL leaves it invalid.
+type dbTime struct {
+	d     dialect.Dialect
+	t     time.Time
+	valid bool
+}
+
+// Scan implements sql.Scanner.
+func (v *dbTime) Scan(src any) error {
+	if src == nil {
+		v.valid = false
+		return nil
+	}
+	t, err := v.d.ScanTime(src)
+	if err != nil {
+		return err
+	}
+	v.t, v.valid = t, true
+	return nil
+}

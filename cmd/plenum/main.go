@@ -1,0 +1,190 @@
+// Command plenum is Plenum's command line: a demo of a fan-out/fan-in
+// workflow on an embedded SQLite file, schema migrations for each dialect, a
+// benchmark against bare SQL, the conformance suite outside "go test", and a
+// look inside a database's Plenum tables.
+//
+// Usage:
+//
+//	plenum <command> [flags]
+//
+// "plenum help" lists the commands; "plenum <command> -h" shows the flags of
+// one. Exit status: 0 on success, 1 when the command failed (an invariant
+// did not hold, the database refused), 2 for a usage error.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
+	stop()
+	os.Exit(code)
+}
+
+// env is where a command writes: results to stdout, usage and errors to
+// stderr. Tests pass buffers.
+type env struct {
+	stdout, stderr io.Writer
+}
+
+// command is one subcommand.
+type command struct {
+	name    string
+	summary string
+	run     func(ctx context.Context, e env, args []string) error
+}
+
+// commands is a function, not a variable, because help refers back to it.
+func commands() []command {
+	return []command{
+		{"demo", "run a fan-out/fan-in workflow with crashes and retries on a temporary SQLite file", runDemoCmd},
+		{"bench", "measure claim+complete and fan-in throughput against a bare-SQL baseline", runBenchCmd},
+		{"migrations", "generate migration files (gen) or apply the schema (up)", runMigrationsCmd},
+		{"conformance", "run the conformance suite against a database", runConformanceCmd},
+		{"inspect", "show items by state, barriers and owners of a database", runInspectCmd},
+		{"help", "show help for plenum or one command", runHelpCmd},
+	}
+}
+
+// Exit statuses.
+const (
+	exitOK      = 0
+	exitFailure = 1
+	exitUsage   = 2
+)
+
+// usageError is a mistake in the command line: exit status 2.
+type usageError struct{ msg string }
+
+// Error returns the message.
+func (e *usageError) Error() string { return e.msg }
+
+func usagef(format string, args ...any) error {
+	return &usageError{msg: fmt.Sprintf(format, args...)}
+}
+
+// errUsageShown means the flag package already printed the problem and the
+// usage: nothing more to say, exit 2.
+var errUsageShown = errors.New("usage shown")
+
+// run runs one command line and returns the exit status.
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	e := env{stdout: stdout, stderr: stderr}
+	if len(args) == 0 {
+		printUsage(stderr)
+		return exitUsage
+	}
+	name := args[0]
+	switch name {
+	case "-h", "-help", "--help":
+		printUsage(stdout)
+		return exitOK
+	}
+	for _, c := range commands() {
+		if c.name == name {
+			return exitCode(stderr, c.run(ctx, e, args[1:]))
+		}
+	}
+	fmt.Fprintf(stderr, "plenum: unknown command %q\n\n", name)
+	printUsage(stderr)
+	return exitUsage
+}
+
+// exitCode reports err on w and maps it to an exit status.
+func exitCode(w io.Writer, err error) int {
+	var ue *usageError
+	switch {
+	case err == nil, errors.Is(err, flag.ErrHelp):
+		return exitOK
+	case errors.Is(err, errUsageShown):
+		return exitUsage
+	case errors.As(err, &ue):
+		fmt.Fprintf(w, "plenum: %v\n", err)
+		return exitUsage
+	}
+	fmt.Fprintf(w, "plenum: %v\n", err)
+	return exitFailure
+}
+
+func printUsage(w io.Writer) {
+	fmt.Fprint(w, `Plenum: claiming, fencing and fan-in for job engines on SQL databases.
+
+Usage:
+
+	plenum <command> [flags]
+
+Commands:
+
+`)
+	for _, c := range commands() {
+		fmt.Fprintf(w, "\t%-12s %s\n", c.name, c.summary)
+	}
+	fmt.Fprint(w, `
+Start with "plenum demo". Run "plenum <command> -h" for a command's flags.
+`)
+}
+
+func runHelpCmd(ctx context.Context, e env, args []string) error {
+	if len(args) == 0 {
+		printUsage(e.stdout)
+		return nil
+	}
+	if len(args) > 1 {
+		return usagef("help takes one command name, got %q", strings.Join(args, " "))
+	}
+	for _, c := range commands() {
+		if c.name == args[0] && c.name != "help" {
+			// A command's usage goes to stderr on -h; asked for by name,
+			// it goes to stdout.
+			return c.run(ctx, env{stdout: e.stdout, stderr: e.stdout}, []string{"-h"})
+		}
+	}
+	if args[0] == "help" {
+		printUsage(e.stdout)
+		return nil
+	}
+	return usagef("unknown command %q (run \"plenum help\" for the list)", args[0])
+}
+
+// newFlags returns a flag set for a command whose usage shows synopsis and
+// about before the flags.
+func newFlags(e env, name, synopsis, about string) *flag.FlagSet {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.SetOutput(e.stderr)
+	fs.Usage = func() {
+		w := fs.Output()
+		fmt.Fprintf(w, "Usage: plenum %s\n\n%s\n", synopsis, strings.TrimSpace(about))
+		n := 0
+		fs.VisitAll(func(*flag.Flag) { n++ })
+		if n > 0 {
+			fmt.Fprint(w, "\nFlags:\n")
+			fs.PrintDefaults()
+		}
+	}
+	return fs
+}
+
+// parseFlags parses args, and refuses positional arguments: every command
+// takes flags only.
+func parseFlags(fs *flag.FlagSet, args []string) error {
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return err
+		}
+		return errUsageShown
+	}
+	if fs.NArg() > 0 {
+		return usagef("%s: unexpected argument %q (flags only; see \"plenum %s -h\")", fs.Name(), fs.Arg(0), fs.Name())
+	}
+	return nil
+}

@@ -1,0 +1,87 @@
+// Package conformance is Plenum's shared test suite: it proves, against one
+// real database, every guarantee the store makes. Each dialect package runs
+// it from its own tests, and so can anyone against their own server, version
+// and settings (a managed MySQL, Aurora, a CockroachDB cluster, an Oracle
+// instance), from an ordinary go test.
+//
+// # What it proves
+//
+// Run runs one subtest per guarantee of the design, each named for what it
+// proves (Names lists them), and each able to fail: they count exactly
+// rather than check for the absence of errors.
+//
+//   - Claims: concurrent claimers never hold the same item and every item
+//     completes exactly once; claims go by priority, then available_at,
+//     then id; a claim locks only the rows it takes.
+//   - Fencing: a holder whose claim was reaped and taken over changes
+//     nothing (Complete, Fail, Release, Extend and Fence all refuse); what
+//     a fence writes, the caller's own statements included, commits with
+//     it or not at all, also when its context ends half way; completing
+//     again with the same claim is harmless.
+//   - Recovery: an owner that stops heartbeating is reaped, its claims
+//     released as crashes (not attempts) and a poison item dead-lettered; a
+//     lease that runs out under a live owner is a timeout; concurrent
+//     reapers release each claim once; heartbeats extend leases.
+//   - Database clock: only the database's clock gates visibility.
+//   - Fan-out and fan-in: a dispatch resumes from its saved cursor without
+//     duplicates; every child's end counts once at its barrier under
+//     concurrent completions, failures, cancellations and crashes; a
+//     barrier fires exactly once, at the seal if its children finished
+//     first, and nested barriers fire in order; the FailBarrier policy
+//     carries a failure upwards; joins read results by keyset pages.
+//   - Enqueue idempotency keys (also under concurrency and past one
+//     statement's bind limit), the outbox (EnqueueTx), Cancel and Revive.
+//   - Bad input is refused with the documented sentinel error and changes
+//     nothing; concurrent start-ups that migrate do not collide;
+//     transient errors under contention are retried, not returned.
+//
+// # How it works
+//
+// Every subtest works under its own random table prefix ("pc" and eight hex
+// digits), creates its tables with the store's migrator, and drops them when
+// it ends; it never touches any other table, so it can run in a database
+// that holds real data, by a user who may create tables but not databases.
+// Time moves only on the database side: a second store on the same tables
+// opened with core.Options.ClockOffset sees the clock hours ahead (leases
+// expired, heartbeats stale) without any sleep or any host's clock. Crashes
+// are simulated in-process: an owner that stops heartbeating, a fence whose
+// context is cancelled between two statements, a dispatch whose source
+// fails half way. No subprocess is needed, so the suite runs from any test
+// binary.
+//
+// Subtests run in parallel (Config.Serial turns that off), and each opens
+// its own *sql.DB through Config.Open; the SQLite wiring gives each its own
+// database file, so that they do not queue behind SQLite's single writer.
+// Config.Scale shrinks the two large workloads (1,000 items claimed by 16
+// goroutines, 2,000 children fanned in) for slow databases.
+//
+// # Running it against your database
+//
+// A test file in your own module (PostgreSQL here; use your database's
+// dialect package and driver):
+//
+//	package myapp_test
+//
+//	import (
+//		"testing"
+//
+//		_ "github.com/jackc/pgx/v5/stdlib"
+//		"github.com/plenumdb/plenum/conformance"
+//		"github.com/plenumdb/plenum/postgres"
+//	)
+//
+//	func TestPlenumConformance(t *testing.T) {
+//		conformance.Run(t, conformance.Config{
+//			Dialect: postgres.Dialect(),
+//			Open:    conformance.Opener("pgx", conformance.DSN(t, "postgres")),
+//		})
+//	}
+//
+// Then: PLENUM_POSTGRES_DSN=postgres://... go test -race -run
+// TestPlenumConformance. DSN reads PLENUM_<NAME>_DSN (PLENUM_POSTGRES_DSN,
+// PLENUM_MYSQL_DSN, PLENUM_COCKROACH_DSN, PLENUM_ORACLE_DSN); without one
+// the test is skipped with a message saying what to set, unless
+// PLENUM_REQUIRE (comma-separated names, e.g. "postgres,mysql") lists the
+// database, which makes it a failure, as CI wants. Harness adds a fallback
+// hook, for a dialect test that can start a database itself.
+package conformance

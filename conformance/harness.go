@@ -1,0 +1,145 @@
+package conformance
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"os"
+	"strings"
+	"testing"
+	"time"
+)
+
+// RequireEnv is the environment variable that lists, comma-separated, the
+// databases whose conformance tests must run: for a name it lists, a
+// missing database is a failure instead of a skip. CI sets it, e.g.
+// PLENUM_REQUIRE=postgres,mysql.
+const RequireEnv = "PLENUM_REQUIRE"
+
+// Harness says where a dialect's conformance test finds its database: an
+// environment variable holding a DSN, then an optional fallback (a server
+// the test starts itself), else a skip that says how to enable the test,
+// or a failure when RequireEnv lists the database.
+type Harness struct {
+	// Name is the database's name as RequireEnv lists it: "postgres",
+	// "mysql", "cockroach", "oracle". Required.
+	Name string
+
+	// Env is the environment variable holding the DSN. Default: "PLENUM_",
+	// the upper-cased Name, "_DSN" (PLENUM_POSTGRES_DSN,
+	// PLENUM_MYSQL_DSN, PLENUM_COCKROACH_DSN, PLENUM_ORACLE_DSN).
+	Env string
+
+	// Fallback, when set, is asked for a DSN when Env is unset or empty:
+	// the hook for a test that can start a database itself (a container, a
+	// local server). It returns ok == false when it has none, and registers
+	// the shutdown of whatever it started with t.Cleanup. Default: none.
+	Fallback func(t testing.TB) (dsn string, ok bool)
+
+	// Example is a DSN shown in the skip message. Default: a typical DSN
+	// for the known names, none for others.
+	Example string
+}
+
+// examples are typical DSNs for the skip messages of the known databases.
+var examples = map[string]string{
+	"postgres":  "postgres://user:password@localhost:5432/plenum_test?sslmode=disable",
+	"mysql":     "user:password@tcp(localhost:3306)/plenum_test",
+	"cockroach": "postgresql://root@localhost:26257/plenum_test?sslmode=disable",
+	"oracle":    "oracle://user:password@localhost:1521/FREEPDB1",
+}
+
+// EnvName returns the environment variable the harness reads.
+func (h Harness) EnvName() string {
+	if h.Env != "" {
+		return h.Env
+	}
+	var b strings.Builder
+	b.WriteString("PLENUM_")
+	for _, r := range strings.ToUpper(h.Name) {
+		if (r >= 'A' && r <= 'Z') || (r >= '0' && r <= '9') {
+			b.WriteRune(r)
+		} else {
+			b.WriteByte('_')
+		}
+	}
+	b.WriteString("_DSN")
+	return b.String()
+}
+
+// DSN returns the DSN of the database to test. When there is none it skips
+// t with a message saying how to provide one, or fails t if RequireEnv
+// lists h.Name; it then returns "" (when t's Skip and Fatal return at all).
+func (h Harness) DSN(t testing.TB) string {
+	t.Helper()
+	if strings.TrimSpace(h.Name) == "" {
+		t.Fatal("conformance: Harness.Name is empty")
+		return ""
+	}
+	env := h.EnvName()
+	if dsn := strings.TrimSpace(os.Getenv(env)); dsn != "" {
+		return dsn
+	}
+	if h.Fallback != nil {
+		if dsn, ok := h.Fallback(t); ok && strings.TrimSpace(dsn) != "" {
+			return dsn
+		}
+	}
+	example := h.Example
+	if example == "" {
+		example = examples[strings.ToLower(h.Name)]
+	}
+	msg := fmt.Sprintf("conformance: no %s database: set %s to the DSN of a database where the test may create and drop tables", h.Name, env)
+	if example != "" {
+		msg += fmt.Sprintf(" (e.g. %s=%q)", env, example)
+	}
+	if Required(h.Name) {
+		t.Fatalf("%s; it is required: %s=%q lists %s", msg, RequireEnv, os.Getenv(RequireEnv), h.Name)
+		return ""
+	}
+	t.Skipf("%s; %s=%s turns this skip into a failure", msg, RequireEnv, h.Name)
+	return ""
+}
+
+// DSN is Harness{Name: name}.DSN(t): the DSN from PLENUM_<NAME>_DSN, or a
+// skip (a failure when PLENUM_REQUIRE lists name).
+func DSN(t testing.TB, name string) string {
+	t.Helper()
+	return Harness{Name: name}.DSN(t)
+}
+
+// Required reports whether RequireEnv lists name (case-insensitive).
+func Required(name string) bool {
+	name = strings.TrimSpace(name)
+	if name == "" {
+		return false
+	}
+	for _, n := range strings.Split(os.Getenv(RequireEnv), ",") {
+		if strings.EqualFold(strings.TrimSpace(n), name) {
+			return true
+		}
+	}
+	return false
+}
+
+// Opener returns a Config.Open that opens a new handle with
+// sql.Open(driverName, dsn) on every call, pings it, and closes it when the
+// calling test ends. The driver must be registered (import its package).
+func Opener(driverName, dsn string) func(t testing.TB) *sql.DB {
+	return func(t testing.TB) *sql.DB {
+		t.Helper()
+		db, err := sql.Open(driverName, dsn)
+		if err != nil {
+			t.Fatalf("conformance: sql.Open(%q): %v", driverName, err)
+			return nil
+		}
+		t.Cleanup(func() { db.Close() })
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		if err := db.PingContext(ctx); err != nil {
+			t.Fatalf("conformance: ping %s database: %v", driverName, err)
+			return nil
+		}
+		return db
+	}
+}

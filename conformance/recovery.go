@@ -1,0 +1,276 @@
+package conformance
+
+import (
+	"errors"
+	"sync"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/plenumdb/plenum/core"
+)
+
+// Guarantee 3: the claims of an owner that stops heartbeating are released
+// by a reaper as a crash (not an attempt), another owner finishes the item,
+// and the reaped owner learns that it was reaped.
+func testRecoveryOwnerStops(e *env) {
+	const queue = "orphan"
+	id := e.enqueueOne(e.s, core.ItemSpec{Queue: queue})
+	a := e.owner(e.s)
+	ca := e.claimOne(e.s, a, queue)
+	if ca.Attempt != 1 || ca.CrashCount != 0 {
+		e.t.Fatalf("claimed item: attempt %d, crashes %d; want 1, 0", ca.Attempt, ca.CrashCount)
+	}
+
+	// Ten minutes later, with no heartbeat from A: its lease (an hour)
+	// still runs, but it is stale after five minutes.
+	later := e.at(10 * time.Minute)
+	r, err := later.Reap(e.ctx, core.ReapParams{StaleAfter: 5 * time.Minute})
+	if err != nil {
+		e.t.Fatalf("Reap: %v", err)
+	}
+	if r != (core.ReapResult{OwnersRemoved: 1, Crashed: 1}) {
+		e.t.Fatalf("Reap = %+v, want one owner removed and one crash", r)
+	}
+	it := e.get(id)
+	if it.State != core.StateAvailable || it.CrashCount != 1 || it.Attempt != 0 {
+		e.t.Errorf("reaped item: %s, crashes %d, attempt %d; want available, 1 crash, attempt back to 0", it.State, it.CrashCount, it.Attempt)
+	}
+	if r, err := later.Reap(e.ctx, core.ReapParams{StaleAfter: 5 * time.Minute}); err != nil || r != (core.ReapResult{}) {
+		e.t.Errorf("second Reap = %+v, %v; want nothing to do", r, err)
+	}
+
+	b := e.owner(later)
+	cb := e.claimOne(later, b, queue)
+	if cb.ID != id || cb.Attempt != 1 || cb.CrashCount != 1 {
+		e.t.Errorf("B's claim: %s, attempt %d, crashes %d; want %s, attempt 1, 1 crash", cb.ID, cb.Attempt, cb.CrashCount, id)
+	}
+	e.complete(later, cb, `{"by":"b"}`)
+	if it := e.get(id); it.State != core.StateCompleted || it.ClaimToken != cb.Token {
+		e.t.Errorf("item after B's Complete: %s with token %s, want completed with %s", it.State, it.ClaimToken, cb.Token)
+	}
+
+	// A wakes up.
+	if _, err := e.s.Heartbeat(e.ctx, a, time.Minute); !errors.Is(err, core.ErrOwnerLost) {
+		e.t.Errorf("reaped owner's Heartbeat = %v, want ErrOwnerLost", err)
+	}
+	e.enqueueOne(e.s, core.ItemSpec{Queue: queue})
+	if cs, err := e.s.Claim(e.ctx, core.ClaimParams{Queue: queue, Owner: a, Limit: 5, Lease: time.Minute}); !errors.Is(err, core.ErrOwnerLost) || len(cs) != 0 {
+		e.t.Errorf("reaped owner's Claim = %d items, %v; want ErrOwnerLost", len(cs), err)
+	}
+	e.wantCounts(queue, map[core.State]int64{core.StateCompleted: 1, core.StateAvailable: 1})
+}
+
+// Guarantee 3: an item whose owners die MaxCrashes times while holding it
+// is dead-lettered, and counts as a failed arrival at its barrier.
+func testRecoveryPoison(e *env) {
+	const queue, kidsQ = "poison-parent", "poison"
+	const maxCrashes = 3
+	e.enqueueOne(e.s, core.ItemSpec{Queue: queue})
+	b := e.fanOut(e.s, e.claimOne(e.s, e.owner(e.s), queue), core.BarrierSpec{Name: "b", Join: core.JoinSpec{Queue: "poison-join"}},
+		[]core.ChildSpec{{Key: "poison", Queue: kidsQ}, {Key: "fine", Queue: "fine"}})
+	e.complete(e.s, e.claimOne(e.s, e.owner(e.s), "fine"), "")
+
+	var id uuid.UUID
+	for round := 1; round <= maxCrashes; round++ {
+		// Each round on a later clock: the worker claims, then dies; ten
+		// minutes later the reaper runs.
+		worker := e.at(time.Duration(2*round-1) * 10 * time.Minute)
+		reaper := e.at(time.Duration(2*round) * 10 * time.Minute)
+		c := e.claimOne(worker, e.owner(worker), kidsQ)
+		if id == uuid.Nil {
+			id = c.ID
+		}
+		r, err := reaper.Reap(e.ctx, core.ReapParams{StaleAfter: 5 * time.Minute, MaxCrashes: maxCrashes})
+		if err != nil {
+			e.t.Fatalf("round %d: Reap: %v", round, err)
+		}
+		it := e.get(id)
+		if round < maxCrashes {
+			if r.Crashed != 1 || r.DeadLettered != 0 || it.State != core.StateAvailable || it.CrashCount != round {
+				e.t.Fatalf("round %d: Reap %+v, item %s with %d crashes; want 1 crash released, available with %d crashes", round, r, it.State, it.CrashCount, round)
+			}
+			if got := e.barrier(b.ID); got.Failed != 0 || got.Fired() {
+				e.t.Fatalf("round %d: barrier failed %d, fired %v; want 0, not fired", round, got.Failed, got.Fired())
+			}
+			continue
+		}
+		if r.Crashed != 1 || r.DeadLettered != 1 || it.State != core.StateDead || it.CrashCount != maxCrashes {
+			e.t.Fatalf("last round: Reap %+v, item %s with %d crashes; want 1 crash dead-lettered, dead with %d crashes", r, it.State, it.CrashCount, maxCrashes)
+		}
+	}
+	got := e.barrier(b.ID)
+	if got.Arrived != 1 || got.Failed != 1 || !got.Fired() {
+		e.t.Errorf("barrier: arrived %d, failed %d, fired %v; want 1, 1, fired", got.Arrived, got.Failed, got.Fired())
+	}
+	if n := e.joinsOf(b.ID); n != 1 {
+		e.t.Errorf("%d join items, want 1", n)
+	}
+}
+
+// Guarantee 3: a lease that expires while its owner is alive is a timeout:
+// the attempt counts, no crash does, and on the last attempt the item is
+// dead (a failed arrival at its barrier).
+func testRecoveryTimeout(e *env) {
+	const queue, kidsQ = "timeout-parent", "timeout"
+	// The owner's last heartbeat is at +10 min; its claim, taken now, has a
+	// one-minute lease.
+	t10, t20 := e.at(10*time.Minute), e.at(20*time.Minute)
+	a := e.owner(t10)
+	e.enqueueOne(e.s, core.ItemSpec{Queue: queue})
+	b := e.fanOut(e.s, e.claimOne(e.s, a, queue), core.BarrierSpec{Name: "b", Join: core.JoinSpec{Queue: "timeout-join"}},
+		[]core.ChildSpec{{Key: "slow", Queue: kidsQ, MaxAttempts: 2}})
+	c := e.claimLease(e.s, a, kidsQ, 1, time.Minute)
+	if len(c) != 1 {
+		e.t.Fatalf("claimed %d items, want 1", len(c))
+	}
+	id := c[0].ID
+	r, err := t10.Reap(e.ctx, core.ReapParams{StaleAfter: 5 * time.Minute})
+	if err != nil {
+		e.t.Fatalf("Reap: %v", err)
+	}
+	if r != (core.ReapResult{TimedOut: 1}) {
+		e.t.Fatalf("Reap = %+v, want one timeout and nothing else (the owner is alive)", r)
+	}
+	it := e.get(id)
+	if it.State != core.StateAvailable || it.Attempt != 1 || it.CrashCount != 0 {
+		e.t.Fatalf("timed-out item: %s, attempt %d, crashes %d; want available, attempt 1 used, no crash", it.State, it.Attempt, it.CrashCount)
+	}
+
+	// Second and last attempt, on the +10 min clock; at +20 min the owner
+	// is still fresh (10 < 15 minutes) but the lease is long gone.
+	c = e.claimLease(t10, a, kidsQ, 1, time.Minute)
+	if len(c) != 1 || c[0].Attempt != 2 {
+		e.t.Fatalf("second claim: %d items (attempt %v), want 1 at attempt 2", len(c), c)
+	}
+	r, err = t20.Reap(e.ctx, core.ReapParams{StaleAfter: 15 * time.Minute})
+	if err != nil {
+		e.t.Fatalf("Reap: %v", err)
+	}
+	if r != (core.ReapResult{TimedOut: 1, DeadLettered: 1}) {
+		e.t.Fatalf("Reap on the last attempt = %+v, want one timeout, dead-lettered", r)
+	}
+	if it := e.get(id); it.State != core.StateDead || it.CrashCount != 0 || it.Attempt != 2 {
+		e.t.Errorf("item after its last attempt timed out: %s, attempt %d, crashes %d; want dead, 2, 0", it.State, it.Attempt, it.CrashCount)
+	}
+	if got := e.barrier(b.ID); got.Failed != 1 || got.Arrived != 0 || !got.Fired() {
+		e.t.Errorf("barrier: arrived %d, failed %d, fired %v; want 0, 1, fired", got.Arrived, got.Failed, got.Fired())
+	}
+	if _, err := t20.Heartbeat(e.ctx, a, time.Minute); err != nil {
+		e.t.Errorf("the live owner's Heartbeat = %v, want nil: a timeout must not remove its owner", err)
+	}
+}
+
+// Guarantee 3: reapers running at once release each orphaned claim once,
+// and count each crash once.
+func testRecoveryConcurrentReapers(e *env) {
+	const queue = "reapers"
+	const owners, perOwner, reapers = 4, 50, 8
+	specs := make([]core.ItemSpec, owners*perOwner)
+	for i := range specs {
+		specs[i] = core.ItemSpec{Queue: queue}
+	}
+	e.enqueue(e.s, specs...)
+	var claimed []core.Claim
+	for range owners {
+		cs := e.claim(e.s, e.owner(e.s), queue, perOwner)
+		if len(cs) != perOwner {
+			e.t.Fatalf("claimed %d, want %d", len(cs), perOwner)
+		}
+		claimed = append(claimed, cs...)
+	}
+
+	stores := make([]*core.Store, reapers)
+	for i := range stores {
+		stores[i] = e.at(time.Hour)
+	}
+	results := make([]core.ReapResult, reapers)
+	var wg sync.WaitGroup
+	start := make(chan struct{})
+	for i := range reapers {
+		wg.Go(func() {
+			<-start
+			r, err := stores[i].Reap(e.ctx, core.ReapParams{StaleAfter: 30 * time.Minute})
+			if err != nil {
+				e.t.Errorf("reaper %d: %v", i, err)
+			}
+			results[i] = r
+		})
+	}
+	close(start)
+	wg.Wait()
+	var sum core.ReapResult
+	for _, r := range results {
+		sum.OwnersRemoved += r.OwnersRemoved
+		sum.Crashed += r.Crashed
+		sum.TimedOut += r.TimedOut
+		sum.DeadLettered += r.DeadLettered
+	}
+	if want := (core.ReapResult{OwnersRemoved: owners, Crashed: owners * perOwner}); sum != want {
+		e.t.Errorf("%d concurrent reapers released %+v in all, want %+v (per reaper: %+v)", reapers, sum, want, results)
+	}
+	for _, c := range claimed {
+		if it := e.get(c.ID); it.State != core.StateAvailable || it.CrashCount != 1 || it.Attempt != 0 {
+			e.t.Errorf("item %s: %s, crashes %d, attempt %d; want available, 1 crash, attempt 0", c.ID, it.State, it.CrashCount, it.Attempt)
+		}
+	}
+	if r, err := stores[0].Reap(e.ctx, core.ReapParams{StaleAfter: 30 * time.Minute}); err != nil || r != (core.ReapResult{}) {
+		e.t.Errorf("Reap after the concurrent ones = %+v, %v; want nothing left", r, err)
+	}
+}
+
+// Guarantee 3: a heartbeat moves the leases of its owner's claims, and
+// only those, to the given lease from now on the database clock, and says
+// how many it moved.
+func testHeartbeatExtends(e *env) {
+	const queue = "heartbeat"
+	e.enqueue(e.s, make2n(queue, 2)...)
+	a, other := e.owner(e.s), e.owner(e.s)
+	mine := e.claimLease(e.s, a, queue, 3, time.Minute)
+	if len(mine) != 3 {
+		e.t.Fatalf("claimed %d, want 3", len(mine))
+	}
+	theirs := e.claimOne(e.s, other, queue)
+	before := map[uuid.UUID]core.Item{}
+	for _, c := range append(mine, theirs) {
+		before[c.ID] = e.get(c.ID)
+	}
+
+	t0 := e.now(e.s)
+	n, err := e.s.Heartbeat(e.ctx, a, time.Hour)
+	t1 := e.now(e.s)
+	if err != nil || n != 3 {
+		e.t.Fatalf("Heartbeat = %d, %v; want 3 leases extended", n, err)
+	}
+	slack := e.clockSlack()
+	for _, c := range mine {
+		it := e.get(c.ID)
+		if !between(it.LeaseExpiresAt, t0.Add(time.Hour), t1.Add(time.Hour), slack) {
+			e.t.Errorf("item %s: lease expires %v after the heartbeat, want within [%v, %v] (it was %v)", c.ID, it.LeaseExpiresAt, t0.Add(time.Hour), t1.Add(time.Hour), before[c.ID].LeaseExpiresAt)
+		}
+		if !it.LeaseExpiresAt.After(before[c.ID].LeaseExpiresAt.Add(50 * time.Minute)) {
+			e.t.Errorf("item %s: lease moved from %v to %v only", c.ID, before[c.ID].LeaseExpiresAt, it.LeaseExpiresAt)
+		}
+	}
+	if d := itemDiff(before[theirs.ID], e.get(theirs.ID)); d != "" {
+		e.t.Errorf("another owner's heartbeat changed its claim: %s", d)
+	}
+
+	// On a clock two hours ahead, the lease runs from there.
+	future := e.at(2 * time.Hour)
+	e.complete(e.s, mine[0], "")
+	t0 = e.now(future)
+	n, err = future.Heartbeat(e.ctx, a, 10*time.Minute)
+	t1 = e.now(future)
+	if err != nil || n != 2 {
+		e.t.Fatalf("Heartbeat after one claim completed = %d, %v; want 2", n, err)
+	}
+	for _, c := range mine[1:] {
+		if it := e.get(c.ID); !between(it.LeaseExpiresAt, t0.Add(10*time.Minute), t1.Add(10*time.Minute), slack) {
+			e.t.Errorf("item %s: lease expires %v, want within [%v, %v]", c.ID, it.LeaseExpiresAt, t0.Add(10*time.Minute), t1.Add(10*time.Minute))
+		}
+	}
+	if it := e.get(mine[0].ID); !it.LeaseExpiresAt.IsZero() || it.State != core.StateCompleted {
+		e.t.Errorf("completed item: %s, lease %v; want completed, no lease", it.State, it.LeaseExpiresAt)
+	}
+}

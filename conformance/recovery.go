@@ -137,9 +137,14 @@ func testRecoveryTimeout(e *env) {
 		e.t.Fatalf("timed-out item: %s, attempt %d, crashes %d; want available, attempt 1 used, no crash", it.State, it.Attempt, it.CrashCount)
 	}
 
-	// Second and last attempt, on the +10 min clock; at +20 min the owner
+	// A timeout is a failed attempt: it waits out the backoff (seconds for
+	// a first attempt) before it can run again.
+	if c = e.claimLease(t10, a, kidsQ, 1, time.Minute); len(c) != 0 {
+		e.t.Fatalf("timed-out item claimed again at once, want it to wait out its backoff")
+	}
+	// Second and last attempt, on a +15 min clock; at +20 min the owner
 	// is still fresh (10 < 15 minutes) but the lease is long gone.
-	c = e.claimLease(t10, a, kidsQ, 1, time.Minute)
+	c = e.claimLease(e.at(15*time.Minute), a, kidsQ, 1, time.Minute)
 	if len(c) != 1 || c[0].Attempt != 2 {
 		e.t.Fatalf("second claim: %d items (attempt %v), want 1 at attempt 2", len(c), c)
 	}

@@ -25,6 +25,11 @@ import (
 // nothing but the handle. An error from fn rolls everything back and is
 // returned with held == true.
 //
+// After ErrCommitUnknown, a fence that completed the item can be recognised
+// with Get: State completed and ClaimToken equal to c.Token mean it
+// committed, together with everything fn wrote. A fence run again on such an
+// item returns held == false, as for any claim that is no longer held.
+//
 // The token compared is c.Token, captured at claim time, not anything read
 // again, so a fence entered after a rolled-back attempt still recognises a
 // claim that is really held, and a claim that moved on is never mistaken for

@@ -53,7 +53,9 @@ type Item struct {
 	MaxAttempts int
 	// CrashCount counts claims released because their owner died.
 	CrashCount int
-	// ClaimToken and ClaimedBy are those of the latest claim.
+	// ClaimToken and ClaimedBy are those of the latest claim; they stay
+	// after the item completes (so a completion can be recognised as one's
+	// own), and Cancel clears the token.
 	ClaimToken     uuid.UUID
 	ClaimedBy      uuid.UUID
 	ClaimedAt      time.Time

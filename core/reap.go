@@ -88,7 +88,7 @@ func (s *Store) Reap(ctx context.Context, p ReapParams) (ReapResult, error) {
 			if dead {
 				stmt = "UPDATE {items} SET state = 'dead', finished_at = {now}, lease_expires_at = NULL, crash_count = crash_count + 1, last_error = ? WHERE id = ? AND claim_token = ? AND state = 'claimed'"
 			}
-			changed, err := s.cas(ctx, tx, stmt, "owner died while holding the claim", o)
+			changed, err := s.cas(ctx, tx, stmt, "owner died while holding the claim", s.d.UUID(o.id), s.d.UUID(o.token))
 			if err != nil {
 				return err
 			}
@@ -107,12 +107,18 @@ func (s *Store) Reap(ctx context.Context, p ReapParams) (ReapResult, error) {
 			return err
 		}
 		for _, o := range expired {
+			// A timeout is a failed attempt: it retries after the same
+			// backoff as Fail, so that a handler slower than its lease is not
+			// hammered.
 			dead := o.attempt >= o.maxAttempts
-			stmt := "UPDATE {items} SET state = 'available', available_at = {now}, lease_expires_at = NULL, last_error = ? WHERE id = ? AND claim_token = ? AND state = 'claimed'"
+			var changed bool
 			if dead {
-				stmt = "UPDATE {items} SET state = 'dead', finished_at = {now}, lease_expires_at = NULL, last_error = ? WHERE id = ? AND claim_token = ? AND state = 'claimed'"
+				changed, err = s.cas(ctx, tx, "UPDATE {items} SET state = 'dead', finished_at = {now}, lease_expires_at = NULL, last_error = ? WHERE id = ? AND claim_token = ? AND state = 'claimed'",
+					"lease expired", s.d.UUID(o.id), s.d.UUID(o.token))
+			} else {
+				changed, err = s.cas(ctx, tx, "UPDATE {items} SET state = 'available', available_at = {now+}, lease_expires_at = NULL, last_error = ? WHERE id = ? AND claim_token = ? AND state = 'claimed'",
+					micros(s.opts.Backoff(o.attempt)), "lease expired", s.d.UUID(o.id), s.d.UUID(o.token))
 			}
-			changed, err := s.cas(ctx, tx, stmt, "lease expired", o)
 			if err != nil {
 				return err
 			}
@@ -161,8 +167,8 @@ func (s *Store) reapable(ctx context.Context, tx dialect.Querier, cond string, l
 }
 
 // cas runs a compare-and-set release and reports whether it changed the row.
-func (s *Store) cas(ctx context.Context, tx dialect.Querier, stmt, reason string, c reapCandidate) (bool, error) {
-	res, err := tx.ExecContext(ctx, s.sql(stmt), reason, s.d.UUID(c.id), s.d.UUID(c.token))
+func (s *Store) cas(ctx context.Context, tx dialect.Querier, stmt string, args ...any) (bool, error) {
+	res, err := tx.ExecContext(ctx, s.sql(stmt), args...)
 	if err != nil {
 		return false, err
 	}

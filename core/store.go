@@ -56,7 +56,10 @@ func Open(ctx context.Context, db *sql.DB, d dialect.Dialect, opts Options) (*St
 		return nil, wrapDBError("open", err)
 	}
 	if err := d.Check(ctx, db); err != nil {
-		return nil, fmt.Errorf("plenum: %s connection: %w", d.Name(), err)
+		if errors.Is(err, sql.ErrConnDone) || strings.Contains(err.Error(), "sql: database is closed") {
+			return nil, wrapDBError("open", err)
+		}
+		return nil, fmt.Errorf("%w: %s connection: %w", ErrInvalidInput, d.Name(), err)
 	}
 	if opts.Migrate {
 		if _, err := migrations.Apply(ctx, db, d, opts.Prefix); err != nil {

@@ -97,11 +97,23 @@ func Open(path string) (*sql.DB, error) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), BusyTimeout+5*time.Second)
 	defer cancel()
-	if err := db.PingContext(ctx); err != nil {
-		db.Close()
-		return nil, fmt.Errorf("sqlite: open %q: %w", path, err)
+	// Switching a brand-new file to WAL takes an exclusive lock and does not
+	// wait on busy_timeout, so processes opening the same new file together
+	// can get SQLITE_BUSY at once: wait and try again, within BusyTimeout.
+	for {
+		err := db.PingContext(ctx)
+		if err == nil {
+			return db, nil
+		}
+		if theDialect.Classify(err) != dialect.Retryable || ctx.Err() != nil {
+			db.Close()
+			return nil, fmt.Errorf("sqlite: open %q: %w", path, err)
+		}
+		select {
+		case <-ctx.Done():
+		case <-time.After(5 * time.Millisecond):
+		}
 	}
-	return db, nil
 }
 
 // Name returns "sqlite".

@@ -642,3 +642,32 @@ func TestLock(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// Several handles opening the same brand-new file at once all succeed: the
+// switch to WAL can answer SQLITE_BUSY without waiting, and Open waits it
+// out.
+func TestOpen_ConcurrentOnNewFile(t *testing.T) {
+	t.Parallel()
+	for round := 0; round < 20; round++ {
+		path := filepath.Join(t.TempDir(), "new.db")
+		var wg sync.WaitGroup
+		errs := make(chan error, 8)
+		for i := 0; i < 8; i++ {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				db, err := sqlite.Open(path)
+				if err != nil {
+					errs <- err
+					return
+				}
+				db.Close()
+			}()
+		}
+		wg.Wait()
+		close(errs)
+		for err := range errs {
+			t.Fatalf("round %d: %v", round, err)
+		}
+	}
+}

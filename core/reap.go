@@ -42,7 +42,8 @@ type ReapResult struct {
 // Reap removes owners whose heartbeat is stale, releases the claims of
 // owners that are gone (counting a crash, not an attempt, and dead-lettering
 // an item after MaxCrashes) and the claims whose lease expired (a timeout:
-// the attempt counts). Any number of reapers may run at once: every release
+// the attempt counts, and the item waits out the store's backoff as after
+// Fail). Any number of reapers may run at once: every release
 // is a compare-and-set on the id, token and state it read, so each claim is
 // released, and each crash counted, once.
 func (s *Store) Reap(ctx context.Context, p ReapParams) (ReapResult, error) {

@@ -1,0 +1,126 @@
+package dialect_test
+
+import (
+	"context"
+	"database/sql"
+	"database/sql/driver"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/plenumdb/plenum/dialect"
+)
+
+func TestRebindNumbered(t *testing.T) {
+	t.Parallel()
+	cases := []struct{ in, prefix, want string }{
+		{"SELECT 1", "$", "SELECT 1"},
+		{"a = ? AND b = ?", "$", "a = $1 AND b = $2"},
+		{"a = ? AND b = '?' AND c = ?", "$", "a = $1 AND b = '?' AND c = $2"},
+		{`a = "we?ird" AND b = ?`, ":", `a = "we?ird" AND b = :1`},
+		{"a = 'it''s ?' AND b = ?", "$", "a = 'it''s ?' AND b = $1"},
+		{"a = ? -- what?\nAND b = ?", "$", "a = $1 -- what?\nAND b = $2"},
+		{"a = 'unterminated ?", "$", "a = 'unterminated ?"},
+		{"a = ?", ":", "a = :1"},
+	}
+	for _, c := range cases {
+		if got := dialect.RebindNumbered(c.in, c.prefix); got != c.want {
+			t.Errorf("RebindNumbered(%q, %q) = %q, want %q", c.in, c.prefix, got, c.want)
+		}
+	}
+}
+
+func FuzzRebindNumbered(f *testing.F) {
+	for _, s := range []string{"a = ? AND b = '?'", `"x?" ?`, "-- ?\n?", "'", "??"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, q string) {
+		if strings.Contains(q, "$") || followedByDigit.MatchString(q) {
+			t.Skip() // the mapping back would be ambiguous
+		}
+		out := dialect.RebindNumbered(q, "$")
+		// Putting '?' back for every $N gives the input again, and the
+		// numbers run 1, 2, 3, ... in order.
+		next := 1
+		back := numbered.ReplaceAllStringFunc(out, func(m string) string {
+			if m != fmt.Sprintf("$%d", next) {
+				t.Fatalf("placeholder %s out of order in %q", m, out)
+			}
+			next++
+			return "?"
+		})
+		if back != q {
+			t.Fatalf("RebindNumbered(%q) = %q, which does not map back", q, out)
+		}
+	})
+}
+
+var (
+	numbered        = regexp.MustCompile(`\$[0-9]+`)
+	followedByDigit = regexp.MustCompile(`\?[0-9]`)
+)
+
+func TestPlaceholders(t *testing.T) {
+	t.Parallel()
+	for n, want := range map[int]string{-1: "", 0: "", 1: "?", 3: "?, ?, ?"} {
+		if got := dialect.Placeholders(n); got != want {
+			t.Errorf("Placeholders(%d) = %q, want %q", n, got, want)
+		}
+	}
+}
+
+func TestIsConnectionLost(t *testing.T) {
+	t.Parallel()
+	lost := []error{driver.ErrBadConn, sql.ErrConnDone, io.EOF, io.ErrUnexpectedEOF, net.ErrClosed,
+		fmt.Errorf("wrapped: %w", driver.ErrBadConn), &net.OpError{Op: "read", Err: errors.New("reset")}}
+	for _, err := range lost {
+		if !dialect.IsConnectionLost(err) {
+			t.Errorf("IsConnectionLost(%v) = false, want true", err)
+		}
+	}
+	kept := []error{nil, errors.New("syntax error"), context.Canceled, context.DeadlineExceeded, sql.ErrNoRows}
+	for _, err := range kept {
+		if dialect.IsConnectionLost(err) {
+			t.Errorf("IsConnectionLost(%v) = true, want false", err)
+		}
+	}
+}
+
+type named struct{ dialect.Dialect }
+
+func (n named) Name() string { return "registry-test" }
+
+func TestRegistry(t *testing.T) {
+	t.Parallel()
+	dialect.Register(named{})
+	d, err := dialect.Lookup("registry-test")
+	if err != nil || d.Name() != "registry-test" {
+		t.Fatalf("Lookup = %v, %v", d, err)
+	}
+	_, err = dialect.Lookup("no-such-database")
+	if !errors.Is(err, dialect.ErrUnknownDialect) || !strings.Contains(err.Error(), "registry-test") {
+		t.Fatalf("Lookup of an unknown name = %v, want ErrUnknownDialect listing the known ones", err)
+	}
+	defer func() {
+		if recover() == nil {
+			t.Error("registering a name twice did not panic")
+		}
+	}()
+	dialect.Register(named{})
+}
+
+func TestColumnTypeString(t *testing.T) {
+	t.Parallel()
+	for ct := dialect.UUID; ct <= dialect.Time; ct++ {
+		if ct.String() == "unknown" {
+			t.Errorf("column type %d has no name", ct)
+		}
+	}
+	if dialect.ColumnType(0).String() != "unknown" {
+		t.Error("the zero column type has a name")
+	}
+}

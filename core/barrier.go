@@ -29,7 +29,9 @@ const (
 	FailBarrier FailurePolicy = "fail"
 )
 
-// JoinSpec describes the item a barrier enqueues when it fires.
+// JoinSpec describes the item a barrier enqueues when it fires. The fields
+// mean what they mean in ItemSpec: Queue is required, the rest default as
+// there.
 type JoinSpec struct {
 	Queue       string
 	Kind        string
@@ -80,7 +82,8 @@ type ChildSpec struct {
 	// idempotent: required, deterministic (the same child gets the same key
 	// when a crashed dispatch runs again), up to 200 characters.
 	Key string
-	// Queue defaults to the parent's queue.
+	// Queue defaults to the parent's queue. The other fields mean what
+	// they mean in ItemSpec.
 	Queue       string
 	Kind        string
 	Payload     json.RawMessage

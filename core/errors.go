@@ -63,6 +63,7 @@ type InputError struct {
 	Reason string
 }
 
+// Error says which input was refused and why.
 func (e *InputError) Error() string {
 	return fmt.Sprintf("plenum: invalid %s: %s", e.Field, e.Reason)
 }

@@ -102,26 +102,9 @@ func applyInTx(ctx context.Context, db *sql.DB, d dialect.Dialect, prefix string
 		return nil, fmt.Errorf("migrations: apply: %w", err)
 	}
 	defer tx.Rollback()
-	if err := execAll(ctx, tx, d.CreateTable(MigrationsTable(prefix))); err != nil {
-		return nil, fmt.Errorf("migrations: apply: create %s: %w", NamesFor(prefix).Migrations, err)
-	}
-	done, err := appliedVersions(ctx, tx, prefix)
+	applied, err := applyPending(ctx, tx, d, prefix, "")
 	if err != nil {
 		return nil, err
-	}
-	var applied []int
-	for _, m := range All(prefix) {
-		if done[m.Version] {
-			continue
-		}
-		up, _ := Statements(d, m)
-		if err := execAll(ctx, tx, up); err != nil {
-			return nil, fmt.Errorf("migrations: apply version %d (%s): %w", m.Version, m.Name, err)
-		}
-		if _, err := tx.ExecContext(ctx, insertVersion(d, prefix), m.Version, m.Name); err != nil {
-			return nil, fmt.Errorf("migrations: apply version %d (%s): record: %w", m.Version, m.Name, err)
-		}
-		applied = append(applied, m.Version)
 	}
 	if err := tx.Commit(); err != nil {
 		return nil, fmt.Errorf("migrations: apply: commit: %w", err)
@@ -132,10 +115,17 @@ func applyInTx(ctx context.Context, db *sql.DB, d dialect.Dialect, prefix string
 // applyEach applies every pending version statement by statement, for
 // databases whose DDL commits on its own.
 func applyEach(ctx context.Context, conn *sql.Conn, d dialect.Dialect, prefix string) ([]int, error) {
-	if err := execAll(ctx, conn, d.CreateTable(MigrationsTable(prefix))); err != nil {
+	return applyPending(ctx, conn, d, prefix, " (run Apply again to complete it)")
+}
+
+// applyPending creates the migrations table if needed and applies, in
+// order, every version not recorded there, recording each after its
+// statements. hint is added to the error of a failed version.
+func applyPending(ctx context.Context, q dialect.Querier, d dialect.Dialect, prefix, hint string) ([]int, error) {
+	if err := execAll(ctx, q, d.CreateTable(MigrationsTable(prefix))); err != nil {
 		return nil, fmt.Errorf("migrations: apply: create %s: %w", NamesFor(prefix).Migrations, err)
 	}
-	done, err := appliedVersions(ctx, conn, prefix)
+	done, err := appliedVersions(ctx, q, prefix)
 	if err != nil {
 		return nil, err
 	}
@@ -145,10 +135,10 @@ func applyEach(ctx context.Context, conn *sql.Conn, d dialect.Dialect, prefix st
 			continue
 		}
 		up, _ := Statements(d, m)
-		if err := execAll(ctx, conn, up); err != nil {
-			return applied, fmt.Errorf("migrations: apply version %d (%s): %w (run Apply again to complete it)", m.Version, m.Name, err)
+		if err := execAll(ctx, q, up); err != nil {
+			return applied, fmt.Errorf("migrations: apply version %d (%s): %w%s", m.Version, m.Name, err, hint)
 		}
-		if _, err := conn.ExecContext(ctx, insertVersion(d, prefix), m.Version, m.Name); err != nil {
+		if _, err := q.ExecContext(ctx, insertVersion(d, prefix), m.Version, m.Name); err != nil {
 			return applied, fmt.Errorf("migrations: apply version %d (%s): record: %w", m.Version, m.Name, err)
 		}
 		applied = append(applied, m.Version)

@@ -8,8 +8,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
-	"path/filepath"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -106,20 +104,11 @@ func runBench(ctx context.Context, w io.Writer, o benchOptions) (benchReport, er
 	if err := o.validate(); err != nil {
 		return benchReport{}, err
 	}
-	path := o.DB
-	if path == "" {
-		dir, err := os.MkdirTemp("", "plenum-bench-")
-		if err != nil {
-			return benchReport{}, fmt.Errorf("bench: temporary directory: %w", err)
-		}
-		defer os.RemoveAll(dir)
-		path = filepath.Join(dir, "bench.db")
-	}
-	db, err := sqlite.Open(path)
+	db, path, closeDB, err := openScratch("bench", o.DB, false)
 	if err != nil {
-		return benchReport{}, fmt.Errorf("bench: %w", err)
+		return benchReport{}, err
 	}
-	defer db.Close()
+	defer closeDB()
 	d := sqlite.Dialect()
 
 	// Fresh tables under random prefixes, dropped afterwards, so that a

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 
@@ -85,4 +86,29 @@ func checkPrefix(prefix string) error {
 		return usagef("--prefix: %v", err)
 	}
 	return nil
+}
+
+// openScratch opens the SQLite file at path, or, when path is empty, a new
+// file named cmd.db in a new temporary directory. close closes the database
+// and removes that directory unless keep is set.
+func openScratch(cmd, path string, keep bool) (db *sql.DB, at string, close func(), err error) {
+	dir := ""
+	if path == "" {
+		if dir, err = os.MkdirTemp("", "plenum-"+cmd+"-"); err != nil {
+			return nil, "", nil, fmt.Errorf("%s: temporary directory: %w", cmd, err)
+		}
+		path = filepath.Join(dir, cmd+".db")
+	}
+	if db, err = sqlite.Open(path); err != nil {
+		if dir != "" {
+			os.RemoveAll(dir)
+		}
+		return nil, "", nil, fmt.Errorf("%s: %w", cmd, err)
+	}
+	return db, path, func() {
+		db.Close()
+		if dir != "" && !keep {
+			os.RemoveAll(dir)
+		}
+	}, nil
 }

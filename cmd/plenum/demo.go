@@ -6,8 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -183,22 +181,11 @@ func runDemo(ctx context.Context, w io.Writer, o demoOptions) (demoReport, error
 	if err := o.validate(); err != nil {
 		return demoReport{}, err
 	}
-	path := o.DB
-	if path == "" {
-		dir, err := os.MkdirTemp("", "plenum-demo-")
-		if err != nil {
-			return demoReport{}, fmt.Errorf("demo: temporary directory: %w", err)
-		}
-		if !o.Keep {
-			defer os.RemoveAll(dir)
-		}
-		path = filepath.Join(dir, "demo.db")
-	}
-	db, err := sqlite.Open(path)
+	db, path, closeDB, err := openScratch("demo", o.DB, o.Keep)
 	if err != nil {
-		return demoReport{}, fmt.Errorf("demo: %w", err)
+		return demoReport{}, err
 	}
-	defer db.Close()
+	defer closeDB()
 	st, err := core.Open(ctx, db, sqlite.Dialect(), core.Options{Prefix: o.Prefix, Migrate: true})
 	if err != nil {
 		return demoReport{}, fmt.Errorf("demo: %w", err)

@@ -356,11 +356,12 @@ func (s *Store) fireOnce(ctx context.Context, tx dialect.Querier, barrier uuid.U
 		return arrival{}, false, err
 	}
 	var (
-		parent              uuid.NullUUID
-		failed              int64
-		policy, queue, kind string
-		payload             rawJSON
-		priority, maxAtt    int
+		parent           uuid.NullUUID
+		failed           int64
+		policy, queue    string
+		kind             sql.NullString
+		payload          rawJSON
+		priority, maxAtt int
 	)
 	err = tx.QueryRowContext(ctx, s.sql("SELECT parent_barrier_id, failed, on_child_failure, join_queue, join_kind, join_payload, join_priority, join_max_attempts FROM {barriers} WHERE id = ?"),
 		s.d.UUID(barrier)).Scan(&parent, &failed, &policy, &queue, &kind, &payload, &priority, &maxAtt)
@@ -368,7 +369,7 @@ func (s *Store) fireOnce(ctx context.Context, tx dialect.Querier, barrier uuid.U
 		return arrival{}, false, err
 	}
 	cols := "id, queue, kind, payload, priority, state, available_at, attempt, max_attempts, crash_count, barrier_id, join_barrier_id, created_at"
-	args := []any{s.d.UUID(joinID), queue, kind, s.jsonArg(json.RawMessage(payload)), priority, maxAtt, nullUUID(s.d, parent.UUID), s.d.UUID(barrier)}
+	args := []any{s.d.UUID(joinID), queue, kind.String, s.jsonArg(json.RawMessage(payload)), priority, maxAtt, nullUUID(s.d, parent.UUID), s.d.UUID(barrier)}
 	if FailurePolicy(policy) == FailBarrier && failed > 0 {
 		stmt := "INSERT INTO {items} (" + cols + ", last_error, finished_at) VALUES (?, ?, ?, {json}, ?, 'dead', {now}, 0, ?, 0, ?, ?, {now}, ?, {now})"
 		args = append(args, fmt.Sprintf("barrier failed: %d children failed", failed))

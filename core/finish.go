@@ -316,20 +316,15 @@ func (s *Store) Extend(ctx context.Context, c Claim, lease time.Duration) error 
 	if err := validLease("lease", lease); err != nil {
 		return err
 	}
+	// Through the row lock, not an UPDATE's row count: an extension that
+	// lands on the same clock tick changes no value, and some databases
+	// (MySQL) count only changed rows.
 	return s.inTx(ctx, "extend", func(tx dialect.Tx) error {
-		res, err := tx.ExecContext(ctx, s.sql("UPDATE {items} SET lease_expires_at = {now+} WHERE id = ? AND claim_token = ? AND state = 'claimed'"),
-			micros(lease), s.d.UUID(c.ID), s.d.UUID(c.Token))
-		if err != nil {
+		if _, err := s.lockClaim(ctx, tx, c); err != nil {
 			return err
 		}
-		n, err := res.RowsAffected()
-		if err != nil {
-			return err
-		}
-		if n == 0 {
-			return fmt.Errorf("plenum: extend %s: %w", c.ID, ErrClaimLost)
-		}
-		return nil
+		_, err := tx.ExecContext(ctx, s.sql("UPDATE {items} SET lease_expires_at = {now+} WHERE id = ?"), micros(lease), s.d.UUID(c.ID))
+		return err
 	})
 }
 

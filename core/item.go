@@ -84,19 +84,19 @@ type scanner interface{ Scan(dest ...any) error }
 func scanItem(d dialect.Dialect, r scanner) (Item, error) {
 	var (
 		it                                       Item
-		key, lastErr                             sql.NullString
+		key, lastErr, kind                       sql.NullString
 		state                                    string
 		token, by, barrier, join                 uuid.NullUUID
 		avail, claimedAt, lease, created, finish timeValue
 	)
 	avail.d, claimedAt.d, lease.d, created.d, finish.d = d, d, d, d, d
-	err := r.Scan(&it.ID, &it.Queue, &it.Kind, &key, (*rawJSON)(&it.Payload), &it.Priority, &state, &avail,
+	err := r.Scan(&it.ID, &it.Queue, &kind, &key, (*rawJSON)(&it.Payload), &it.Priority, &state, &avail,
 		&it.Attempt, &it.MaxAttempts, &it.CrashCount, &token, &by, &claimedAt, &lease, &barrier, &join,
 		(*rawJSON)(&it.Result), &lastErr, &created, &finish)
 	if err != nil {
 		return Item{}, err
 	}
-	it.Key, it.LastError, it.State = key.String, lastErr.String, State(state)
+	it.Key, it.LastError, it.Kind, it.State = key.String, lastErr.String, kind.String, State(state)
 	it.ClaimToken, it.ClaimedBy, it.BarrierID, it.JoinOf = token.UUID, by.UUID, barrier.UUID, join.UUID
 	it.AvailableAt, it.ClaimedAt, it.LeaseExpiresAt, it.CreatedAt, it.FinishedAt = avail.t, claimedAt.t, lease.t, created.t, finish.t
 	return it, nil

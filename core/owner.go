@@ -33,7 +33,7 @@ func (s *Store) RegisterOwner(ctx context.Context, p OwnerParams) (uuid.UUID, er
 	}
 	id := uuid.Must(uuid.NewV7())
 	err := s.inTx(ctx, "register owner", func(tx dialect.Tx) error {
-		_, err := tx.ExecContext(ctx, s.sql("INSERT INTO {processes} (id, host, pid, started_at, last_heartbeat_at) VALUES (?, ?, ?, {now}, {now})"),
+		_, err := tx.ExecContext(ctx, s.sql("INSERT INTO {processes} (id, host, pid, started_at, last_heartbeat_at, heartbeats) VALUES (?, ?, ?, {now}, {now}, 0)"),
 			s.d.UUID(id), p.Host, p.PID)
 		return err
 	})
@@ -56,7 +56,7 @@ func (s *Store) Heartbeat(ctx context.Context, owner uuid.UUID, lease time.Durat
 		return 0, err
 	}
 	err = s.inTx(ctx, "heartbeat", func(tx dialect.Tx) error {
-		res, err := tx.ExecContext(ctx, s.sql("UPDATE {processes} SET last_heartbeat_at = {now} WHERE id = ?"), s.d.UUID(owner))
+		res, err := tx.ExecContext(ctx, s.sql("UPDATE {processes} SET last_heartbeat_at = {now}, heartbeats = heartbeats + 1 WHERE id = ?"), s.d.UUID(owner))
 		if err != nil {
 			return err
 		}

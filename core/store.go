@@ -110,7 +110,11 @@ func (s *Store) Stats() Stats { return Stats{Retries: s.retries.Load()} }
 // Plenum (shifted by Options.ClockOffset, if set).
 func (s *Store) Now(ctx context.Context) (time.Time, error) {
 	v := timeValue{d: s.d}
-	if err := s.db.QueryRowContext(ctx, s.sql("SELECT {now}")).Scan(&v); err != nil {
+	q := "SELECT {now}"
+	if s.caps.DualTable != "" {
+		q += " FROM " + s.caps.DualTable
+	}
+	if err := s.db.QueryRowContext(ctx, s.sql(q)).Scan(&v); err != nil {
 		return time.Time{}, wrapDBError("now", err)
 	}
 	return v.t, nil

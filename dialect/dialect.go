@@ -167,6 +167,10 @@ type Capabilities struct {
 	// only MaxBindParams bounds it.
 	MaxInList int
 
+	// DualTable names the table a SELECT of expressions alone must read
+	// from ("dual" on Oracle); empty where "SELECT expr" is valid.
+	DualTable string
+
 	// ClockResolution is the finest step of the database clock as the
 	// dialect stores it. Leases and heartbeats are required to be far above
 	// it.

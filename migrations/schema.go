@@ -97,6 +97,10 @@ func All(prefix string) []Migration {
 			col("pid", dialect.BigInt),
 			col("started_at", dialect.Time),
 			col("last_heartbeat_at", dialect.Time),
+			// Counts heartbeats. Every heartbeat changes it, so that a
+			// database that reports changed rather than matched rows (MySQL)
+			// never reads two heartbeats in one clock tick as a lost owner.
+			col("heartbeats", dialect.BigInt),
 		},
 		PrimaryKey: []string{"id"},
 	}

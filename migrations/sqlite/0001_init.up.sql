@@ -49,6 +49,7 @@ CREATE TABLE IF NOT EXISTS plenum_processes (
   pid INTEGER NOT NULL,
   started_at INTEGER NOT NULL,
   last_heartbeat_at INTEGER NOT NULL,
+  heartbeats INTEGER NOT NULL,
   PRIMARY KEY (id)
 );
 

@@ -120,9 +120,17 @@ func (s *Store) Now(ctx context.Context) (time.Time, error) {
 	return v.t, nil
 }
 
+// maxCachedStatement bounds the statements sql remembers: long ones carry
+// IN lists whose length varies from call to call, and remembering every
+// length would grow without bound.
+const maxCachedStatement = 2048
+
 // sql expands the table and clock placeholders of a statement written with
 // '?' and rebinds it to the dialect's style, once per distinct text.
 func (s *Store) sql(raw string) string {
+	if len(raw) > maxCachedStatement {
+		return s.d.Rebind(s.expand.Replace(raw))
+	}
 	if q, ok := s.cache.Load(raw); ok {
 		return q.(string)
 	}

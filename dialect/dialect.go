@@ -12,6 +12,28 @@
 // in Capabilities. The core never asks a dialect for its name to decide what to
 // do: a new database is one package that implements Dialect and passes the
 // conformance suite.
+//
+// Writing a dialect: implement Dialect in one package, register it from
+// init, add it to the generator's list in migrations/internal/generate (go
+// generate ./migrations then writes its SQL), and run conformance.Run from
+// the package's test against a real server. The contract's sharp edges:
+//
+//   - Now must move between statements of one transaction (PostgreSQL's
+//     clock_timestamp(), not now()); every gating time is computed with it.
+//   - InsertIgnore's rows affected must be exactly the rows inserted: the
+//     core counts fan-out children and learns duplicate keys from it.
+//   - Claim must take only rows no other transaction holds (SKIP LOCKED) and
+//     lock only those; where it needs several statements (no UPDATE ...
+//     RETURNING), it returns the rows of the last.
+//   - The core never relies on the row count of an UPDATE that may leave
+//     every value as it was, so databases that count changed rows (MySQL)
+//     need no special setting.
+//   - Begin chooses the isolation level: READ COMMITTED where claims under
+//     stricter levels fail or deadlock; a database that is serializable only
+//     must classify its serialization failures as Retryable, and the core
+//     runs the whole transaction again.
+//   - Classify must report a connection lost as ConnectionLost: at commit
+//     that becomes ErrCommitUnknown instead of a blind retry.
 package dialect
 
 import (

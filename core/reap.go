@@ -103,7 +103,9 @@ func (s *Store) Reap(ctx context.Context, p ReapParams) (ReapResult, error) {
 			}
 		}
 
-		expired, err := s.reapable(ctx, tx, "lease_expires_at < {now}", p.Limit)
+		// Only claims of live owners time out: an orphan left over by this
+		// pass's limit is a crash, for the next pass to count as one.
+		expired, err := s.reapable(ctx, tx, "lease_expires_at < {now} AND EXISTS (SELECT 1 FROM {processes} p WHERE p.id = {items}.claimed_by)", p.Limit)
 		if err != nil {
 			return err
 		}

@@ -90,6 +90,7 @@ var guarantees = []guarantee{
 	{"Recovery_PoisonItemDeadLettered", testRecoveryPoison},
 	{"Recovery_ExpiredLeaseOfLiveOwnerIsTimeout", testRecoveryTimeout},
 	{"Recovery_ConcurrentReapersReleaseOnce", testRecoveryConcurrentReapers},
+	{"Recovery_DeregisterReleasesWithoutCrash", testRecoveryDeregister},
 	{"Heartbeat_ExtendsLeases", testHeartbeatExtends},
 	{"Clock_DatabaseTimeGatesVisibility", testClock},
 	{"FanOut_IdempotentResume", testFanOutResume},

@@ -339,3 +339,40 @@ func testHeartbeatExtends(e *env) {
 		e.t.Errorf("completed item: %s, lease %v; want completed, no lease", it.State, it.LeaseExpiresAt)
 	}
 }
+
+// Guarantee 3: an owner that shuts down cleanly gives its claims back at
+// once, using neither an attempt nor a crash, and is gone: its heartbeat
+// and claims get ErrOwnerLost, its old claims ErrClaimLost.
+func testRecoveryDeregister(e *env) {
+	const queue = "deregister"
+	for range 3 {
+		e.enqueueOne(e.s, core.ItemSpec{Queue: queue})
+	}
+	a := e.owner(e.s)
+	held := e.claim(e.s, a, queue, 3)
+	if len(held) != 3 {
+		e.t.Fatalf("claimed %d, want 3", len(held))
+	}
+	if err := e.s.Deregister(e.ctx, a); err != nil {
+		e.t.Fatalf("Deregister: %v", err)
+	}
+	for _, c := range held {
+		it := e.get(c.ID)
+		if it.State != core.StateAvailable || it.Attempt != 0 || it.CrashCount != 0 {
+			e.t.Errorf("item %s after Deregister: %s, attempt %d, crashes %d; want available, 0, 0", c.ID, it.State, it.Attempt, it.CrashCount)
+		}
+		if err := e.s.Complete(e.ctx, c, nil); !errors.Is(err, core.ErrClaimLost) {
+			e.t.Errorf("Complete with a claim given back = %v, want ErrClaimLost", err)
+		}
+	}
+	if _, err := e.s.Heartbeat(e.ctx, a, time.Minute); !errors.Is(err, core.ErrOwnerLost) {
+		e.t.Errorf("Heartbeat after Deregister = %v, want ErrOwnerLost", err)
+	}
+	if _, err := e.s.Claim(e.ctx, core.ClaimParams{Queue: queue, Owner: a, Limit: 1, Lease: time.Minute}); !errors.Is(err, core.ErrOwnerLost) {
+		e.t.Errorf("Claim after Deregister = %v, want ErrOwnerLost", err)
+	}
+	// Available at once, to another owner.
+	if got := e.claim(e.s, e.owner(e.s), queue, 3); len(got) != 3 {
+		e.t.Errorf("another owner claimed %d, want the 3 given back", len(got))
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/plenumdb/plenum/conformance"
+	"github.com/plenumdb/plenum/dialect"
 	"github.com/plenumdb/plenum/sqlite"
 )
 
@@ -30,6 +31,35 @@ func TestConformance(t *testing.T) {
 		// busy timeout.
 		Misconfigured: func(t testing.TB) *sql.DB {
 			db, err := sql.Open(sqlite.DriverName, filepath.Join(t.TempDir(), "plain.db"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { db.Close() })
+			return db
+		},
+	})
+}
+
+// constrained is SQLite dressed as a database with tighter limits and no
+// UPDATE ... RETURNING, so that the core's other paths (locking reads before
+// updates; inserts, IN lists and completions split by bind count and by
+// statement size) run the whole suite too, not only on the databases that
+// need them.
+type constrained struct{ dialect.Dialect }
+
+func (c constrained) Capabilities() dialect.Capabilities {
+	caps := c.Dialect.Capabilities()
+	caps.ReturningUpdate = false
+	caps.MaxBindParams = 2000
+	caps.MaxStatementBytes = 64 << 10
+	return caps
+}
+
+func TestConformance_ConstrainedPaths(t *testing.T) {
+	conformance.Run(t, conformance.Config{
+		Dialect: constrained{sqlite.Dialect()},
+		Open: func(t testing.TB) *sql.DB {
+			db, err := sqlite.Open(filepath.Join(t.TempDir(), "constrained.db"))
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -420,3 +420,69 @@ func testTransientRetried(e *env) {
 	}
 	e.t.Logf("%d completions of children of one barrier from %d stores at once: %d transaction retries", workers*perWorker, workers, retries)
 }
+
+// Guarantee 7: two fences that lock the caller's rows in opposite orders
+// deadlock; the database aborts one, the store rolls it back and runs the
+// whole fence again (fn included), and both complete. Databases with one
+// writer never deadlock, so there it is skipped.
+func testTransientDeadlock(e *env) {
+	if e.d.Capabilities().SingleWriter {
+		e.t.Skipf("%s runs one write transaction at a time: two fences cannot deadlock", e.d.Name())
+	}
+	side := e.sideTable()
+	for _, id := range []string{"x", "y"} {
+		if _, err := e.db.ExecContext(e.ctx, e.sideInsert(side), id); err != nil {
+			e.t.Fatalf("insert %s: %v", id, err)
+		}
+	}
+	const queue = "deadlock"
+	e.enqueueOne(e.s, core.ItemSpec{Queue: queue})
+	e.enqueueOne(e.s, core.ItemSpec{Queue: queue})
+	cs := e.claim(e.s, e.owner(e.s), queue, 2)
+	if len(cs) != 2 {
+		e.t.Fatalf("claimed %d, want 2", len(cs))
+	}
+	lock := e.d.Rebind("UPDATE " + side + " SET id = id WHERE id = ?")
+	stores := []*core.Store{e.open(core.Options{}), e.open(core.Options{})}
+	locked := []chan struct{}{make(chan struct{}), make(chan struct{})}
+	var once [2]sync.Once
+	var runs [2]atomic.Int64
+	var wg sync.WaitGroup
+	for i, order := range [][2]string{{"x", "y"}, {"y", "x"}} {
+		wg.Go(func() {
+			held, err := stores[i].Fence(e.ctx, cs[i], func(ctx context.Context, f *core.Fenced) error {
+				runs[i].Add(1)
+				if _, err := f.ExecContext(ctx, lock, order[0]); err != nil {
+					return err
+				}
+				// First run only: hold the first row until the other fence
+				// holds its own, so that the second lock closes the cycle.
+				once[i].Do(func() {
+					close(locked[i])
+					select {
+					case <-locked[1-i]:
+					case <-ctx.Done():
+					}
+				})
+				if _, err := f.ExecContext(ctx, lock, order[1]); err != nil {
+					return err
+				}
+				return f.Complete(ctx, nil)
+			})
+			if err != nil || !held {
+				e.t.Errorf("fence %d: held %v, %v; want the deadlock retried away", i, held, err)
+			}
+		})
+	}
+	wg.Wait()
+	retries := stores[0].Stats().Retries + stores[1].Stats().Retries
+	if retries == 0 || runs[0].Load()+runs[1].Load() < 3 {
+		e.t.Errorf("%d retries, fn ran %d and %d times; want the deadlock's victim run again", retries, runs[0].Load(), runs[1].Load())
+	}
+	for _, c := range cs {
+		if it := e.get(c.ID); it.State != core.StateCompleted {
+			e.t.Errorf("item %s: %s, want completed", c.ID, it.State)
+		}
+	}
+	e.t.Logf("opposite-order fences: %d transaction retries", retries)
+}

@@ -105,6 +105,7 @@ var guarantees = []guarantee{
 	{"BadInput_ChangesNothing", testBadInput},
 	{"Migrate_ConcurrentStartupsDoNotCollide", testMigrateConcurrent},
 	{"Transient_RetriedUnderContention", testTransientRetried},
+	{"Transient_DeadlockRetriedWholeFence", testTransientDeadlock},
 }
 
 // Names returns the names of the suite's subtests, in the order Run runs

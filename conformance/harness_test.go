@@ -104,7 +104,14 @@ func TestNames(t *testing.T) {
 		}
 		seen[n] = true
 	}
-	if len(seen) != 24 {
-		t.Errorf("%d subtests, want 24", len(seen))
+	// Every guarantee of the design has at least one subtest.
+	for _, area := range []string{"Claim_", "Fence_", "Recovery_", "Clock_", "FanOut_", "FanIn_", "Transient_", "BadInput_"} {
+		found := false
+		for n := range seen {
+			found = found || strings.HasPrefix(n, area)
+		}
+		if !found {
+			t.Errorf("no subtest proves the %s guarantees", strings.TrimSuffix(area, "_"))
+		}
 	}
 }

@@ -92,3 +92,51 @@ func ExampleStore_EnqueueTx() {
 	fmt.Println("available:", counts[core.StateAvailable])
 	// Output: available: 1
 }
+
+// A parent fans out into children in pages; when the last child completes,
+// the barrier fires once and enqueues the join, which reads every child's
+// result in keyset pages.
+func ExampleStore_Expand() {
+	dir, _ := os.MkdirTemp("", "plenum-example")
+	defer os.RemoveAll(dir)
+	ctx := context.Background()
+	db, _ := sqlite.Open(filepath.Join(dir, "jobs.db"))
+	defer db.Close()
+	store, _ := core.Open(ctx, db, sqlite.Dialect(), core.Options{Migrate: true})
+	owner, _ := store.RegisterOwner(ctx, core.OwnerParams{})
+	claimAll := func(queue string) []core.Claim {
+		cs, _ := store.Claim(ctx, core.ClaimParams{Queue: queue, Owner: owner, Limit: 100, Lease: time.Minute})
+		return cs
+	}
+
+	_, _ = store.Enqueue(ctx, core.ItemSpec{Queue: "reports", Kind: "build"})
+	parent := claimAll("reports")[0]
+	_, err := store.Expand(ctx, parent, core.ExpandParams{
+		Barrier: core.BarrierSpec{Name: "pages", Join: core.JoinSpec{Queue: "merge", Kind: "merge"}},
+		Next: func(ctx context.Context, cursor string) (core.ChildPage, error) {
+			// Two pages of three children; the cursor is where a resumed
+			// dispatch starts again.
+			start := map[string]int{"": 0, "3": 3}[cursor]
+			var kids []core.ChildSpec
+			for i := start; i < start+3; i++ {
+				kids = append(kids, core.ChildSpec{Key: fmt.Sprint(i), Queue: "pages", Payload: []byte(fmt.Sprint(i))})
+			}
+			return core.ChildPage{Children: kids, Next: fmt.Sprint(start + 3), Done: start == 3}, nil
+		},
+		CompleteParent: true,
+	})
+	if err != nil {
+		log.Fatal(err)
+	}
+
+	var done []core.Completion
+	for _, c := range claimAll("pages") {
+		done = append(done, core.Completion{Claim: c, Result: []byte(fmt.Sprintf(`{"page":%s}`, c.Payload))})
+	}
+	_, _ = store.CompleteMany(ctx, done)
+
+	join := claimAll("merge")[0]
+	kids, _ := store.Children(ctx, core.ChildrenParams{Barrier: join.JoinOf, Limit: 100})
+	fmt.Println("join sees", len(kids), "children")
+	// Output: join sees 6 children
+}

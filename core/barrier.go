@@ -311,7 +311,7 @@ func (s *Store) settle(ctx context.Context, tx dialect.Querier, arrivals []arriv
 			}
 		}
 		for _, id := range ids {
-			up, err := s.fire(ctx, tx, id)
+			up, _, err := s.fireOnce(ctx, tx, id)
 			if err != nil {
 				return err
 			}
@@ -333,11 +333,6 @@ func (s *Store) tryFire(ctx context.Context, tx dialect.Querier, barrier uuid.UU
 		return true, s.settle(ctx, tx, []arrival{up})
 	}
 	return true, nil
-}
-
-func (s *Store) fire(ctx context.Context, tx dialect.Querier, barrier uuid.UUID) (arrival, error) {
-	up, _, err := s.fireOnce(ctx, tx, barrier)
-	return up, err
 }
 
 // fireOnce is the exactly-once step: a conditional update that only one

@@ -38,8 +38,8 @@ func (s *Store) Fence(ctx context.Context, c Claim, fn func(ctx context.Context,
 	if fn == nil {
 		return false, invalid("fn", "nil function")
 	}
-	if c.ID == [16]byte{} || c.Token == [16]byte{} {
-		return false, invalid("Claim", "has no id or token")
+	if err := validClaim("Claim", c); err != nil {
+		return false, err
 	}
 	err = s.inTx(ctx, "fence", func(tx dialect.Tx) error {
 		h, err := s.lockClaim(ctx, tx, c)

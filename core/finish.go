@@ -3,6 +3,7 @@ package core
 import (
 	"bytes"
 	"context"
+	"database/sql"
 	"encoding/json"
 	"fmt"
 	"slices"
@@ -47,8 +48,8 @@ func (s *Store) CompleteMany(ctx context.Context, cs []Completion) (lost []uuid.
 	}
 	seen := make(map[uuid.UUID]bool, len(cs))
 	for i, c := range cs {
-		if c.Claim.ID == uuid.Nil || c.Claim.Token == uuid.Nil {
-			return nil, invalid(fmt.Sprintf("completions[%d].Claim", i), "has no id or token: pass the Claim that Claim returned")
+		if err := validClaim(fmt.Sprintf("completions[%d].Claim", i), c.Claim); err != nil {
+			return nil, err
 		}
 		if seen[c.Claim.ID] {
 			return nil, invalid(fmt.Sprintf("completions[%d].Claim", i), "item %s appears twice", c.Claim.ID)
@@ -102,7 +103,7 @@ func (s *Store) complete(ctx context.Context, tx dialect.Querier, cs []Completio
 					return nil, err
 				}
 				for _, id := range missed {
-					if !again[id] {
+					if _, ok := again[id]; !ok {
 						lost = append(lost, id)
 					}
 				}
@@ -149,46 +150,59 @@ func (s *Store) completeGroup(ctx context.Context, tx dialect.Querier, token uui
 		}
 		set.WriteString(" END")
 	}
-	where := " WHERE id IN (" + dialect.Placeholders(len(held)) + ") AND claim_token = ? AND state = 'claimed'"
-	for _, id := range held {
-		args = append(args, s.d.UUID(id))
-	}
-	args = append(args, s.d.UUID(token))
-
+	where, whereArgs := s.heldBy(held, token, StateClaimed)
+	args = append(args, whereArgs...)
 	if !s.caps.ReturningUpdate {
-		_, err := tx.ExecContext(ctx, s.sql("UPDATE {items} SET "+set.String()+where), args...)
+		_, err := tx.ExecContext(ctx, s.sql("UPDATE {items} SET "+set.String()+" WHERE "+where), args...)
 		return changed, err
 	}
-	rows, err := tx.QueryContext(ctx, s.sql("UPDATE {items} SET "+set.String()+where+" RETURNING id, barrier_id"), args...)
+	rows, err := tx.QueryContext(ctx, s.sql("UPDATE {items} SET "+set.String()+" WHERE "+where+" RETURNING id, barrier_id"), args...)
 	if err != nil {
 		return nil, err
 	}
-	defer rows.Close()
-	for rows.Next() {
-		var id uuid.UUID
-		var b uuid.NullUUID
-		if err := rows.Scan(&id, &b); err != nil {
-			return nil, err
-		}
-		changed[id] = b.UUID
-	}
-	return changed, rows.Err()
+	_, err = readBarriers(rows, changed)
+	return changed, err
 }
 
 // lockHeld locks, in id order, the items of ids that still hold token, for
 // dialects without UPDATE ... RETURNING, and records their barriers.
 func (s *Store) lockHeld(ctx context.Context, tx dialect.Querier, token uuid.UUID, ids []uuid.UUID, into map[uuid.UUID]uuid.UUID) ([]uuid.UUID, error) {
+	where, args := s.heldBy(ids, token, StateClaimed)
+	rows, err := tx.QueryContext(ctx, s.sql("SELECT id, barrier_id FROM {items} WHERE "+where+" ORDER BY id{lock}"), args...)
+	if err != nil {
+		return nil, err
+	}
+	return readBarriers(rows, into)
+}
+
+// alreadyCompleted returns which of ids were completed by token before.
+func (s *Store) alreadyCompleted(ctx context.Context, tx dialect.Querier, token uuid.UUID, ids []uuid.UUID) (map[uuid.UUID]uuid.UUID, error) {
+	where, args := s.heldBy(ids, token, StateCompleted)
+	rows, err := tx.QueryContext(ctx, s.sql("SELECT id, barrier_id FROM {items} WHERE "+where), args...)
+	if err != nil {
+		return nil, err
+	}
+	done := map[uuid.UUID]uuid.UUID{}
+	_, err = readBarriers(rows, done)
+	return done, err
+}
+
+// heldBy is the condition "these items, with this claim token, in this
+// state", with its arguments.
+func (s *Store) heldBy(ids []uuid.UUID, token uuid.UUID, state State) (string, []any) {
 	args := make([]any, 0, len(ids)+1)
 	for _, id := range ids {
 		args = append(args, s.d.UUID(id))
 	}
 	args = append(args, s.d.UUID(token))
-	rows, err := tx.QueryContext(ctx, s.sql("SELECT id, barrier_id FROM {items} WHERE id IN ("+dialect.Placeholders(len(ids))+") AND claim_token = ? AND state = 'claimed' ORDER BY id{lock}"), args...)
-	if err != nil {
-		return nil, err
-	}
+	return "id IN (" + dialect.Placeholders(len(ids)) + ") AND claim_token = ? AND state = '" + string(state) + "'", args
+}
+
+// readBarriers reads rows of (id, barrier_id) into into, closes rows, and
+// returns the ids in the order read.
+func readBarriers(rows *sql.Rows, into map[uuid.UUID]uuid.UUID) ([]uuid.UUID, error) {
 	defer rows.Close()
-	var held []uuid.UUID
+	var ids []uuid.UUID
 	for rows.Next() {
 		var id uuid.UUID
 		var b uuid.NullUUID
@@ -196,32 +210,9 @@ func (s *Store) lockHeld(ctx context.Context, tx dialect.Querier, token uuid.UUI
 			return nil, err
 		}
 		into[id] = b.UUID
-		held = append(held, id)
+		ids = append(ids, id)
 	}
-	return held, rows.Err()
-}
-
-// alreadyCompleted returns which of ids were completed by token before.
-func (s *Store) alreadyCompleted(ctx context.Context, tx dialect.Querier, token uuid.UUID, ids []uuid.UUID) (map[uuid.UUID]bool, error) {
-	args := make([]any, 0, len(ids)+1)
-	for _, id := range ids {
-		args = append(args, s.d.UUID(id))
-	}
-	args = append(args, s.d.UUID(token))
-	rows, err := tx.QueryContext(ctx, s.sql("SELECT id FROM {items} WHERE id IN ("+dialect.Placeholders(len(ids))+") AND claim_token = ? AND state = 'completed'"), args...)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	done := map[uuid.UUID]bool{}
-	for rows.Next() {
-		var id uuid.UUID
-		if err := rows.Scan(&id); err != nil {
-			return nil, err
-		}
-		done[id] = true
-	}
-	return done, rows.Err()
+	return ids, rows.Err()
 }
 
 func sameResult(group []Completion) bool {
@@ -249,8 +240,8 @@ type FailParams struct {
 // item that belongs to a barrier counts as a failed arrival there, in the
 // same transaction. A lost claim gives ErrClaimLost and changes nothing.
 func (s *Store) Fail(ctx context.Context, c Claim, p FailParams) (dead bool, err error) {
-	if c.ID == uuid.Nil || c.Token == uuid.Nil {
-		return false, invalid("Claim", "has no id or token")
+	if err := validClaim("Claim", c); err != nil {
+		return false, err
 	}
 	if p.RetryIn < 0 || p.RetryIn > MaxDelay {
 		return false, invalid("RetryIn", "%v is outside [0, %v]", p.RetryIn, MaxDelay)
@@ -291,8 +282,8 @@ func (s *Store) fail(ctx context.Context, tx dialect.Querier, c Claim, p FailPar
 // Release gives the item back without using an attempt, available again
 // after delay. A lost claim gives ErrClaimLost and changes nothing.
 func (s *Store) Release(ctx context.Context, c Claim, delay time.Duration) error {
-	if c.ID == uuid.Nil || c.Token == uuid.Nil {
-		return invalid("Claim", "has no id or token")
+	if err := validClaim("Claim", c); err != nil {
+		return err
 	}
 	if delay < 0 || delay > MaxDelay {
 		return invalid("delay", "%v is outside [0, %v]", delay, MaxDelay)
@@ -310,8 +301,8 @@ func (s *Store) Release(ctx context.Context, c Claim, delay time.Duration) error
 // Extend moves the claim's lease to lease from now, on the database clock.
 // A lost claim gives ErrClaimLost and changes nothing.
 func (s *Store) Extend(ctx context.Context, c Claim, lease time.Duration) error {
-	if c.ID == uuid.Nil || c.Token == uuid.Nil {
-		return invalid("Claim", "has no id or token")
+	if err := validClaim("Claim", c); err != nil {
+		return err
 	}
 	if err := validLease("lease", lease); err != nil {
 		return err
@@ -326,6 +317,14 @@ func (s *Store) Extend(ctx context.Context, c Claim, lease time.Duration) error 
 		_, err := tx.ExecContext(ctx, s.sql("UPDATE {items} SET lease_expires_at = {now+} WHERE id = ?"), micros(lease), s.d.UUID(c.ID))
 		return err
 	})
+}
+
+// validClaim refuses a Claim that did not come from Claim.
+func validClaim(field string, c Claim) error {
+	if c.ID == uuid.Nil || c.Token == uuid.Nil {
+		return invalid(field, "has no id or token: pass the Claim that Claim returned")
+	}
+	return nil
 }
 
 // held is what a locked claim's item looks like.

@@ -56,7 +56,7 @@ func Open(ctx context.Context, db *sql.DB, d dialect.Dialect, opts Options) (*St
 		return nil, wrapDBError("open", err)
 	}
 	if err := d.Check(ctx, db); err != nil {
-		if errors.Is(err, sql.ErrConnDone) || strings.Contains(err.Error(), "sql: database is closed") {
+		if isClosed(err) {
 			return nil, wrapDBError("open", err)
 		}
 		return nil, fmt.Errorf("%w: %s connection: %w", ErrInvalidInput, d.Name(), err)
@@ -209,11 +209,17 @@ func wrapDBError(op string, err error) error {
 	if err == nil {
 		return nil
 	}
-	if errors.Is(err, sql.ErrConnDone) || strings.Contains(err.Error(), "sql: database is closed") {
+	if isClosed(err) {
 		return fmt.Errorf("plenum: %s: %w (%v)", op, ErrClosed, err)
 	}
 	if strings.HasPrefix(err.Error(), "plenum: ") {
 		return err
 	}
 	return fmt.Errorf("plenum: %s: %w", op, err)
+}
+
+// isClosed reports whether err says the *sql.DB was closed. database/sql
+// does not export that error, so its text is matched.
+func isClosed(err error) bool {
+	return errors.Is(err, sql.ErrConnDone) || strings.Contains(err.Error(), "sql: database is closed")
 }

@@ -89,7 +89,7 @@ func testBadInput(e *env) {
 		{"Claim limit 0", core.ErrInvalidInput, claim(cp(func(p *core.ClaimParams) { p.Limit = 0 }))},
 		{"Claim negative limit", core.ErrInvalidInput, claim(cp(func(p *core.ClaimParams) { p.Limit = -1 }))},
 		{"Claim limit above MaxClaimLimit", core.ErrInvalidInput, claim(cp(func(p *core.ClaimParams) { p.Limit = core.MaxClaimLimit + 1 }))},
-		{"Claim lease below MinLease", core.ErrInvalidInput, claim(cp(func(p *core.ClaimParams) { p.Lease = core.MinLease - time.Millisecond }))},
+		{"Claim lease below the store's MinLease", core.ErrInvalidInput, claim(cp(func(p *core.ClaimParams) { p.Lease = e.s.MinLease() - time.Millisecond }))},
 		{"Claim lease above MaxLease", core.ErrInvalidInput, claim(cp(func(p *core.ClaimParams) { p.Lease = core.MaxLease + time.Second }))},
 		{"Claim without owner", core.ErrInvalidInput, claim(cp(func(p *core.ClaimParams) { p.Owner = uuid.Nil }))},
 		{"ClaimTx nil tx", core.ErrInvalidInput, func() error { _, err := e.s.ClaimTx(ctx, nil, cp(func(*core.ClaimParams) {})); return err }},

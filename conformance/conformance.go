@@ -57,7 +57,8 @@ type Config struct {
 	// ClockSkew is how far apart the clocks of the database's nodes may be
 	// (a CockroachDB cluster: its maximum clock offset, 500 ms by default).
 	// The suite allows it when it compares a timestamp one statement wrote
-	// with the clock another statement read. Default 0: one clock.
+	// with the clock another statement read. Default: the dialect's
+	// Capabilities.MaxClockOffset.
 	ClockSkew time.Duration
 
 	// Serial runs the subtests one after another instead of in parallel,
@@ -526,7 +527,7 @@ func between(t, lo, hi time.Time, slack time.Duration) bool {
 // database wrote and its clock read by Now: twice its resolution (for
 // rounding), plus the skew between its nodes' clocks.
 func (e *env) clockSlack() time.Duration {
-	return 2*max(e.caps.ClockResolution, time.Microsecond) + e.cfg.ClockSkew
+	return 2*max(e.caps.ClockResolution, time.Microsecond) + max(e.cfg.ClockSkew, e.caps.MaxClockOffset)
 }
 
 // now reads the database clock through s.

@@ -39,7 +39,7 @@ type Claim struct {
 // claimers never get the same item; a claim locks only the rows it takes.
 // It returns no items and no error when none are available.
 func (s *Store) Claim(ctx context.Context, p ClaimParams) ([]Claim, error) {
-	if err := validateClaim(p); err != nil {
+	if err := s.validateClaim(p); err != nil {
 		return nil, err
 	}
 	var out []Claim
@@ -58,7 +58,7 @@ func (s *Store) ClaimTx(ctx context.Context, tx dialect.Querier, p ClaimParams) 
 	if tx == nil {
 		return nil, invalid("tx", "nil transaction")
 	}
-	if err := validateClaim(p); err != nil {
+	if err := s.validateClaim(p); err != nil {
 		return nil, err
 	}
 	out, err := s.claim(ctx, tx, p)
@@ -72,7 +72,7 @@ func (s *Store) Begin(ctx context.Context) (dialect.Tx, error) {
 	return tx, wrapDBError("begin", err)
 }
 
-func validateClaim(p ClaimParams) error {
+func (s *Store) validateClaim(p ClaimParams) error {
 	if err := validName("Queue", p.Queue, 128, true); err != nil {
 		return err
 	}
@@ -82,14 +82,23 @@ func validateClaim(p ClaimParams) error {
 	if p.Limit < 1 || p.Limit > MaxClaimLimit {
 		return invalid("Limit", "%d is outside [1, %d]", p.Limit, MaxClaimLimit)
 	}
-	return validLease("Lease", p.Lease)
+	return s.validLease("Lease", p.Lease)
 }
 
-func validLease(field string, d time.Duration) error {
-	if d < MinLease || d > MaxLease {
-		return invalid(field, "%v is outside [%v, %v]", d, MinLease, MaxLease)
+func (s *Store) validLease(field string, d time.Duration) error {
+	if min := s.MinLease(); d < min || d > MaxLease {
+		return invalid(field, "%v is outside [%v, %v]", d, min, MaxLease)
 	}
 	return nil
+}
+
+// MinLease is the shortest lease this store accepts for a claim, an
+// extension or a heartbeat: the package's MinLease, or four times the
+// dialect's MaxClockOffset where that is more, so that a lease always
+// outlasts the disagreement between the clocks of the database's nodes.
+// A reaper's StaleAfter must be at least twice it.
+func (s *Store) MinLease() time.Duration {
+	return max(MinLease, 4*s.caps.MaxClockOffset)
 }
 
 func (s *Store) claim(ctx context.Context, q dialect.Querier, p ClaimParams) ([]Claim, error) {

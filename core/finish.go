@@ -304,7 +304,7 @@ func (s *Store) Extend(ctx context.Context, c Claim, lease time.Duration) error 
 	if err := validClaim("Claim", c); err != nil {
 		return err
 	}
-	if err := validLease("lease", lease); err != nil {
+	if err := s.validLease("lease", lease); err != nil {
 		return err
 	}
 	// Through the row lock, not an UPDATE's row count: an extension that

@@ -70,8 +70,8 @@ const (
 	DefaultMaxCrashes      = 3
 
 	// MinLease is the shortest lease a claim, an extension or a heartbeat
-	// may ask for. It is far above every dialect's clock resolution and
-	// above CockroachDB's default maximum clock offset (500 ms).
+	// may ask for. It is far above every dialect's clock resolution. A
+	// dialect whose nodes' clocks may disagree raises it (Store.MinLease).
 	MinLease = time.Second
 	// MaxLease is the longest.
 	MaxLease = 7 * 24 * time.Hour

@@ -52,7 +52,7 @@ func (s *Store) Heartbeat(ctx context.Context, owner uuid.UUID, lease time.Durat
 	if owner == uuid.Nil {
 		return 0, invalid("owner", "must be a registered owner")
 	}
-	if err := validLease("lease", lease); err != nil {
+	if err := s.validLease("lease", lease); err != nil {
 		return 0, err
 	}
 	err = s.inTx(ctx, "heartbeat", func(tx dialect.Tx) error {

@@ -13,7 +13,7 @@ import (
 // ReapParams tune a reaper pass.
 type ReapParams struct {
 	// StaleAfter is how long an owner may go without a heartbeat before it
-	// is presumed dead. Default 30 s; at least 2 × MinLease. Keep it well
+	// is presumed dead. Default 30 s; at least 2 × Store.MinLease. Keep it well
 	// above the heartbeat interval plus the longest fence (on SQLite a long
 	// fence holds the only writer and delays every heartbeat).
 	StaleAfter time.Duration
@@ -50,8 +50,8 @@ func (s *Store) Reap(ctx context.Context, p ReapParams) (ReapResult, error) {
 	if p.StaleAfter == 0 {
 		p.StaleAfter = 30 * time.Second
 	}
-	if p.StaleAfter < 2*MinLease || p.StaleAfter > MaxLease {
-		return ReapResult{}, invalid("StaleAfter", "%v is outside [%v, %v]", p.StaleAfter, 2*MinLease, MaxLease)
+	if min := 2 * s.MinLease(); p.StaleAfter < min || p.StaleAfter > MaxLease {
+		return ReapResult{}, invalid("StaleAfter", "%v is outside [%v, %v]", p.StaleAfter, min, MaxLease)
 	}
 	if p.MaxCrashes == 0 {
 		p.MaxCrashes = DefaultMaxCrashes

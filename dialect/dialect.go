@@ -197,6 +197,12 @@ type Capabilities struct {
 	// dialect stores it. Leases and heartbeats are required to be far above
 	// it.
 	ClockResolution time.Duration
+
+	// MaxClockOffset is how far apart the clocks that Now reads on
+	// different connections may be: 0 for a database with one clock, the
+	// cluster's maximum clock offset for a distributed one (CockroachDB: 500
+	// ms by default). The core refuses leases shorter than four times it.
+	MaxClockOffset time.Duration
 }
 
 // ClaimSpec is what the core asks of a claim. Every SQL fragment is written

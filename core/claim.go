@@ -1,7 +1,10 @@
 package core
 
 import (
+	"bytes"
+	"cmp"
 	"context"
+	"slices"
 	"time"
 
 	"github.com/google/uuid"
@@ -35,9 +38,10 @@ type Claim struct {
 }
 
 // Claim takes up to p.Limit available items of p.Queue, lowest priority
-// number first, then earliest available, then lowest id. Concurrent
-// claimers never get the same item; a claim locks only the rows it takes.
-// It returns no items and no error when none are available.
+// number first, then earliest available, then lowest id, and returns them
+// in that order. Concurrent claimers never get the same item; a claim locks
+// only the rows it takes. It returns no items and no error when none are
+// available.
 func (s *Store) Claim(ctx context.Context, p ClaimParams) ([]Claim, error) {
 	if err := s.validateClaim(p); err != nil {
 		return nil, err
@@ -133,6 +137,17 @@ func (s *Store) claim(ctx context.Context, q dialect.Querier, p ClaimParams) ([]
 	if err := rows.Err(); err != nil {
 		return nil, err
 	}
+	// An UPDATE returns rows in no promised order: hand them out in claim
+	// order.
+	slices.SortFunc(out, func(a, b Claim) int {
+		if c := cmp.Compare(a.Priority, b.Priority); c != 0 {
+			return c
+		}
+		if c := a.AvailableAt.Compare(b.AvailableAt); c != 0 {
+			return c
+		}
+		return bytes.Compare(a.ID[:], b.ID[:])
+	})
 	if len(out) == 0 {
 		// Nothing claimed: tell a lost owner apart from an empty queue.
 		var one int

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -161,16 +162,30 @@ const (
 // A barrier's children (barrier != uuid.Nil) carry it and have their keys
 // scoped by it. Statements: one per batch, plus one lookup per batch in
 // which some keyed row already existed.
+//
+// Ids are made in the caller's order, so that items of one call with the
+// same priority and available time are claimed in that order; rows are
+// bound in key order, so that two transactions inserting overlapping keys
+// take the unique index's locks in the same order instead of deadlocking
+// (InnoDB's ON DUPLICATE KEY locks each key it meets).
 func (s *Store) insertItems(ctx context.Context, q dialect.Querier, specs []ItemSpec, barrier uuid.UUID, keyScope string) ([]Enqueued, error) {
 	out := make([]Enqueued, len(specs))
-	for start := 0; start < len(specs); {
-		end := s.batchEnd(specs, start)
-		batch := specs[start:end]
+	for i := range out {
+		out[i].ID = uuid.Must(uuid.NewV7())
+	}
+	order := keyOrder(specs)
+	sorted := make([]ItemSpec, len(specs))
+	for i, j := range order {
+		sorted[i] = specs[j]
+	}
+	for start := 0; start < len(sorted); {
+		end := s.batchEnd(sorted, start)
+		batch := sorted[start:end]
+		ids := make([]uuid.UUID, len(batch))
 		args := make([]any, 0, len(batch)*argsPerInsert)
 		for i := range batch {
 			sp := &batch[i]
-			id := uuid.Must(uuid.NewV7())
-			out[start+i].ID = id
+			ids[i] = out[order[start+i]].ID
 			maxAttempts := sp.MaxAttempts
 			if maxAttempts == 0 {
 				maxAttempts = s.opts.DefaultMaxAttempts
@@ -179,7 +194,7 @@ func (s *Store) insertItems(ctx context.Context, q dialect.Querier, specs []Item
 			if sp.Key != "" && keyScope != "" {
 				key = keyScope + sp.Key
 			}
-			args = append(args, s.d.UUID(id), sp.Queue, sp.Kind, key, s.jsonArg(sp.Payload), sp.Priority)
+			args = append(args, s.d.UUID(ids[i]), sp.Queue, sp.Kind, key, s.jsonArg(sp.Payload), sp.Priority)
 			if sp.Delay > 0 {
 				args = append(args, micros(sp.Delay))
 			}
@@ -199,13 +214,43 @@ func (s *Store) insertItems(ctx context.Context, q dialect.Querier, specs []Item
 			return nil, err
 		}
 		if int(inserted) < len(batch) {
-			if err := s.resolveExisting(ctx, q, batch, out[start:end], keyScope); err != nil {
+			existing, err := s.resolveExisting(ctx, q, batch, ids, keyScope)
+			if err != nil {
 				return nil, err
+			}
+			for i, e := range existing {
+				if e.Existed {
+					out[order[start+i]] = e
+				}
 			}
 		}
 		start = end
 	}
 	return out, nil
+}
+
+// keyOrder returns the indexes of specs sorted by queue and key, with rows
+// that are not delayed first (a batch holds rows of one kind) and keyless
+// rows in the caller's order.
+func keyOrder(specs []ItemSpec) []int {
+	order := make([]int, len(specs))
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortStableFunc(order, func(a, b int) int {
+		x, y := &specs[a], &specs[b]
+		if dx, dy := x.Delay > 0, y.Delay > 0; dx != dy {
+			if dy {
+				return -1
+			}
+			return 1
+		}
+		if c := strings.Compare(x.Queue, y.Queue); c != 0 {
+			return c
+		}
+		return strings.Compare(x.Key, y.Key)
+	})
+	return order
 }
 
 // batchEnd returns the end of the batch that starts at start: rows of one
@@ -230,8 +275,9 @@ func (s *Store) batchEnd(specs []ItemSpec, start int) int {
 }
 
 // resolveExisting finds, for each keyed spec of a batch in which not every
-// row was inserted, the id of the item that holds its key.
-func (s *Store) resolveExisting(ctx context.Context, q dialect.Querier, batch []ItemSpec, out []Enqueued, keyScope string) error {
+// row was inserted, the item that holds its key: the result at i has
+// Existed set when that is not the row with ids[i].
+func (s *Store) resolveExisting(ctx context.Context, q dialect.Querier, batch []ItemSpec, ids []uuid.UUID, keyScope string) ([]Enqueued, error) {
 	byQueue := map[string][]string{}
 	for _, sp := range batch {
 		if sp.Key != "" {
@@ -248,32 +294,34 @@ func (s *Store) resolveExisting(ctx context.Context, q dialect.Querier, batch []
 			}
 			rows, err := q.QueryContext(ctx, s.sql("SELECT id, unique_key FROM {items} WHERE queue = ? AND unique_key IN ("+dialect.Placeholders(len(chunk))+")"), args...)
 			if err != nil {
-				return err
+				return nil, err
 			}
 			for rows.Next() {
 				var id uuid.UUID
 				var key string
 				if err := rows.Scan(&id, &key); err != nil {
 					rows.Close()
-					return err
+					return nil, err
 				}
 				found[[2]string{queue, key}] = id
 			}
 			rows.Close()
 			if err := rows.Err(); err != nil {
-				return err
+				return nil, err
 			}
 		}
 	}
+	out := make([]Enqueued, len(batch))
 	for i, sp := range batch {
+		out[i].ID = ids[i]
 		if sp.Key == "" {
 			continue
 		}
-		if id, ok := found[[2]string{sp.Queue, keyScope + sp.Key}]; ok && id != out[i].ID {
+		if id, ok := found[[2]string{sp.Queue, keyScope + sp.Key}]; ok && id != ids[i] {
 			out[i] = Enqueued{ID: id, Existed: true}
 		}
 	}
-	return nil
+	return out, nil
 }
 
 // inListMax is the most values an IN list may carry next to extra other

@@ -1,0 +1,81 @@
+package core_test
+
+import (
+	"context"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/plenumdb/plenum/core"
+	"github.com/plenumdb/plenum/sqlite"
+)
+
+// TestEnqueue_KeyOrderKeepsCallerOrder checks that rows bound in key order
+// (for the unique index's lock order) still come back in the caller's
+// order, with an existing key reported at its own position, and are claimed
+// in the caller's order.
+func TestEnqueue_KeyOrderKeepsCallerOrder(t *testing.T) {
+	ctx := context.Background()
+	db, err := sqlite.Open(filepath.Join(t.TempDir(), "order.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	s, err := core.Open(ctx, db, sqlite.Dialect(), core.Options{Migrate: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	first, err := s.Enqueue(ctx, core.ItemSpec{Queue: "q", Kind: "k", Key: "b"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	old := first[0]
+	specs := []core.ItemSpec{
+		{Queue: "q", Kind: "k", Key: "d"},
+		{Queue: "q", Kind: "k", Key: "b"},
+		{Queue: "q", Kind: "k"},
+		{Queue: "q", Kind: "k", Key: "a", Delay: time.Hour},
+		{Queue: "q", Kind: "k", Key: "c"},
+	}
+	got, err := s.Enqueue(ctx, specs...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != len(specs) {
+		t.Fatalf("%d results for %d specs", len(got), len(specs))
+	}
+	for i, g := range got {
+		if want := i == 1; g.Existed != want {
+			t.Errorf("result %d: Existed = %v, want %v", i, g.Existed, want)
+		}
+	}
+	if got[1].ID != old.ID {
+		t.Errorf("existing key b: id %v, want the first item's %v", got[1].ID, old.ID)
+	}
+	owner, err := s.RegisterOwner(ctx, core.OwnerParams{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cs, err := s.Claim(ctx, core.ClaimParams{Queue: "q", Owner: owner, Limit: 10, Lease: time.Minute})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{old.ID.String(), got[0].ID.String(), got[2].ID.String(), got[4].ID.String()}
+	if len(cs) != len(want) {
+		t.Fatalf("claimed %d items, want %d (the delayed one waits)", len(cs), len(want))
+	}
+	for i, c := range cs {
+		if c.ID.String() != want[i] {
+			t.Errorf("claim %d: %v (key %q), want %v", i, c.ID, c.Key, want[i])
+		}
+	}
+	for i, g := range got {
+		it, err := s.Get(ctx, g.ID)
+		if err != nil {
+			t.Fatalf("result %d: %v", i, err)
+		}
+		if it.Key != specs[i].Key {
+			t.Errorf("result %d: item has key %q, want %q", i, it.Key, specs[i].Key)
+		}
+	}
+}

@@ -78,6 +78,7 @@ func testBadInput(e *env) {
 		{"Enqueue payload over the default limit", core.ErrInvalidInput, enq(core.ItemSpec{Queue: queue, Payload: huge})},
 		{"Enqueue payload over the store's limit", core.ErrInvalidInput, func() error { _, err := small.Enqueue(ctx, core.ItemSpec{Queue: queue, Payload: mid}); return err }},
 		{"Enqueue invalid JSON", core.ErrInvalidInput, enq(core.ItemSpec{Queue: queue, Payload: []byte(`{"a":`)})},
+		{"Enqueue JSON with invalid UTF-8", core.ErrInvalidInput, enq(core.ItemSpec{Queue: queue, Payload: []byte("{\"a\":\"\xff\"}")})},
 		{"Enqueue negative delay", core.ErrInvalidInput, enq(core.ItemSpec{Queue: queue, Delay: -time.Second})},
 		{"Enqueue delay too long", core.ErrInvalidInput, enq(core.ItemSpec{Queue: queue, Delay: core.MaxDelay + time.Second})},
 		{"Enqueue negative MaxAttempts", core.ErrInvalidInput, enq(core.ItemSpec{Queue: queue, MaxAttempts: -1})},

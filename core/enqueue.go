@@ -135,6 +135,11 @@ func (s *Store) validJSON(field string, b json.RawMessage) error {
 	if !json.Valid(b) {
 		return invalid(field, "is not valid JSON")
 	}
+	// json.Valid lets invalid UTF-8 inside strings through; databases with
+	// a checked character set refuse it.
+	if !utf8.Valid(b) {
+		return invalid(field, "is not valid UTF-8")
+	}
 	return nil
 }
 

@@ -3,6 +3,7 @@ package core_test
 import (
 	"context"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -76,6 +77,50 @@ func TestEnqueue_KeyOrderKeepsCallerOrder(t *testing.T) {
 		}
 		if it.Key != specs[i].Key {
 			t.Errorf("result %d: item has key %q, want %q", i, it.Key, specs[i].Key)
+		}
+	}
+}
+
+// TestFail_ErrorTextIsMadeStorable checks that a handler's error text with
+// invalid UTF-8, a NUL byte or too many bytes is recorded cleaned, not
+// refused.
+func TestFail_ErrorTextIsMadeStorable(t *testing.T) {
+	ctx := context.Background()
+	db, err := sqlite.Open(filepath.Join(t.TempDir(), "fail.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	s, err := core.Open(ctx, db, sqlite.Dialect(), core.Options{Migrate: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	owner, err := s.RegisterOwner(ctx, core.OwnerParams{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	long := strings.Repeat("é", core.MaxErrorBytes) // two bytes each
+	for _, tc := range []struct{ in, want string }{
+		{"bad \xff byte", "bad \uFFFD byte"},
+		{"nul \x00 byte", "nul \uFFFD byte"},
+		{long, long[:core.MaxErrorBytes]},
+	} {
+		if _, err := s.Enqueue(ctx, core.ItemSpec{Queue: "f", Kind: "k"}); err != nil {
+			t.Fatal(err)
+		}
+		cs, err := s.Claim(ctx, core.ClaimParams{Queue: "f", Owner: owner, Limit: 1, Lease: time.Minute})
+		if err != nil || len(cs) != 1 {
+			t.Fatalf("claim: %d, %v", len(cs), err)
+		}
+		if _, err := s.Fail(ctx, cs[0], core.FailParams{Error: tc.in, Discard: true}); err != nil {
+			t.Fatalf("fail with %.20q: %v", tc.in, err)
+		}
+		it, err := s.Get(ctx, cs[0].ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if it.LastError != tc.want {
+			t.Errorf("last error %.40q (%d bytes), want %.40q (%d bytes)", it.LastError, len(it.LastError), tc.want, len(tc.want))
 		}
 	}
 }

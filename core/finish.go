@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/google/uuid"
 	"github.com/plenumdb/plenum/dialect"
@@ -226,7 +227,8 @@ func sameResult(group []Completion) bool {
 
 // FailParams describe a failed attempt.
 type FailParams struct {
-	// Error is recorded as the item's last error.
+	// Error is recorded as the item's last error: invalid UTF-8 and NUL
+	// bytes become U+FFFD, and text past MaxErrorBytes is cut.
 	Error string
 	// RetryIn, when positive, replaces the store's backoff for this retry.
 	RetryIn time.Duration
@@ -261,7 +263,7 @@ func (s *Store) fail(ctx context.Context, tx dialect.Querier, c Claim, p FailPar
 	}
 	if p.Discard || h.attempt >= h.maxAttempts {
 		_, err := tx.ExecContext(ctx, s.sql("UPDATE {items} SET state = 'dead', finished_at = {now}, lease_expires_at = NULL, last_error = ? WHERE id = ?"),
-			p.Error, s.d.UUID(c.ID))
+			cleanError(p.Error), s.d.UUID(c.ID))
 		if err != nil {
 			return false, err
 		}
@@ -275,7 +277,7 @@ func (s *Store) fail(ctx context.Context, tx dialect.Querier, c Claim, p FailPar
 		delay = s.opts.Backoff(h.attempt)
 	}
 	_, err = tx.ExecContext(ctx, s.sql("UPDATE {items} SET state = 'available', available_at = {now+}, lease_expires_at = NULL, last_error = ? WHERE id = ?"),
-		micros(delay), p.Error, s.d.UUID(c.ID))
+		micros(delay), cleanError(p.Error), s.d.UUID(c.ID))
 	return false, err
 }
 
@@ -355,4 +357,24 @@ func (s *Store) lockClaim(ctx context.Context, tx dialect.Querier, c Claim) (hel
 	}
 	h.barrier = barrier.UUID
 	return h, nil
+}
+
+// MaxErrorBytes bounds the error text Fail records; longer text is cut at
+// a character boundary.
+const MaxErrorBytes = 16 << 10
+
+// cleanError makes a handler's error text storable on every database:
+// valid UTF-8 without NUL bytes (PostgreSQL's text refuses them), at most
+// MaxErrorBytes. A failure report must not fail because of its message.
+func cleanError(msg string) string {
+	msg = strings.ToValidUTF8(msg, "\uFFFD")
+	msg = strings.ReplaceAll(msg, "\x00", "\uFFFD")
+	if len(msg) <= MaxErrorBytes {
+		return msg
+	}
+	cut := MaxErrorBytes
+	for cut > 0 && !utf8.RuneStart(msg[cut]) {
+		cut--
+	}
+	return msg[:cut]
 }

@@ -65,14 +65,15 @@ func (s *Store) Heartbeat(ctx context.Context, owner uuid.UUID, lease time.Durat
 		} else if n == 0 {
 			return fmt.Errorf("plenum: heartbeat %s: %w", owner, ErrOwnerLost)
 		}
-		res, err = tx.ExecContext(ctx, s.sql("UPDATE {items} SET lease_expires_at = {now+} WHERE claimed_by = ? AND state = 'claimed'"),
-			micros(lease), s.d.UUID(owner))
-		if err != nil {
+		if _, err := tx.ExecContext(ctx, s.sql("UPDATE {items} SET lease_expires_at = {now+} WHERE claimed_by = ? AND state = 'claimed'"),
+			micros(lease), s.d.UUID(owner)); err != nil {
 			return err
 		}
-		n, err := res.RowsAffected()
-		extended = int(n)
-		return err
+		// Counted, not read from the UPDATE: a lease that lands on the
+		// value it had changes nothing, and some databases (MySQL) count
+		// only changed rows.
+		return tx.QueryRowContext(ctx, s.sql("SELECT COUNT(*) FROM {items} WHERE claimed_by = ? AND state = 'claimed'"),
+			s.d.UUID(owner)).Scan(&extended)
 	})
 	return extended, err
 }

@@ -19,6 +19,17 @@ type TableProber interface {
 	TableExists(ctx context.Context, q dialect.Querier, table string) (bool, error)
 }
 
+// IndexProber is an optional interface for a dialect whose DDL is not
+// transactional and that cannot say CREATE INDEX IF NOT EXISTS (MySQL 8):
+// the statement-by-statement migrator asks it whether an index exists, and
+// skips that index's statements when it does, so that running Apply again
+// completes a migration that failed half way. The mysql dialect implements
+// it.
+type IndexProber interface {
+	// IndexExists reports whether table has an index named index.
+	IndexExists(ctx context.Context, q dialect.Querier, table, index string) (bool, error)
+}
+
 // maxAttempts bounds the retries of a migration transaction that failed
 // with a retryable error (SQLITE_BUSY, a serialization failure).
 const maxAttempts = 5
@@ -38,9 +49,11 @@ const maxAttempts = 5
 // version and each version's row are written in one transaction that
 // commits once: a failure leaves the schema as it was. Elsewhere (MySQL,
 // Oracle: DDL commits on its own) each statement runs on its own, outside a
-// transaction; every statement is idempotent (IF NOT EXISTS), and a
-// version's row is written only after all its statements succeeded, so a
-// migration that failed half way is completed by running Apply again.
+// transaction; every statement is idempotent (IF NOT EXISTS; where the
+// dialect cannot say that for an index, it implements IndexProber and an
+// index that exists is skipped), and a version's row is written only after
+// all its statements succeeded, so a migration that failed half way is
+// completed by running Apply again.
 func Apply(ctx context.Context, db *sql.DB, d dialect.Dialect, prefix string) (applied []int, err error) {
 	if err := ValidatePrefix(prefix); err != nil {
 		return nil, err
@@ -102,7 +115,7 @@ func applyInTx(ctx context.Context, db *sql.DB, d dialect.Dialect, prefix string
 		return nil, fmt.Errorf("migrations: apply: %w", err)
 	}
 	defer tx.Rollback()
-	applied, err := applyPending(ctx, tx, d, prefix, "")
+	applied, err := applyPending(ctx, tx, d, prefix, false)
 	if err != nil {
 		return nil, err
 	}
@@ -115,13 +128,20 @@ func applyInTx(ctx context.Context, db *sql.DB, d dialect.Dialect, prefix string
 // applyEach applies every pending version statement by statement, for
 // databases whose DDL commits on its own.
 func applyEach(ctx context.Context, conn *sql.Conn, d dialect.Dialect, prefix string) ([]int, error) {
-	return applyPending(ctx, conn, d, prefix, " (run Apply again to complete it)")
+	return applyPending(ctx, conn, d, prefix, true)
 }
 
 // applyPending creates the migrations table if needed and applies, in
 // order, every version not recorded there, recording each after its
-// statements. hint is added to the error of a failed version.
-func applyPending(ctx context.Context, q dialect.Querier, d dialect.Dialect, prefix, hint string) ([]int, error) {
+// statements. resumable says that the statements run outside a
+// transaction, where a version may have been applied in part: a failed
+// version's error then says to run Apply again, and an index that already
+// exists is skipped when the dialect is an IndexProber.
+func applyPending(ctx context.Context, q dialect.Querier, d dialect.Dialect, prefix string, resumable bool) ([]int, error) {
+	hint := ""
+	if resumable {
+		hint = " (run Apply again to complete it)"
+	}
 	if err := execAll(ctx, q, d.CreateTable(MigrationsTable(prefix))); err != nil {
 		return nil, fmt.Errorf("migrations: apply: create %s: %w", NamesFor(prefix).Migrations, err)
 	}
@@ -134,8 +154,11 @@ func applyPending(ctx context.Context, q dialect.Querier, d dialect.Dialect, pre
 		if done[m.Version] {
 			continue
 		}
-		up, _ := Statements(d, m)
-		if err := execAll(ctx, q, up); err != nil {
+		up, err := pendingStatements(ctx, q, d, m, resumable)
+		if err == nil {
+			err = execAll(ctx, q, up)
+		}
+		if err != nil {
 			return applied, fmt.Errorf("migrations: apply version %d (%s): %w%s", m.Version, m.Name, err, hint)
 		}
 		if _, err := q.ExecContext(ctx, insertVersion(d, prefix), m.Version, m.Name); err != nil {
@@ -144,6 +167,33 @@ func applyPending(ctx context.Context, q dialect.Querier, d dialect.Dialect, pre
 		applied = append(applied, m.Version)
 	}
 	return applied, nil
+}
+
+// pendingStatements returns the up statements of m, without those of the
+// indexes that already exist when resumable is set and d is an
+// IndexProber.
+func pendingStatements(ctx context.Context, q dialect.Querier, d dialect.Dialect, m Migration, resumable bool) ([]string, error) {
+	p, ok := d.(IndexProber)
+	if !resumable || !ok {
+		up, _ := Statements(d, m)
+		return up, nil
+	}
+	var up []string
+	for _, c := range m.Changes {
+		if c.Index != nil {
+			exists, err := p.IndexExists(ctx, q, c.IndexTable, c.Index.Name)
+			if err != nil {
+				return nil, fmt.Errorf("checking for index %s: %w", c.Index.Name, err)
+			}
+			if exists {
+				continue
+			}
+		}
+		// One change at a time, rendered as Statements renders it.
+		stmts, _ := Statements(d, Migration{Version: m.Version, Name: m.Name, Changes: []Change{c}})
+		up = append(up, stmts...)
+	}
+	return up, nil
 }
 
 func execAll(ctx context.Context, q dialect.Querier, stmts []string) error {

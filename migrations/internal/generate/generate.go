@@ -12,6 +12,7 @@ import (
 
 	"github.com/plenumdb/plenum/dialect"
 	"github.com/plenumdb/plenum/migrations"
+	"github.com/plenumdb/plenum/mysql"
 	"github.com/plenumdb/plenum/sqlite"
 )
 
@@ -22,6 +23,7 @@ const Format = migrations.FormatPlain
 // is one line here.
 func Dialects() []dialect.Dialect {
 	return []dialect.Dialect{
+		mysql.Dialect(),
 		sqlite.Dialect(),
 	}
 }

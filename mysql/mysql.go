@@ -1,0 +1,352 @@
+package mysql
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	gomysql "github.com/go-sql-driver/mysql"
+	"github.com/google/uuid"
+
+	"github.com/plenumdb/plenum/dialect"
+)
+
+// Name is the dialect's registered name.
+const Name = "mysql"
+
+// DriverName is the database/sql driver name of github.com/go-sql-driver/mysql,
+// which this package imports (and so registers).
+const DriverName = "mysql"
+
+// MaxStatementBytes is the size the dialect keeps each statement under,
+// bound values included: 4 MiB, a quarter of MariaDB's default
+// max_allowed_packet (16 MiB) and a sixteenth of MySQL 8's (64 MiB).
+const MaxStatementBytes = 4 << 20
+
+// MinMaxAllowedPacket is the smallest max_allowed_packet Check accepts:
+// twice MaxStatementBytes, because the core sizes a batch by an estimate
+// of each row (its payload and key exactly, the rest as a fixed overhead),
+// and one row with a payload near Options.MaxPayloadBytes may go past the
+// bound on its own.
+const MinMaxAllowedPacket = 2 * MaxStatementBytes
+
+// DialTimeout is the dial timeout DSN sets when the DSN has none.
+const DialTimeout = 10 * time.Second
+
+// openPingTimeout bounds the ping Open runs.
+const openPingTimeout = 15 * time.Second
+
+// driverDefaultMaxAllowedPacket is the driver's own default for its
+// maxAllowedPacket parameter (64 MiB), which DSN replaces with 0: ask the
+// server.
+const driverDefaultMaxAllowedPacket = 64 << 20
+
+func init() {
+	dialect.Register(Dialect())
+}
+
+type mysqlDialect struct{}
+
+var theDialect = &mysqlDialect{}
+
+// Dialect returns the MySQL/MariaDB dialect. It is stateless and safe for
+// concurrent use.
+func Dialect() dialect.Dialect { return theDialect }
+
+// DSN returns dsn, a go-sql-driver/mysql data source name
+// ("user:password@tcp(host:3306)/db?param=value"), with every setting the
+// dialect depends on: parseTime=true (DATETIME columns scan as time.Time),
+// loc=UTC (the driver's default: times are read and bound as UTC),
+// maxAllowedPacket=0 (the driver asks the server for its limit and refuses
+// a bigger statement itself, instead of the server dropping the
+// connection), time_zone='+00:00' (so that NOW() and CURRENT_TIMESTAMP in the
+// application's own statements agree with Plenum's UTC columns; Plenum
+// itself reads only UTC_TIMESTAMP), and a dial timeout of DialTimeout when
+// the DSN has none. Other settings the DSN has are kept (parseTime=false
+// is overridden), except that clientFoundRows=true and a loc other than UTC
+// are refused: the dialect cannot work with either. No read timeout is set: it would cut off
+// legitimate waits (row locks up to innodb_lock_wait_timeout, the
+// application's own statements inside a fence) and turn a slow commit into
+// an unknown outcome; contexts bound waits instead.
+func DSN(dsn string) (string, error) {
+	cfg, err := parseDSN(dsn)
+	if err != nil {
+		return "", err
+	}
+	if cfg.ClientFoundRows {
+		return "", errors.New("mysql: DSN has clientFoundRows=true: remove it; INSERT ... ON DUPLICATE KEY UPDATE then counts existing rows as affected, and the dialect learns which rows were new from that count")
+	}
+	if cfg.Loc != time.UTC {
+		return "", fmt.Errorf("mysql: DSN has loc=%s: remove it or set loc=UTC; Plenum stores and reads every time in UTC", cfg.Loc)
+	}
+	cfg.ParseTime = true
+	if cfg.Timeout == 0 {
+		cfg.Timeout = DialTimeout
+	}
+	if cfg.MaxAllowedPacket == driverDefaultMaxAllowedPacket {
+		cfg.MaxAllowedPacket = 0
+	}
+	if cfg.Params == nil {
+		cfg.Params = map[string]string{}
+	}
+	if _, ok := cfg.Params["time_zone"]; !ok {
+		cfg.Params["time_zone"] = "'+00:00'"
+	}
+	return cfg.FormatDSN(), nil
+}
+
+// parseDSN is the driver's ParseDSN, with its panic (it panics on the
+// removed "strict" parameter) turned into an error.
+func parseDSN(dsn string) (cfg *gomysql.Config, err error) {
+	if strings.TrimSpace(dsn) == "" {
+		return nil, errors.New("mysql: empty DSN (want user:password@tcp(host:3306)/database)")
+	}
+	defer func() {
+		if p := recover(); p != nil {
+			cfg, err = nil, fmt.Errorf("mysql: invalid DSN: %v", p)
+		}
+	}()
+	cfg, err = gomysql.ParseDSN(dsn)
+	if err != nil {
+		return nil, fmt.Errorf("mysql: invalid DSN: %w", err)
+	}
+	return cfg, nil
+}
+
+// Open opens the database dsn names with the settings DSN adds, and pings
+// it, so that an unreachable server or a bad password fails here rather
+// than at first use. It sets a connection lifetime of three minutes, below
+// the idle timeouts of servers and proxies, as the driver recommends. The
+// error never includes the password.
+func Open(dsn string) (*sql.DB, error) {
+	full, err := DSN(dsn)
+	if err != nil {
+		return nil, err
+	}
+	cfg, err := parseDSN(full)
+	if err != nil {
+		return nil, err
+	}
+	where := cfg.Net + "(" + cfg.Addr + ")/" + cfg.DBName
+	db, err := sql.Open(DriverName, full)
+	if err != nil {
+		return nil, fmt.Errorf("mysql: open %s: %w", where, err)
+	}
+	db.SetConnMaxLifetime(3 * time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), openPingTimeout)
+	defer cancel()
+	if err := db.PingContext(ctx); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("mysql: open %s: %w", where, err)
+	}
+	return db, nil
+}
+
+// Name returns "mysql".
+func (d *mysqlDialect) Name() string { return Name }
+
+// Capabilities describes MySQL 8 and MariaDB 10.6+: row locks with SKIP
+// LOCKED, no UPDATE ... RETURNING, DDL that commits on its own, a
+// microsecond clock.
+func (d *mysqlDialect) Capabilities() dialect.Capabilities {
+	return dialect.Capabilities{
+		SingleWriter:      false,
+		ReturningUpdate:   false,
+		LockClause:        " FOR UPDATE",
+		TransactionalDDL:  false,
+		MaxBindParams:     65535,
+		MaxStatementBytes: MaxStatementBytes,
+		MaxInList:         0,
+		ClockResolution:   time.Microsecond,
+		MaxClockOffset:    0,
+	}
+}
+
+// Rebind returns query unchanged: MySQL takes '?'.
+func (d *mysqlDialect) Rebind(query string) string { return dialect.RebindQuestion(query) }
+
+// Param returns "?": MySQL infers every type Plenum binds.
+func (d *mysqlDialect) Param(dialect.ColumnType) string { return "?" }
+
+// Now returns UTC_TIMESTAMP(6), shifted by offset. It is the time at which
+// the statement started, so it moves between the statements of a
+// transaction, and it does not depend on the session's time_zone.
+// (SYSDATE(6) would move within a statement too, but keeps indexes from
+// being used and is unsafe for statement-based binary logs.)
+func (d *mysqlDialect) Now(offset time.Duration) string {
+	const now = "UTC_TIMESTAMP(6)"
+	if us := offset.Microseconds(); us != 0 {
+		return "DATE_ADD(" + now + ", INTERVAL " + strconv.FormatInt(us, 10) + " MICROSECOND)"
+	}
+	return now
+}
+
+// Limit returns " LIMIT n"; a negative n becomes 0.
+func (d *mysqlDialect) Limit(n int) string {
+	if n < 0 {
+		n = 0
+	}
+	return " LIMIT " + strconv.Itoa(n)
+}
+
+// AddMicros adds a bound number of microseconds to t.
+func (d *mysqlDialect) AddMicros(t string) string {
+	return "DATE_ADD(" + t + ", INTERVAL ? MICROSECOND)"
+}
+
+// Claim takes up to spec.Limit rows in three statements of the caller's
+// transaction, since neither server has UPDATE ... RETURNING:
+//
+//	SELECT key FROM t WHERE filter ORDER BY order LIMIT n FOR UPDATE SKIP LOCKED
+//	UPDATE t SET set WHERE key IN (...)
+//	SELECT returning FROM t WHERE key IN (...) ORDER BY order
+//
+// The first locks the rows it returns and passes over rows other
+// transactions hold; it must read them through an index in claim order (no
+// filesort), or InnoDB locks every row it sorts. It returns the rows of the
+// last statement, or an empty result when nothing was free.
+func (d *mysqlDialect) Claim(ctx context.Context, q dialect.Querier, spec dialect.ClaimSpec) (*sql.Rows, error) {
+	if err := validClaim(q, spec); err != nil {
+		return nil, err
+	}
+	rows, err := q.QueryContext(ctx, claimSelect(spec), spec.FilterArgs...)
+	if err != nil {
+		return nil, err
+	}
+	var ids []any
+	for rows.Next() {
+		var id []byte
+		if err := rows.Scan(&id); err != nil {
+			rows.Close()
+			return nil, err
+		}
+		ids = append(ids, id)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	returning := strings.Join(spec.Returning, ", ")
+	if len(ids) == 0 {
+		// The caller reads columns, so give it the right ones, and no row.
+		return q.QueryContext(ctx, "SELECT "+returning+" FROM "+spec.Table+" WHERE 1 = 0")
+	}
+	in := spec.Key + " IN (" + dialect.Placeholders(len(ids)) + ")"
+	args := make([]any, 0, len(spec.SetArgs)+len(ids))
+	args = append(args, spec.SetArgs...)
+	args = append(args, ids...)
+	if _, err := q.ExecContext(ctx, "UPDATE "+spec.Table+" SET "+spec.Set+" WHERE "+in, args...); err != nil {
+		return nil, err
+	}
+	return q.QueryContext(ctx, "SELECT "+returning+" FROM "+spec.Table+" WHERE "+in+" ORDER BY "+spec.OrderBy, ids...)
+}
+
+func validClaim(q dialect.Querier, spec dialect.ClaimSpec) error {
+	switch {
+	case q == nil:
+		return errors.New("mysql: claim: nil querier")
+	case spec.Limit < 1:
+		return fmt.Errorf("mysql: claim: limit %d, must be at least 1", spec.Limit)
+	case spec.Table == "" || spec.Key == "" || spec.Set == "" || spec.Filter == "" || spec.OrderBy == "":
+		return errors.New("mysql: claim: table, key, set, filter and order by are all required")
+	case len(spec.Returning) == 0:
+		return errors.New("mysql: claim: no returning columns")
+	}
+	return nil
+}
+
+// claimSelect is the locking SELECT that picks the rows a claim takes.
+func claimSelect(spec dialect.ClaimSpec) string {
+	return "SELECT " + spec.Key + " FROM " + spec.Table + " WHERE " + spec.Filter +
+		" ORDER BY " + spec.OrderBy + " LIMIT " + strconv.Itoa(spec.Limit) + " FOR UPDATE SKIP LOCKED"
+}
+
+// InsertIgnore returns INSERT ... VALUES (row), ... ON DUPLICATE KEY UPDATE
+// c = c, where c is the first column. A row that hits any unique index is
+// left as it was; without the CLIENT_FOUND_ROWS flag (clientFoundRows=true,
+// which DSN and Check refuse) such a row counts 0 affected rows and an
+// inserted one 1, so rows affected is the number inserted. INSERT IGNORE is
+// not used: it also turns bad data into warnings and stores a coerced
+// value, even in strict mode. n below 1 gives a statement the server
+// rejects.
+func (d *mysqlDialect) InsertIgnore(table string, columns []string, row string, n int, _ []string) string {
+	var b strings.Builder
+	b.Grow(len(table) + 64 + n*(len(row)+4))
+	b.WriteString("INSERT INTO ")
+	b.WriteString(table)
+	b.WriteString(" (")
+	b.WriteString(strings.Join(columns, ", "))
+	b.WriteString(") VALUES ")
+	for i := 0; i < n; i++ {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteString("(")
+		b.WriteString(row)
+		b.WriteString(")")
+	}
+	if len(columns) > 0 {
+		b.WriteString(" ON DUPLICATE KEY UPDATE ")
+		b.WriteString(columns[0])
+		b.WriteString(" = ")
+		b.WriteString(columns[0])
+	}
+	return b.String()
+}
+
+// UUID binds the 16 bytes, for a BINARY(16) column.
+func (d *mysqlDialect) UUID(u uuid.UUID) any {
+	b := make([]byte, 16)
+	copy(b, u[:])
+	return b
+}
+
+// JSON binds the document as text, for a utf8mb4 LONGTEXT column, and a
+// nil slice as NULL.
+func (d *mysqlDialect) JSON(b []byte) any {
+	if b == nil {
+		return nil
+	}
+	return string(b)
+}
+
+// Bool binds 0 or 1, for a TINYINT(1) column.
+func (d *mysqlDialect) Bool(b bool) any {
+	if b {
+		return int64(1)
+	}
+	return int64(0)
+}
+
+// datetimeLayout is how the server writes a DATETIME(6) value as text.
+const datetimeLayout = "2006-01-02 15:04:05.999999"
+
+// ScanTime reads a DATETIME(6) value. With parseTime=true and loc=UTC (which
+// Check requires) it arrives as a time.Time in UTC; the text form the
+// driver returns without parseTime is read as UTC too, so that a value is
+// never misread, whatever the connection.
+func (d *mysqlDialect) ScanTime(src any) (time.Time, error) {
+	switch v := src.(type) {
+	case time.Time:
+		return v.UTC(), nil
+	case []byte:
+		return parseDatetime(string(v))
+	case string:
+		return parseDatetime(v)
+	case nil:
+		return time.Time{}, errors.New("mysql: scan time: NULL")
+	}
+	return time.Time{}, fmt.Errorf("mysql: scan time: unsupported type %T", src)
+}
+
+func parseDatetime(s string) (time.Time, error) {
+	t, err := time.ParseInLocation(datetimeLayout, strings.TrimSpace(s), time.UTC)
+	if err != nil {
+		return time.Time{}, fmt.Errorf("mysql: scan time: %q is not a DATETIME", s)
+	}
+	return t, nil
+}

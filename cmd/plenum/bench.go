@@ -8,6 +8,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
+	mrand "math/rand/v2"
+	"os"
+	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -21,34 +26,61 @@ import (
 	"github.com/plenumdb/plenum/sqlite"
 )
 
-const benchAbout = `
-Measures Plenum's hot path on SQLite and, in the same run on the same
-database, a bare-SQL baseline doing the same work without fencing:
+// benchAbout is the bench command's help. It names the dialects this
+// binary can open, which depends on the packages it links.
+func benchAbout() string {
+	return fmt.Sprintf(`
+Measures Plenum's hot path on one database and, in the same run on the
+same database, a bare-SQL baseline doing the same work without fencing:
 
   enqueue          Store.Enqueue      vs  multi-row INSERT
-  claim+complete   Store.Claim and    vs  UPDATE ... WHERE id IN (SELECT ...
-                   Store.CompleteMany     LIMIT n) RETURNING, then UPDATE ...
-                                          SET state = 'completed' WHERE id IN (...)
+  claim+complete   Store.Claim and    vs  the dialect's claim statement with
+                   Store.CompleteMany     no owner check and no claim token
+                                          (on SQLite UPDATE ... WHERE id IN
+                                          (SELECT ... LIMIT n) RETURNING;
+                                          SKIP LOCKED where there are row
+                                          locks), then UPDATE ... SET state =
+                                          'completed' WHERE id IN (...)
   fan-in           children of one    vs  the same claims, then one transaction
                    barrier completed      per child that completes it and adds
                    in batches             1 to a counter row
 
-The baseline runs on tables with the same columns and indexes (created
-from the same schema under another prefix), and its writers take turns on
-an in-process mutex, as Plenum's SQLite writers do, so that neither side
-spends its time in SQLite's busy handler. Each table set is dropped
-afterwards. This is a measurement, never a pass/fail on timing.`
+The database is SQLite by default, in a file in a new temporary directory
+(--db names another file); --dialect and --dsn choose any database this
+binary can open (%s).
+
+The baseline is the most direct correct SQL on that database: its
+statements use the dialect's placeholders, clock, value types and claim;
+its transactions begin as the dialect requires, and are run again, like
+Plenum's, when the database reports a conflict worth retrying (both
+sides' retries are printed). On a single-writer database (SQLite) its
+writers take turns on an in-process mutex, as Plenum's do, so that neither
+side spends its time in the database's busy handler. Both sides work on
+tables with the same columns and indexes, created from the same schema
+under random prefixes and dropped afterwards: on a shared server no other
+table is touched (though the load is felt). This is a measurement, never a
+pass/fail on timing.`, strings.Join(openable(), ", "))
+}
+
+// openable lists the dialects this binary can open, sorted.
+func openable() []string {
+	names := slices.Collect(maps.Keys(openers))
+	slices.Sort(names)
+	return names
+}
 
 // benchOptions configure a bench run.
 type benchOptions struct {
-	DB      string // database file; "" makes one in a new temporary directory
+	Dialect string // registered dialect name; "" means sqlite
+	DSN     string // database to measure on; see fileDSN for when it may be ""
+	DB      string // another spelling of DSN for dialects whose DSN is a file
 	Items   int
 	Batch   int
 	Workers int
 }
 
 func defaultBenchOptions() benchOptions {
-	return benchOptions{Items: 20000, Batch: 100, Workers: 4}
+	return benchOptions{Dialect: sqlite.Name, Items: 20000, Batch: 100, Workers: 4}
 }
 
 func (o benchOptions) validate() error {
@@ -63,9 +95,85 @@ func (o benchOptions) validate() error {
 	return nil
 }
 
+// target returns the dialect and the DSN the options name. The DSN is ""
+// only for a dialect whose databases are files: bench then makes one.
+func (o benchOptions) target() (dialect.Dialect, string, error) {
+	name := o.Dialect
+	if name == "" {
+		name = sqlite.Name
+	}
+	d, err := lookupDialect(name)
+	if err != nil {
+		return nil, "", err
+	}
+	dsn, err := o.dsnFor(d.Name())
+	if err != nil {
+		return nil, "", err
+	}
+	return d, dsn, nil
+}
+
+// dsnFor reconciles --db and --dsn for the dialect called name: --db is
+// another spelling of --dsn where the DSN is a file path, and only there.
+func (o benchOptions) dsnFor(name string) (string, error) {
+	file := fileDSN[name]
+	switch {
+	case o.DB != "" && !file:
+		return "", usagef("--db names a database file; for %s give --dsn", name)
+	case o.DB != "" && o.DSN != "" && o.DB != o.DSN:
+		return "", usagef("--db %q and --dsn %q name different databases: give one", o.DB, o.DSN)
+	case o.DB != "":
+		return o.DB, nil
+	case o.DSN == "" && !file:
+		return "", usagef("missing --dsn: bench on %s needs a database to work in", name)
+	}
+	return o.DSN, nil
+}
+
+// openBenchDB opens the database of the options, making a new file in a
+// new temporary directory when a file dialect was given no DSN. where names
+// the database for the header: the file path, or "" for a server, whose DSN
+// may hold a password. close closes the database and removes that
+// directory.
+func openBenchDB(o benchOptions) (db *sql.DB, d dialect.Dialect, where string, close func(), err error) {
+	d, dsn, err := o.target()
+	if err != nil {
+		return nil, nil, "", nil, err
+	}
+	dir := ""
+	if dsn == "" {
+		if dir, err = os.MkdirTemp("", "plenum-bench-"); err != nil {
+			return nil, nil, "", nil, fmt.Errorf("bench: temporary directory: %w", err)
+		}
+		dsn = filepath.Join(dir, "bench.db")
+	}
+	db, d, err = openDialect(d.Name(), dsn)
+	if err != nil {
+		if dir != "" {
+			os.RemoveAll(dir)
+		}
+		var ue *usageError
+		if errors.As(err, &ue) {
+			return nil, nil, "", nil, err
+		}
+		return nil, nil, "", nil, fmt.Errorf("bench: %w", err)
+	}
+	if fileDSN[d.Name()] {
+		where = dsn
+	}
+	return db, d, where, func() {
+		db.Close()
+		if dir != "" {
+			os.RemoveAll(dir)
+		}
+	}, nil
+}
+
 func runBenchCmd(ctx context.Context, e env, args []string) error {
 	o := defaultBenchOptions()
-	fs := newFlags(e, "bench", "bench [flags]", benchAbout)
+	fs := newFlags(e, "bench", "bench [--dialect NAME --dsn DSN] [flags]", benchAbout())
+	fs.StringVar(&o.Dialect, "dialect", o.Dialect, "`name` of the database dialect to measure on")
+	fs.StringVar(&o.DSN, "dsn", "", "`DSN` of the database to measure on (required, except for sqlite, where it is a file path as for --db)")
 	fs.StringVar(&o.DB, "db", "", "SQLite database `file` to use (default: one in a new temporary directory)")
 	fs.IntVar(&o.Items, "items", o.Items, "items per measurement")
 	fs.IntVar(&o.Batch, "batch", o.Batch, "items claimed and completed per batch")
@@ -94,63 +202,83 @@ func (r benchRow) Ratio() float64 {
 
 // benchReport is what a bench run measured.
 type benchReport struct {
-	Path      string
-	Rows      []benchRow
-	TxRetries uint64
+	Dialect string
+	Path    string // the database file, for a dialect whose DSN is one
+	// Prefixes are the table prefixes of Plenum's tables and the
+	// baseline's, both dropped when the run ends.
+	Prefixes [2]string
+	Rows     []benchRow
+	// TxRetries and BaseRetries count the transactions Plenum and the
+	// baseline ran again after a retryable error.
+	TxRetries, BaseRetries uint64
 }
 
-// runBench runs every measurement and prints the table to w.
+// runBench opens the database of o, runs every measurement and prints the
+// table to w.
 func runBench(ctx context.Context, w io.Writer, o benchOptions) (benchReport, error) {
 	if err := o.validate(); err != nil {
 		return benchReport{}, err
 	}
-	db, path, closeDB, err := openScratch("bench", o.DB, false)
+	db, d, path, closeDB, err := openBenchDB(o)
 	if err != nil {
 		return benchReport{}, err
 	}
 	defer closeDB()
-	d := sqlite.Dialect()
+	return benchOn(ctx, w, db, d, path, o)
+}
 
+// benchOn runs every measurement on db, of dialect d, and prints the table
+// to w; path, if not empty, is the database file for the header.
+func benchOn(ctx context.Context, w io.Writer, db *sql.DB, d dialect.Dialect, path string, o benchOptions) (rep benchReport, err error) {
 	// Fresh tables under random prefixes, dropped afterwards, so that a
-	// bench never touches other data in the file.
+	// bench never touches other data in the database. A table left behind
+	// on a shared server is worth an error naming it.
 	tag := randomTag()
 	pPrefix, bPrefix := "bench_"+tag+"_", "base_"+tag+"_"
+	rep = benchReport{Dialect: d.Name(), Path: path, Prefixes: [2]string{pPrefix, bPrefix}}
 	defer func() {
 		dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
 		defer cancel()
-		_ = migrations.Drop(dctx, db, d, pPrefix)
-		_ = migrations.Drop(dctx, db, d, bPrefix)
+		for _, prefix := range rep.Prefixes {
+			if derr := migrations.Drop(dctx, db, d, prefix); derr != nil {
+				err = errors.Join(err, fmt.Errorf("bench: drop tables %s*: %w", prefix, derr))
+			}
+		}
 	}()
 	st, err := core.Open(ctx, db, d, core.Options{Prefix: pPrefix, Migrate: true})
 	if err != nil {
-		return benchReport{}, fmt.Errorf("bench: %w", err)
+		return rep, fmt.Errorf("bench: %w", err)
 	}
 	if _, err := migrations.Apply(ctx, db, d, bPrefix); err != nil {
-		return benchReport{}, fmt.Errorf("bench: baseline tables: %w", err)
+		return rep, fmt.Errorf("bench: baseline tables: %w", err)
 	}
-	b := &baseline{db: db, now: d.Now(0), names: migrations.NamesFor(bPrefix), batch: o.Batch}
+	b := newBaseline(db, d, migrations.NamesFor(bPrefix), o.Batch)
 
-	fmt.Fprintf(w, "Plenum bench on SQLite: %s\n", path)
-	fmt.Fprintf(w, "%s items per measurement, batches of %d, %s; Plenum and a bare-SQL baseline on the same database\n\n",
+	if path != "" {
+		fmt.Fprintf(w, "Plenum bench on %s: %s\n", d.Name(), path)
+	} else {
+		fmt.Fprintf(w, "Plenum bench on %s\n", d.Name())
+	}
+	fmt.Fprintf(w, "%s items per measurement, batches of %d, %s; Plenum and a bare-SQL baseline on the same database\n",
 		commas(o.Items), o.Batch, plural(o.Workers, "worker"))
+	fmt.Fprintf(w, "tables %s* (Plenum) and %s* (bare SQL), dropped afterwards\n\n", pPrefix, bPrefix)
 	fmt.Fprintf(w, "  %-16s %14s %14s %10s\n", "", "plenum", "bare SQL", "ratio")
 
-	rep := benchReport{Path: path}
-	// Each side starts with an empty write-ahead log, so that neither pays
-	// for the other's checkpoint.
-	checkpoint := func() error {
-		_, err := db.ExecContext(ctx, "PRAGMA wal_checkpoint(TRUNCATE)")
-		return err
+	// Each side starts with the database settled (for SQLite an empty
+	// write-ahead log), so that neither pays for the other's leftovers.
+	settle := func() error { return nil }
+	if c := checkpointerFor(d); c != nil {
+		settle = func() error { return c.Checkpoint(ctx, db) }
 	}
 	measure := func(name string, plenum, base func(context.Context) error) error {
-		if err := checkpoint(); err != nil {
+		if err := settle(); err != nil {
 			return fmt.Errorf("bench: checkpoint: %w", err)
 		}
 		p, err := timed(ctx, o.Items, plenum)
 		if err != nil {
 			return fmt.Errorf("bench: %s (plenum): %w", name, err)
 		}
-		if err := checkpoint(); err != nil {
+		if err := settle(); err != nil {
 			return fmt.Errorf("bench: checkpoint: %w", err)
 		}
 		q, err := timed(ctx, o.Items, base)
@@ -166,7 +294,7 @@ func runBench(ctx context.Context, w io.Writer, o benchOptions) (benchReport, er
 	const queue, fanQueue = "bench", "bench.fanin"
 	err = measure("enqueue",
 		func(ctx context.Context) error { return plenumEnqueue(ctx, st, queue, o.Items) },
-		func(ctx context.Context) error { return b.enqueue(ctx, queue, o.Items, nil) })
+		func(ctx context.Context) error { return b.enqueue(ctx, queue, o.Items, uuid.Nil) })
 	if err != nil {
 		return rep, err
 	}
@@ -199,8 +327,9 @@ func runBench(ctx context.Context, w io.Writer, o benchOptions) (benchReport, er
 	if err := checkFired(ctx, st, b, barrier, bb, o.Items); err != nil {
 		return rep, fmt.Errorf("bench: fan-in: %w", err)
 	}
-	rep.TxRetries = st.Stats().Retries
-	fmt.Fprintf(w, "\nratio = plenum / bare SQL (above 1: Plenum is faster). Plenum transaction retries: %s.\n", commas(rep.TxRetries))
+	rep.TxRetries, rep.BaseRetries = st.Stats().Retries, b.retries.Load()
+	fmt.Fprintf(w, "\nratio = plenum / bare SQL (above 1: Plenum is faster). Transactions retried: Plenum %s, bare SQL %s.\n",
+		commas(rep.TxRetries), commas(rep.BaseRetries))
 	fmt.Fprintln(w, "Timings vary between runs and machines: this is a measurement, not a test.")
 	return rep, nil
 }
@@ -335,17 +464,86 @@ func fanWorkers(ctx context.Context, n int, f func(context.Context) error) error
 }
 
 // baseline does the same work as Plenum with plain statements on tables of
-// the same shape: no claim tokens checked, no owners, no fences.
+// the same shape: no claim tokens checked, no owners, no fences. It is the
+// most direct correct SQL for the database: every piece that differs
+// between databases (placeholders, the clock, how values are bound, how a
+// transaction begins, the claim statement) comes from the dialect, so that
+// both sides pay the same for what the database needs and the difference
+// is what Plenum adds.
 type baseline struct {
 	db    *sql.DB
-	now   string // the same clock expression, so times are stored alike
+	d     dialect.Dialect
 	names migrations.Names
+	// batch is the claim limit: the --batch flag, fitted to one IN list of
+	// the completion that follows.
 	batch int
-	// writer serializes the baseline's write transactions, as the sqlite
-	// dialect's writer queue does for Plenum: without it, concurrent
-	// writers would wait in SQLite's busy handler, whose sleeps would make
-	// the baseline look slower than it is.
-	writer sync.Mutex
+	// now, later and json are the dialect's clock expression, the clock
+	// plus a bound number of microseconds, and the placeholder of a JSON
+	// value.
+	now, later, json string
+	// maxRows and maxBytes bound one multi-row INSERT: the bind-parameter
+	// limit over the parameters of a row, and the statement size limit
+	// (0: none).
+	maxRows, maxBytes int
+	// writer, on a single-writer database, makes the baseline's write
+	// transactions take turns, as Plenum's do (for SQLite the dialect's
+	// Begin queues the writers of one *sql.DB too): concurrent writers
+	// would otherwise wait in the database's busy handler, whose sleeps
+	// would make the baseline look slower than it is. Nil elsewhere, where
+	// writers run side by side and row locks keep them apart.
+	writer *sync.Mutex
+	// retries counts transactions run again after a retryable error.
+	retries atomic.Uint64
+}
+
+// Bounds of the baseline's retries: Plenum's defaults (core.RetryPolicy),
+// so that neither side wins by giving up sooner or waiting less.
+const (
+	baseMaxAttempts = 10
+	baseRetryDelay  = 2 * time.Millisecond
+	baseMaxDelay    = 250 * time.Millisecond
+)
+
+// Per-row cost of the baseline's INSERT: its bind parameters (id, queue,
+// payload, barrier) and a bound on its bytes besides the payload, as
+// Plenum's enqueue counts them for statement size limits.
+const (
+	baseArgsPerRow  = 4
+	baseRowOverhead = 256
+)
+
+// baseLease is the lease the baseline's claims set, in microseconds: an
+// hour, as Plenum's side asks for.
+const baseLease = int64(time.Hour / time.Microsecond)
+
+func newBaseline(db *sql.DB, d dialect.Dialect, names migrations.Names, batch int) *baseline {
+	caps := d.Capabilities()
+	now := d.Now(0)
+	b := &baseline{
+		db:       db,
+		d:        d,
+		names:    names,
+		batch:    min(batch, inListMax(caps, 1)),
+		now:      now,
+		later:    d.AddMicros(now),
+		json:     d.Param(dialect.JSON),
+		maxRows:  max(1, caps.MaxBindParams/baseArgsPerRow),
+		maxBytes: caps.MaxStatementBytes,
+	}
+	if caps.SingleWriter {
+		b.writer = new(sync.Mutex)
+	}
+	return b
+}
+
+// inListMax is the most values an IN list may carry next to extra other
+// bind parameters.
+func inListMax(caps dialect.Capabilities, extra int) int {
+	n := caps.MaxBindParams - extra
+	if caps.MaxInList > 0 {
+		n = min(n, caps.MaxInList)
+	}
+	return max(1, n)
 }
 
 // baseBarrier is the baseline's fan-in: a counter row and its children.
@@ -354,28 +552,61 @@ type baseBarrier struct {
 	fired atomic.Int64
 }
 
-func (b *baseline) enqueue(ctx context.Context, queue string, n int, barrier *uuid.UUID) error {
-	const row = "(?, ?, 'bench', NULL, ?, 0, 'available', %[1]s, 0, 20, 0, ?, %[1]s)"
+// enqueue inserts n items into queue, benchChunk per transaction, in
+// multi-row INSERTs as large as the dialect's limits allow; with a barrier
+// other than uuid.Nil, as its children.
+func (b *baseline) enqueue(ctx context.Context, queue string, n int, barrier uuid.UUID) error {
+	row := "(?, ?, 'bench', NULL, " + b.json + ", 0, 'available', " + b.now + ", 0, 20, 0, ?, " + b.now + ")"
+	head := "INSERT INTO " + b.names.Items + " (id, queue, kind, unique_key, payload, priority, state, available_at, attempt, max_attempts, crash_count, barrier_id, created_at) VALUES "
+	var bar any // NULL unless the items are a barrier's children
+	if barrier != uuid.Nil {
+		bar = b.d.UUID(barrier)
+	}
+	type stmt struct {
+		text string
+		args []any
+	}
+	var stmts []stmt
 	for i := 0; i < n; i += benchChunk {
-		end := min(i+benchChunk, n)
-		var q strings.Builder
-		q.WriteString("INSERT INTO " + b.names.Items + " (id, queue, kind, unique_key, payload, priority, state, available_at, attempt, max_attempts, crash_count, barrier_id, created_at) VALUES ")
-		args := make([]any, 0, 4*(end-i))
-		for j := i; j < end; j++ {
-			if j > i {
+		// Statements are built before the transaction begins, so that a
+		// retry runs the same ones and a single-writer database is not held
+		// while they are.
+		stmts = stmts[:0]
+		var (
+			q     strings.Builder
+			args  []any
+			bytes int
+		)
+		flush := func() {
+			stmts = append(stmts, stmt{b.d.Rebind(q.String()), args})
+			q.Reset()
+			args, bytes = nil, 0
+		}
+		for j := i; j < min(i+benchChunk, n); j++ {
+			payload := fmt.Appendf(nil, `{"n":%d}`, j)
+			size := len(row) + len(queue) + len(payload) + baseRowOverhead
+			rows := len(args) / baseArgsPerRow
+			if rows == b.maxRows || (b.maxBytes > 0 && rows > 0 && len(head)+bytes+size > b.maxBytes) {
+				flush()
+				rows = 0
+			}
+			if rows == 0 {
+				q.WriteString(head)
+			} else {
 				q.WriteString(", ")
 			}
-			fmt.Fprintf(&q, row, b.now)
-			var bar any
-			if barrier != nil {
-				bar = barrier[:]
-			}
-			id := uuid.Must(uuid.NewV7())
-			args = append(args, id[:], queue, fmt.Sprintf(`{"n":%d}`, j), bar)
+			q.WriteString(row)
+			bytes += size
+			args = append(args, b.d.UUID(uuid.Must(uuid.NewV7())), queue, b.d.JSON(payload), bar)
 		}
-		err := b.tx(ctx, func(tx *sql.Tx) error {
-			_, err := tx.ExecContext(ctx, q.String(), args...)
-			return err
+		flush()
+		err := b.tx(ctx, func(tx dialect.Tx) error {
+			for _, s := range stmts {
+				if _, err := tx.ExecContext(ctx, s.text, s.args...); err != nil {
+					return err
+				}
+			}
+			return nil
 		})
 		if err != nil {
 			return err
@@ -384,12 +615,39 @@ func (b *baseline) enqueue(ctx context.Context, queue string, n int, barrier *uu
 	return nil
 }
 
-// tx runs f in a write transaction, one at a time. The DSN's
-// _txlock=immediate makes BeginTx issue BEGIN IMMEDIATE.
-func (b *baseline) tx(ctx context.Context, f func(*sql.Tx) error) error {
-	b.writer.Lock()
-	defer b.writer.Unlock()
-	tx, err := b.db.BeginTx(ctx, nil)
+// tx runs f in a write transaction begun by the dialect (which chooses the
+// isolation level its claims need), and runs it again, after a jittered
+// backoff, when it fails with an error the dialect calls Retryable: a
+// serialization failure, a deadlock victim, a busy database. Bare SQL on
+// such a database has to do the same. f must start from scratch on each
+// call.
+func (b *baseline) tx(ctx context.Context, f func(dialect.Tx) error) error {
+	for attempt := 1; ; attempt++ {
+		err := b.try(ctx, f)
+		if err == nil || b.d.Classify(err) != dialect.Retryable || attempt >= baseMaxAttempts || ctx.Err() != nil {
+			return err
+		}
+		b.retries.Add(1)
+		delay := min(baseRetryDelay<<(attempt-1), baseMaxDelay)
+		t := time.NewTimer(time.Duration(mrand.Int64N(int64(delay) + 1)))
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return ctx.Err()
+		case <-t.C:
+		}
+	}
+}
+
+// try runs f in one transaction, rolled back if f fails. The writer mutex,
+// where there is one, is held for the transaction only, not for a retry's
+// backoff.
+func (b *baseline) try(ctx context.Context, f func(dialect.Tx) error) error {
+	if b.writer != nil {
+		b.writer.Lock()
+		defer b.writer.Unlock()
+	}
+	tx, err := b.d.Begin(ctx, b.db, dialect.TxOptions{})
 	if err != nil {
 		return err
 	}
@@ -405,49 +663,26 @@ func (b *baseline) tx(ctx context.Context, f func(*sql.Tx) error) error {
 func (b *baseline) fanOut(ctx context.Context, queue string, n int) (*baseBarrier, error) {
 	bb := &baseBarrier{id: uuid.Must(uuid.NewV7())}
 	owner := uuid.Must(uuid.NewV7())
-	err := b.tx(ctx, func(tx *sql.Tx) error {
-		_, err := tx.ExecContext(ctx, "INSERT INTO "+b.names.Barriers+" (id, owner_id, name, expected, arrived, failed, sealed, join_queue, join_kind, join_priority, join_max_attempts, on_child_failure, created_at) "+
-			"VALUES (?, ?, 'bench', ?, 0, 0, 1, ?, 'join', 0, 20, 'join', "+b.now+")", bb.id[:], owner[:], n, queue+".join")
+	insert := b.d.Rebind("INSERT INTO " + b.names.Barriers + " (id, owner_id, name, expected, arrived, failed, sealed, join_queue, join_kind, join_priority, join_max_attempts, on_child_failure, created_at) " +
+		"VALUES (?, ?, 'bench', ?, 0, 0, ?, ?, 'join', 0, 20, 'join', " + b.now + ")")
+	err := b.tx(ctx, func(tx dialect.Tx) error {
+		_, err := tx.ExecContext(ctx, insert, b.d.UUID(bb.id), b.d.UUID(owner), int64(n), b.d.Bool(true), queue+".join")
 		return err
 	})
 	if err != nil {
 		return nil, err
 	}
-	return bb, b.enqueue(ctx, queue, n, &bb.id)
+	return bb, b.enqueue(ctx, queue, n, bb.id)
 }
 
 // drain claims and completes everything in queue with n workers. With a
 // barrier, each child is completed in its own transaction that also adds
 // one to the counter row and fires it when the count is complete.
 func (b *baseline) drain(ctx context.Context, queue string, n int, bb *baseBarrier) error {
-	claim := "UPDATE " + b.names.Items + " SET state = 'claimed', claimed_by = ?, claimed_at = " + b.now +
-		", lease_expires_at = " + b.now + " + 3600000000, attempt = attempt + 1 WHERE id IN (SELECT id FROM " + b.names.Items +
-		" WHERE queue = ? AND state = 'available' AND available_at <= " + b.now + " ORDER BY priority, available_at, id LIMIT ?)" +
-		// What a worker needs to do the work; Plenum returns the whole item.
-		" RETURNING id, kind, payload, attempt"
 	return fanWorkers(ctx, n, func(ctx context.Context) error {
 		worker := uuid.Must(uuid.NewV7())
 		for {
-			var ids [][]byte
-			err := b.tx(ctx, func(tx *sql.Tx) error {
-				rows, err := tx.QueryContext(ctx, claim, worker[:], queue, b.batch)
-				if err != nil {
-					return err
-				}
-				defer rows.Close()
-				for rows.Next() {
-					var (
-						id, payload []byte
-						kind        string
-						attempt     int
-					)
-					if err := rows.Scan(&id, &kind, &payload, &attempt); err != nil {
-						return err
-					}
-					ids = append(ids, id)
-				}
-				return rows.Err()
-			})
+			ids, err := b.claim(ctx, queue, worker)
 			if err != nil || len(ids) == 0 {
 				return err
 			}
@@ -463,44 +698,105 @@ func (b *baseline) drain(ctx context.Context, queue string, n int, bb *baseBarri
 	})
 }
 
-func (b *baseline) completeMany(ctx context.Context, ids [][]byte) error {
-	args := make([]any, 0, len(ids)+1)
-	args = append(args, string(benchResult))
-	for _, id := range ids {
-		args = append(args, id)
+// claim takes up to b.batch available items of queue for worker with the
+// dialect's claim statement: on SQLite one UPDATE ... RETURNING, on a
+// database with row locks one statement with SKIP LOCKED (or its
+// lock-then-update pair where UPDATE ... RETURNING does not exist). The
+// spec is the least a claim needs: no check that the worker is still
+// registered, no claim token.
+func (b *baseline) claim(ctx context.Context, queue string, worker uuid.UUID) ([]uuid.UUID, error) {
+	spec := dialect.ClaimSpec{
+		Table:      b.names.Items,
+		Key:        "id",
+		Filter:     "queue = ? AND state = 'available' AND available_at <= " + b.now,
+		FilterArgs: []any{queue},
+		OrderBy:    "priority, available_at, id",
+		Limit:      b.batch,
+		Set:        "state = 'claimed', claimed_by = ?, claimed_at = " + b.now + ", lease_expires_at = " + b.later + ", attempt = attempt + 1",
+		SetArgs:    []any{b.d.UUID(worker), baseLease},
+		// What a worker needs to do the work; Plenum returns the whole
+		// item.
+		Returning: []string{"id", "kind", "payload", "attempt"},
 	}
-	return b.tx(ctx, func(tx *sql.Tx) error {
-		_, err := tx.ExecContext(ctx, "UPDATE "+b.names.Items+" SET state = 'completed', finished_at = "+b.now+
-			", lease_expires_at = NULL, result = ? WHERE id IN ("+dialect.Placeholders(len(ids))+")", args...)
+	var ids []uuid.UUID
+	err := b.tx(ctx, func(tx dialect.Tx) error {
+		ids = ids[:0]
+		rows, err := b.d.Claim(ctx, tx, spec)
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var (
+				// uuid.UUID reads both 16 bytes and text (PostgreSQL's
+				// uuid); []byte takes a JSON column as bytes or text.
+				id      uuid.UUID
+				kind    string
+				payload []byte
+				attempt int
+			)
+			if err := rows.Scan(&id, &kind, &payload, &attempt); err != nil {
+				return err
+			}
+			ids = append(ids, id)
+		}
+		return rows.Err()
+	})
+	return ids, err
+}
+
+// completeMany completes the items ids in one UPDATE. ids fits one IN list:
+// claims are never larger than b.batch.
+func (b *baseline) completeMany(ctx context.Context, ids []uuid.UUID) error {
+	args := make([]any, 0, len(ids)+1)
+	args = append(args, b.d.JSON(benchResult))
+	for _, id := range ids {
+		args = append(args, b.d.UUID(id))
+	}
+	update := b.d.Rebind("UPDATE " + b.names.Items + " SET state = 'completed', finished_at = " + b.now +
+		", lease_expires_at = NULL, result = " + b.json + " WHERE id IN (" + dialect.Placeholders(len(ids)) + ")")
+	return b.tx(ctx, func(tx dialect.Tx) error {
+		_, err := tx.ExecContext(ctx, update, args...)
 		return err
 	})
 }
 
 // arriveEach is the per-child counter pattern: one transaction per child.
-func (b *baseline) arriveEach(ctx context.Context, ids [][]byte, bb *baseBarrier) error {
+func (b *baseline) arriveEach(ctx context.Context, ids []uuid.UUID, bb *baseBarrier) error {
+	complete := b.d.Rebind("UPDATE " + b.names.Items + " SET state = 'completed', finished_at = " + b.now +
+		", lease_expires_at = NULL, result = " + b.json + " WHERE id = ?")
+	arrive := b.d.Rebind("UPDATE " + b.names.Barriers + " SET arrived = arrived + 1 WHERE id = ?")
+	// fired_at IS NULL makes a matching update always change a value, so
+	// its row count is the same on databases that count changed rows
+	// (MySQL) as on those that count matched ones.
+	fire := b.d.Rebind("UPDATE " + b.names.Barriers + " SET fired_at = " + b.now +
+		" WHERE id = ? AND fired_at IS NULL AND sealed = ? AND arrived + failed = expected")
+	barrier, sealed := b.d.UUID(bb.id), b.d.Bool(true)
 	for _, id := range ids {
-		err := b.tx(ctx, func(tx *sql.Tx) error {
-			if _, err := tx.ExecContext(ctx, "UPDATE "+b.names.Items+" SET state = 'completed', finished_at = "+b.now+
-				", lease_expires_at = NULL, result = ? WHERE id = ?", string(benchResult), id); err != nil {
+		fired := false
+		err := b.tx(ctx, func(tx dialect.Tx) error {
+			fired = false
+			if _, err := tx.ExecContext(ctx, complete, b.d.JSON(benchResult), b.d.UUID(id)); err != nil {
 				return err
 			}
-			if _, err := tx.ExecContext(ctx, "UPDATE "+b.names.Barriers+" SET arrived = arrived + 1 WHERE id = ?", bb.id[:]); err != nil {
+			if _, err := tx.ExecContext(ctx, arrive, barrier); err != nil {
 				return err
 			}
-			res, err := tx.ExecContext(ctx, "UPDATE "+b.names.Barriers+" SET fired_at = "+b.now+
-				" WHERE id = ? AND fired_at IS NULL AND sealed = 1 AND arrived + failed = expected", bb.id[:])
+			res, err := tx.ExecContext(ctx, fire, barrier, sealed)
 			if err != nil {
 				return err
 			}
-			if fired, err := res.RowsAffected(); err != nil {
-				return err
-			} else if fired == 1 {
-				bb.fired.Add(1)
-			}
-			return nil
+			n, err := res.RowsAffected()
+			fired = n == 1
+			return err
 		})
 		if err != nil {
 			return err
+		}
+		// Counted once committed: a transaction run again must not count
+		// twice.
+		if fired {
+			bb.fired.Add(1)
 		}
 	}
 	return nil
@@ -516,7 +812,8 @@ func checkDrained(ctx context.Context, st *core.Store, b *baseline, queue string
 		return fmt.Errorf("plenum left states %v, want %d completed", counts, n)
 	}
 	var done int64
-	if err := b.db.QueryRowContext(ctx, "SELECT COUNT(*) FROM "+b.names.Items+" WHERE queue = ? AND state = 'completed'", queue).Scan(&done); err != nil {
+	q := b.d.Rebind("SELECT COUNT(*) FROM " + b.names.Items + " WHERE queue = ? AND state = 'completed'")
+	if err := b.db.QueryRowContext(ctx, q, queue).Scan(&done); err != nil {
 		return err
 	}
 	if done != int64(n) {
@@ -535,7 +832,8 @@ func checkFired(ctx context.Context, st *core.Store, b *baseline, id uuid.UUID, 
 		return fmt.Errorf("plenum barrier: fired %v, arrived %d, failed %d; want fired, %d, 0", got.Fired(), got.Arrived, got.Failed, n)
 	}
 	var arrived int64
-	if err := b.db.QueryRowContext(ctx, "SELECT arrived FROM "+b.names.Barriers+" WHERE id = ?", bb.id[:]).Scan(&arrived); err != nil {
+	q := b.d.Rebind("SELECT arrived FROM " + b.names.Barriers + " WHERE id = ?")
+	if err := b.db.QueryRowContext(ctx, q, b.d.UUID(bb.id)).Scan(&arrived); err != nil {
 		return err
 	}
 	if arrived != int64(n) || bb.fired.Load() != 1 {

@@ -3,13 +3,96 @@ package main
 import (
 	"bytes"
 	"context"
+	"database/sql"
+	"errors"
+	"fmt"
 	"io"
+	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
+	"github.com/plenumdb/plenum/conformance"
+	"github.com/plenumdb/plenum/dialect"
+	"github.com/plenumdb/plenum/migrations"
 	"github.com/plenumdb/plenum/sqlite"
 )
+
+// PLENUM_BENCH_DIALECT and PLENUM_BENCH_DSN name a database of another
+// dialect (a server, usually) for the tiny bench test and the benchmark to
+// run on as well; without them those runs skip. The DSN defaults to the
+// one the dialect's conformance test reads (PLENUM_POSTGRES_DSN, ...), so
+// that PLENUM_BENCH_DIALECT=postgres is enough where that is set.
+const (
+	envBenchDialect = "PLENUM_BENCH_DIALECT"
+	envBenchDSN     = "PLENUM_BENCH_DSN"
+)
+
+// envBenchTarget returns the dialect and DSN the environment names, and
+// skips tb when it names none.
+func envBenchTarget(tb testing.TB) (name, dsn string) {
+	tb.Helper()
+	name, dsn = os.Getenv(envBenchDialect), os.Getenv(envBenchDSN)
+	if name == "" {
+		if dsn != "" {
+			tb.Fatalf("%s is set but %s is not: name the DSN's dialect", envBenchDSN, envBenchDialect)
+		}
+		tb.Skipf("set %s (and %s, or the dialect's conformance DSN) to run on another database", envBenchDialect, envBenchDSN)
+	}
+	if dsn == "" {
+		env := conformance.Harness{Name: name}.EnvName()
+		if dsn = os.Getenv(env); dsn == "" {
+			tb.Fatalf("%s=%s names no database: set %s or %s", envBenchDialect, name, envBenchDSN, env)
+		}
+	}
+	return name, dsn
+}
+
+// checkTinyRun checks what a tiny bench reported: every row measured on
+// both sides and printed. runBench itself returns an error unless the work
+// was really done on both sides.
+func checkTinyRun(t *testing.T, rep benchReport, out string) {
+	t.Helper()
+	if len(rep.Rows) != 3 {
+		t.Fatalf("rows %+v, want enqueue, claim+complete and fan-in", rep.Rows)
+	}
+	for _, r := range rep.Rows {
+		if r.Plenum <= 0 || r.Baseline <= 0 || r.Ratio() <= 0 {
+			t.Errorf("row %+v has a rate of zero", r)
+		}
+		if !strings.Contains(out, r.Name) {
+			t.Errorf("output lacks row %q:\n%s", r.Name, out)
+		}
+	}
+	if !strings.Contains(out, "Plenum bench on "+rep.Dialect) {
+		t.Errorf("header does not name the dialect %s:\n%s", rep.Dialect, out)
+	}
+	if !strings.Contains(out, "bare SQL "+commas(rep.BaseRetries)+".") {
+		t.Errorf("output lacks the baseline's retries:\n%s", out)
+	}
+}
+
+// checkDropped fails t if any table of the run is still readable on db.
+func checkDropped(t *testing.T, db *sql.DB, rep benchReport) {
+	t.Helper()
+	ctx := context.Background()
+	if err := db.PingContext(ctx); err != nil {
+		t.Fatal(err)
+	}
+	for _, prefix := range rep.Prefixes {
+		if prefix == "" {
+			t.Fatalf("report lacks a table prefix: %+v", rep.Prefixes)
+		}
+		for _, table := range []string{"items", "processes", "barriers", "migrations"} {
+			var n int64
+			if err := db.QueryRowContext(ctx, "SELECT COUNT(*) FROM "+prefix+table).Scan(&n); err == nil {
+				t.Errorf("table %s%s left behind", prefix, table)
+			}
+		}
+	}
+}
 
 // A tiny bench measures every row on both sides, checks the work was
 // really done (it returns an error otherwise), and drops its tables.
@@ -21,16 +104,9 @@ func TestBench_TinyRunMeasuresBothSides(t *testing.T) {
 	if err != nil {
 		t.Fatalf("runBench: %v\n%s", err, out.String())
 	}
-	if len(rep.Rows) != 3 {
-		t.Fatalf("rows %+v, want enqueue, claim+complete and fan-in", rep.Rows)
-	}
-	for _, r := range rep.Rows {
-		if r.Plenum <= 0 || r.Baseline <= 0 || r.Ratio() <= 0 {
-			t.Errorf("row %+v has a rate of zero", r)
-		}
-		if !strings.Contains(out.String(), r.Name) {
-			t.Errorf("output lacks row %q:\n%s", r.Name, out.String())
-		}
+	checkTinyRun(t, rep, out.String())
+	if rep.Dialect != sqlite.Name || rep.Path != path || !strings.Contains(out.String(), path) {
+		t.Errorf("report names %s at %q, want sqlite at %s; output:\n%s", rep.Dialect, rep.Path, path, out.String())
 	}
 
 	db, err := sqlite.Open(path)
@@ -47,25 +123,265 @@ func TestBench_TinyRunMeasuresBothSides(t *testing.T) {
 	}
 }
 
+// The same on the database the environment names (see envBenchDialect): the
+// baseline's SQL is correct there, and the run leaves no table behind.
+func TestBench_TinyRunOnEnvDialect(t *testing.T) {
+	t.Parallel()
+	name, dsn := envBenchTarget(t)
+	var out bytes.Buffer
+	rep, err := runBench(t.Context(), &out, benchOptions{Dialect: name, DSN: dsn, Items: 150, Batch: 20, Workers: 3})
+	if err != nil {
+		t.Fatalf("runBench: %v\n%s", err, out.String())
+	}
+	t.Log("\n" + out.String())
+	checkTinyRun(t, rep, out.String())
+	db, _, err := openDialect(name, dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	checkDropped(t, db, rep)
+}
+
+// limitedSQLite is SQLite dressed as a database with tight bind and
+// statement-size limits and no UPDATE ... RETURNING, so that the
+// baseline's chunking runs. Its Rebind records the largest statements of
+// the baseline's tables.
+type limitedSQLite struct {
+	dialect.Dialect
+	bindParams, statementBytes int // the limits it claims
+
+	mu                  sync.Mutex
+	maxParams, maxBytes int // of any baseline statement
+	insertParams        int // most placeholders of one baseline INSERT
+}
+
+func (d *limitedSQLite) Capabilities() dialect.Capabilities {
+	c := d.Dialect.Capabilities()
+	c.ReturningUpdate = false
+	c.MaxBindParams = d.bindParams
+	c.MaxStatementBytes = d.statementBytes
+	return c
+}
+
+func (d *limitedSQLite) Rebind(q string) string {
+	if strings.Contains(q, " base_") {
+		n := strings.Count(q, "?")
+		d.mu.Lock()
+		d.maxParams, d.maxBytes = max(d.maxParams, n), max(d.maxBytes, len(q))
+		if strings.HasPrefix(q, "INSERT INTO base_") && strings.Contains(q, "_items ") {
+			d.insertParams = max(d.insertParams, n)
+		}
+		d.mu.Unlock()
+	}
+	return d.Dialect.Rebind(q)
+}
+
+// The baseline keeps every statement within the dialect's bind-parameter
+// and statement-size limits, still inserting many rows per statement, and
+// its claims fit the IN list of the completion that follows.
+func TestBench_BaselineKeepsToDialectLimits(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name                       string
+		bindParams, statementBytes int
+	}{
+		{"bind parameters", 60, 0},
+		// Far below the statement that the bind limit alone would allow.
+		{"statement bytes", 60000, 2000},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			path := filepath.Join(t.TempDir(), "bench.db")
+			db, err := sqlite.Open(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer db.Close()
+			d := &limitedSQLite{Dialect: sqlite.Dialect(), bindParams: tc.bindParams, statementBytes: tc.statementBytes}
+			var out bytes.Buffer
+			// A batch above the bind limit: claims must shrink to fit.
+			o := benchOptions{Items: 300, Batch: min(2*tc.bindParams, 200), Workers: 2}
+			rep, err := benchOn(t.Context(), &out, db, d, path, o)
+			if err != nil {
+				t.Fatalf("benchOn: %v\n%s", err, out.String())
+			}
+			checkTinyRun(t, rep, out.String())
+			t.Logf("baseline statements: at most %d parameters, %d bytes; inserts up to %d parameters", d.maxParams, d.maxBytes, d.insertParams)
+			if d.maxParams > tc.bindParams || (tc.statementBytes > 0 && d.maxBytes > tc.statementBytes) {
+				t.Errorf("a baseline statement had %d parameters and %d bytes; limits %d and %d", d.maxParams, d.maxBytes, tc.bindParams, tc.statementBytes)
+			}
+			if d.insertParams <= baseArgsPerRow {
+				t.Errorf("baseline inserts carried at most %d parameters: one row per statement", d.insertParams)
+			}
+		})
+	}
+}
+
+// flaky is SQLite whose Classify calls errFlaky retryable, so that a test
+// can fail transactions as a serialization failure would.
+type flaky struct{ dialect.Dialect }
+
+var errFlaky = errors.New("flaky: could not serialize access")
+
+func (f flaky) Classify(err error) dialect.ErrorClass {
+	if errors.Is(err, errFlaky) {
+		return dialect.Retryable
+	}
+	return f.Dialect.Classify(err)
+}
+
+// The baseline runs a transaction that failed with a retryable error again,
+// after rolling it back, counts each retry, gives up after baseMaxAttempts
+// tries, and never retries any other error.
+func TestBench_BaselineRetriesRetryableTransactions(t *testing.T) {
+	t.Parallel()
+	db, err := sqlite.Open(filepath.Join(t.TempDir(), "bench.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	// Short of a test timeout: a transaction left open would hold SQLite's
+	// writer queue until its own timeout, try after try.
+	ctx, cancel := context.WithTimeout(t.Context(), 20*time.Second)
+	defer cancel()
+	b := newBaseline(db, flaky{sqlite.Dialect()}, migrations.NamesFor("retry_"), 10)
+	if _, err := db.ExecContext(ctx, "CREATE TABLE retry_n (n INTEGER)"); err != nil {
+		t.Fatal(err)
+	}
+	// Each try writes a row before failing: only a rollback keeps the
+	// failed tries from counting, and an open transaction would keep the
+	// next one from beginning at all.
+	tries := 0
+	err = b.tx(ctx, func(tx dialect.Tx) error {
+		tries++
+		if _, err := tx.ExecContext(ctx, "INSERT INTO retry_n VALUES (1)"); err != nil {
+			return err
+		}
+		if tries < 3 {
+			return fmt.Errorf("write: %w", errFlaky)
+		}
+		return nil
+	})
+	var rows int
+	if qerr := db.QueryRowContext(ctx, "SELECT COUNT(*) FROM retry_n").Scan(&rows); qerr != nil {
+		t.Fatal(qerr)
+	}
+	if err != nil || tries != 3 || b.retries.Load() != 2 || rows != 1 {
+		t.Fatalf("err %v, %d tries, %d retries counted, %d rows; want nil, 3, 2, 1", err, tries, b.retries.Load(), rows)
+	}
+
+	tries = 0
+	err = b.tx(ctx, func(dialect.Tx) error { tries++; return errFlaky })
+	if !errors.Is(err, errFlaky) || tries != baseMaxAttempts {
+		t.Errorf("always retryable: err %v after %d tries; want errFlaky after %d", err, tries, baseMaxAttempts)
+	}
+
+	other := errors.New("syntax error")
+	tries = 0
+	err = b.tx(ctx, func(dialect.Tx) error { tries++; return other })
+	if !errors.Is(err, other) || tries != 1 {
+		t.Errorf("not retryable: err %v after %d tries; want it after 1", err, tries)
+	}
+}
+
+// A dialect's own checkpointer wins over the one the CLI brings for its
+// package; SQLite's is the CLI's.
+func TestBench_CheckpointerFor(t *testing.T) {
+	t.Parallel()
+	if _, ok := checkpointerFor(sqlite.Dialect()).(sqliteWAL); !ok {
+		t.Errorf("sqlite: checkpointer %T, want sqliteWAL", checkpointerFor(sqlite.Dialect()))
+	}
+	own := ownCheckpoint{Dialect: sqlite.Dialect()}
+	if _, ok := checkpointerFor(own).(ownCheckpoint); !ok {
+		t.Errorf("a dialect's own Checkpoint was not used: got %T", checkpointerFor(own))
+	}
+	if c := checkpointerFor(renamed{Dialect: sqlite.Dialect()}); c != nil {
+		t.Errorf("a dialect with no checkpointer got %T", c)
+	}
+}
+
+type ownCheckpoint struct{ dialect.Dialect }
+
+func (ownCheckpoint) Checkpoint(context.Context, *sql.DB) error { return nil }
+
+type renamed struct{ dialect.Dialect }
+
+func (renamed) Name() string { return "renamed" }
+
+// --db is another spelling of --dsn for dialects whose DSN is a file, and
+// a usage error elsewhere; a server dialect needs --dsn.
+func TestBench_DBAndDSNFlags(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name    string
+		o       benchOptions
+		want    string
+		wantErr bool
+	}{
+		{"sqlite, nothing", benchOptions{}, "", false},
+		{"sqlite, --db", benchOptions{DB: "a.db"}, "a.db", false},
+		{"sqlite, --dsn", benchOptions{DSN: "a.db"}, "a.db", false},
+		{"sqlite, both alike", benchOptions{DB: "a.db", DSN: "a.db"}, "a.db", false},
+		{"sqlite, both differ", benchOptions{DB: "a.db", DSN: "b.db"}, "", true},
+		{"server, --dsn", benchOptions{Dialect: "server", DSN: "host=x"}, "host=x", false},
+		{"server, nothing", benchOptions{Dialect: "server"}, "", true},
+		{"server, --db", benchOptions{Dialect: "server", DB: "a.db"}, "", true},
+	} {
+		name := tc.o.Dialect
+		if name == "" {
+			name = sqlite.Name
+		}
+		got, err := tc.o.dsnFor(name)
+		var ue *usageError
+		if tc.wantErr {
+			if !errors.As(err, &ue) {
+				t.Errorf("%s: got %q, %v; want a usage error", tc.name, got, err)
+			}
+			continue
+		}
+		if err != nil || got != tc.want {
+			t.Errorf("%s: got %q, %v; want %q", tc.name, got, err, tc.want)
+		}
+	}
+}
+
 func TestBench_CommandExitStatus(t *testing.T) {
 	t.Parallel()
 	code, out, errOut := cli(t, "bench", "--items", "40", "--batch", "7", "--workers", "2")
-	if code != exitOK || !strings.Contains(out, "ratio") {
+	if code != exitOK || !strings.Contains(out, "ratio") || !strings.Contains(out, "Plenum bench on sqlite") {
 		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, out, errOut)
 	}
 }
 
 // BenchmarkHotPathVsBareSQL runs the bench's three measurements, Plenum and
 // the bare-SQL baseline on the same database in the same run, and reports
-// Plenum's rates and its ratio to the baseline (above 1: Plenum is faster).
+// Plenum's rates and its ratio to the baseline (above 1: Plenum is faster),
+// on a temporary SQLite file and, when PLENUM_BENCH_DIALECT and
+// PLENUM_BENCH_DSN name one, on that database too.
 // Run: go test ./cmd/plenum -run '^$' -bench HotPath -benchtime 3x
 func BenchmarkHotPathVsBareSQL(b *testing.B) {
-	path := filepath.Join(b.TempDir(), "bench.db")
+	b.Run(sqlite.Name, func(b *testing.B) {
+		benchHotPath(b, benchOptions{DB: filepath.Join(b.TempDir(), "bench.db")})
+	})
+	name := os.Getenv(envBenchDialect)
+	if name == "" {
+		name = "env"
+	}
+	b.Run(name, func(b *testing.B) {
+		name, dsn := envBenchTarget(b)
+		benchHotPath(b, benchOptions{Dialect: name, DSN: dsn})
+	})
+}
+
+func benchHotPath(b *testing.B, o benchOptions) {
+	o.Items, o.Batch, o.Workers = 5000, 100, 4
 	sums := map[string][2]float64{}
 	var names []string
 	runs := 0
+	var retries [2]uint64
 	for b.Loop() {
-		rep, err := runBench(b.Context(), io.Discard, benchOptions{DB: path, Items: 5000, Batch: 100, Workers: 4})
+		rep, err := runBench(b.Context(), io.Discard, o)
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -76,6 +392,8 @@ func BenchmarkHotPathVsBareSQL(b *testing.B) {
 			s := sums[r.Name]
 			sums[r.Name] = [2]float64{s[0] + r.Plenum, s[1] + r.Baseline}
 		}
+		retries[0] += rep.TxRetries
+		retries[1] += rep.BaseRetries
 		runs++
 	}
 	for _, name := range names {
@@ -84,4 +402,6 @@ func BenchmarkHotPathVsBareSQL(b *testing.B) {
 		b.ReportMetric(s[0]/float64(runs), unit+"/s")
 		b.ReportMetric(s[0]/s[1], unit+"-ratio")
 	}
+	b.ReportMetric(float64(retries[0])/float64(runs), "plenum-retries/run")
+	b.ReportMetric(float64(retries[1])/float64(runs), "bare-retries/run")
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"database/sql"
 	"errors"
 	"fmt"
@@ -11,18 +12,64 @@ import (
 
 	"github.com/plenumdb/plenum/dialect"
 	"github.com/plenumdb/plenum/migrations"
+	"github.com/plenumdb/plenum/mysql"
 	"github.com/plenumdb/plenum/sqlite"
 )
 
 // planned are dialects Plenum will support whose packages this binary does
 // not include yet: naming one gets a clearer error than "unknown".
-var planned = []string{"cockroach", "mysql", "oracle", "postgres"}
+var planned = []string{"cockroach", "oracle", "postgres"}
 
 // openers turn a DSN into a *sql.DB, per dialect. The dialect contract has
 // no opener (applications bring their own *sql.DB), so the CLI keeps one
 // per dialect package it links.
 var openers = map[string]func(dsn string) (*sql.DB, error){
+	mysql.Name:  mysql.Open,
 	sqlite.Name: sqlite.Open,
+}
+
+// fileDSN lists the dialects whose DSN is the path of a database file on
+// this machine. For them bench takes --db as another spelling of --dsn, and
+// makes a file in a new temporary directory when given neither; a server
+// database has to be named.
+var fileDSN = map[string]bool{
+	sqlite.Name: true,
+}
+
+// checkpointer is what bench runs between two measurements where a
+// database keeps work of one measurement for later (SQLite's write-ahead
+// log grows until a checkpoint copies it into the database file): each side
+// then starts clean instead of paying for the other's leftovers. A dialect
+// may implement it itself; checkpointers supplies it for dialect packages
+// that do not.
+type checkpointer interface {
+	Checkpoint(ctx context.Context, db *sql.DB) error
+}
+
+// checkpointers are, per dialect, the checkpointer the CLI brings for it.
+// Dialects without one need nothing between measurements.
+var checkpointers = map[string]checkpointer{
+	sqlite.Name: sqliteWAL{},
+}
+
+// checkpointerFor returns d's checkpointer: its own if it has one, the
+// CLI's for its package otherwise, or nil.
+func checkpointerFor(d dialect.Dialect) checkpointer {
+	if c, ok := d.(checkpointer); ok {
+		return c
+	}
+	return checkpointers[d.Name()]
+}
+
+// sqliteWAL empties SQLite's write-ahead log into the database file.
+// TRUNCATE also shrinks the log to nothing, so that the next measurement's
+// writes do not start by reusing (or first checkpointing) a long log.
+type sqliteWAL struct{}
+
+// Checkpoint runs PRAGMA wal_checkpoint(TRUNCATE).
+func (sqliteWAL) Checkpoint(ctx context.Context, db *sql.DB) error {
+	_, err := db.ExecContext(ctx, "PRAGMA wal_checkpoint(TRUNCATE)")
+	return err
 }
 
 // lookupDialect returns the registered dialect called name.

@@ -87,6 +87,12 @@ func TestCommandHelp(t *testing.T) {
 			t.Errorf("migrations %s -h: exit %d, stderr:\n%s", sub, code, errOut)
 		}
 	}
+	code, _, errOut := cli(t, "bench", "-h")
+	for _, want := range []string{"-dialect", "-dsn", "-db", "(" + strings.Join(openable(), ", ") + ")"} {
+		if code != exitOK || !strings.Contains(errOut, want) {
+			t.Errorf("bench -h: exit %d, no %q in stderr:\n%s", code, want, errOut)
+		}
+	}
 	if code, _, _ := cli(t, "help", "nope"); code != exitUsage {
 		t.Errorf("help nope: exit %d, want %d", code, exitUsage)
 	}
@@ -104,6 +110,9 @@ func TestBadFlagsAreUsageErrors(t *testing.T) {
 		{"demo", "--prefix", "Bad-Prefix"},
 		{"bench", "--items", "-1"},
 		{"bench", "--workers", "0"},
+		{"bench", "--dialect", "nope"},
+		{"bench", "--dialect", "postgres"}, // not linked yet, or linked and missing --dsn
+		{"bench", "--db", "a.db", "--dsn", "b.db"},
 		{"inspect"},
 		{"inspect", "--db", "x.db", "--limit", "0"},
 		{"migrations"},

@@ -10,22 +10,26 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/plenumdb/plenum/cockroach"
 	"github.com/plenumdb/plenum/dialect"
 	"github.com/plenumdb/plenum/migrations"
 	"github.com/plenumdb/plenum/mysql"
+	"github.com/plenumdb/plenum/postgres"
 	"github.com/plenumdb/plenum/sqlite"
 )
 
 // planned are dialects Plenum will support whose packages this binary does
 // not include yet: naming one gets a clearer error than "unknown".
-var planned = []string{"cockroach", "oracle", "postgres"}
+var planned = []string{"oracle"}
 
 // openers turn a DSN into a *sql.DB, per dialect. The dialect contract has
 // no opener (applications bring their own *sql.DB), so the CLI keeps one
 // per dialect package it links.
 var openers = map[string]func(dsn string) (*sql.DB, error){
-	mysql.Name:  mysql.Open,
-	sqlite.Name: sqlite.Open,
+	cockroach.Name: cockroach.Open,
+	mysql.Name:     mysql.Open,
+	postgres.Name:  postgres.Open,
+	sqlite.Name:    sqlite.Open,
 }
 
 // fileDSN lists the dialects whose DSN is the path of a database file on

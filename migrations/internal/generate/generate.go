@@ -10,9 +10,11 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/plenumdb/plenum/cockroach"
 	"github.com/plenumdb/plenum/dialect"
 	"github.com/plenumdb/plenum/migrations"
 	"github.com/plenumdb/plenum/mysql"
+	"github.com/plenumdb/plenum/postgres"
 	"github.com/plenumdb/plenum/sqlite"
 )
 
@@ -23,7 +25,9 @@ const Format = migrations.FormatPlain
 // is one line here.
 func Dialects() []dialect.Dialect {
 	return []dialect.Dialect{
+		cockroach.Dialect(),
 		mysql.Dialect(),
+		postgres.Dialect(),
 		sqlite.Dialect(),
 	}
 }

@@ -1,0 +1,227 @@
+package cockroach
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"net/url"
+	"sort"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgconn"
+
+	"github.com/plenumdb/plenum/conformance"
+	"github.com/plenumdb/plenum/dialect"
+	"github.com/plenumdb/plenum/internal/testdb"
+	"github.com/plenumdb/plenum/migrations"
+	"github.com/plenumdb/plenum/postgres"
+)
+
+// postgresCompatible returns the cockroach dialect as it runs against
+// PostgreSQL for the tests: every statement, the isolation level, the
+// lock strength, the retry classification and the migration lock are
+// CockroachDB's; only the DDL (no USING HASH, which PostgreSQL rejects)
+// and Check (which accepts PostgreSQL) differ. lockTable names a lock
+// table of the test's own.
+func postgresCompatible(lockTable string) *crdbDialect {
+	return &crdbDialect{
+		Dialect:     postgres.Dialect(),
+		hashSharded: false,
+		check:       func(d *crdbDialect, ctx context.Context, db *sql.DB) error { return d.Dialect.Check(ctx, db) },
+		lockTable:   lockTable,
+	}
+}
+
+// pgHarness finds the PostgreSQL server the PostgreSQL-compatible mode
+// runs against. It is named "postgres", so that CI, which requires
+// PostgreSQL, requires this test too.
+var pgHarness = conformance.Harness{Name: "postgres", Fallback: testdb.Postgres}
+
+// withParams returns dsn with run-time parameters added, in its own form
+// (a URL or keyword/value pairs).
+func withParams(t testing.TB, dsn string, params map[string]string) string {
+	t.Helper()
+	if strings.HasPrefix(dsn, "postgres://") || strings.HasPrefix(dsn, "postgresql://") {
+		u, err := url.Parse(dsn)
+		if err != nil {
+			t.Fatalf("parse DSN: %v", err)
+		}
+		q := u.Query()
+		for k, v := range params {
+			q.Set(k, v)
+		}
+		u.RawQuery = q.Encode()
+		return u.String()
+	}
+	for k, v := range params {
+		dsn += " " + k + "='" + strings.ReplaceAll(v, "'", `\'`) + "'"
+	}
+	return dsn
+}
+
+// serializableDSN is the PostgreSQL DSN with every session serializable
+// by default, as CockroachDB's are (Begin asks for SERIALIZABLE anyway).
+func serializableDSN(t testing.TB) string {
+	return withParams(t, pgHarness.DSN(t), map[string]string{"default_transaction_isolation": "serializable"})
+}
+
+// lockTableFor returns a lock table name of the test's own, dropped when
+// the test ends.
+func lockTableFor(t testing.TB, dsn string) string {
+	t.Helper()
+	name := fmt.Sprintf("pl%08x_locks", rand.Uint32())
+	t.Cleanup(func() {
+		db, err := sql.Open(DriverName, dsn)
+		if err != nil {
+			t.Error(err)
+			return
+		}
+		defer db.Close()
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		if _, err := db.ExecContext(ctx, "DROP TABLE IF EXISTS "+name); err != nil {
+			t.Errorf("drop %s: %v", name, err)
+		}
+	})
+	return name
+}
+
+// counting is a dialect that counts the retryable errors it classifies,
+// each once (the core may classify one error twice: at commit, and to
+// decide on a retry), by SQLSTATE. Each is a transaction the core rolled
+// back to run again, unless it had used up its attempts.
+type counting struct {
+	*crdbDialect
+	mu     sync.Mutex
+	seen   map[*pgconn.PgError]bool
+	byCode map[string]int
+}
+
+func newCounting(d *crdbDialect) *counting {
+	return &counting{crdbDialect: d, seen: map[*pgconn.PgError]bool{}, byCode: map[string]int{}}
+}
+
+func (c *counting) Classify(err error) dialect.ErrorClass {
+	class := c.crdbDialect.Classify(err)
+	var pe *pgconn.PgError
+	if class == dialect.Retryable && errors.As(err, &pe) {
+		c.mu.Lock()
+		if !c.seen[pe] {
+			c.seen[pe] = true
+			c.byCode[pe.Code]++
+		}
+		c.mu.Unlock()
+	}
+	return class
+}
+
+func (c *counting) counts() (total int, byCode string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var parts []string
+	for code, n := range c.byCode {
+		total += n
+		parts = append(parts, fmt.Sprintf("%s: %d", code, n))
+	}
+	sort.Strings(parts)
+	return total, strings.Join(parts, ", ")
+}
+
+// TestConformance_PostgresSerializable runs the conformance suite with the
+// cockroach dialect's statements, serializable transactions, retry
+// classification, lock and migration path, against PostgreSQL with every
+// session serializable, so that the retry path the dialect depends on is
+// really taken: it fails unless some transaction was rolled back and run
+// again. The subtests pgSSISkips lists, which PostgreSQL's SSI (not the
+// dialect) keeps from passing with the store's default retry budget, are
+// skipped here and checked by the TestSerializable_* tests.
+func TestConformance_PostgresSerializable(t *testing.T) {
+	dsn := serializableDSN(t)
+	d := newCounting(postgresCompatible(lockTableFor(t, dsn)))
+
+	db := conformance.Opener(DriverName, dsn)(t)
+	var iso string
+	if err := db.QueryRowContext(t.Context(), "SHOW default_transaction_isolation").Scan(&iso); err != nil || iso != "serializable" {
+		t.Fatalf("default_transaction_isolation = %q, %v; want serializable", iso, err)
+	}
+
+	t.Run("Suite", func(suite *testing.T) {
+		open := conformance.Opener(DriverName, dsn)
+		conformance.Run(suite, conformance.Config{
+			Dialect: d,
+			Open: func(t testing.TB) *sql.DB {
+				if why, ok := pgSSISkips[strings.TrimPrefix(t.Name(), suite.Name()+"/")]; ok {
+					t.Skipf("PostgreSQL's SSI, not the dialect: %s", why)
+				}
+				return open(t)
+			},
+			Misconfigured: func(t testing.TB) *sql.DB {
+				return conformance.Opener(DriverName, withParams(t, dsn, map[string]string{"search_path": "plenum_no_such_schema"}))(t)
+			},
+		})
+	})
+	total, byCode := d.counts()
+	t.Logf("retryable errors classified (each a transaction rolled back for a retry): %d (%s)", total, byCode)
+	if total == 0 {
+		t.Error("no transaction failed with a retryable error: the retry path was not exercised")
+	}
+}
+
+// TestCockroachDB runs against a real CockroachDB (PLENUM_COCKROACH_DSN,
+// or a container where Docker answers): Check, the hash-sharded DDL as the
+// server stores it, Lock, and the whole conformance suite with nothing
+// skipped.
+func TestCockroachDB(t *testing.T) {
+	dsn := conformance.Harness{Name: "cockroach", Fallback: testdb.Cockroach}.DSN(t)
+	db := conformance.Opener(DriverName, dsn)(t)
+	ctx := t.Context()
+	d := Dialect().(*crdbDialect)
+
+	t.Run("Check", func(t *testing.T) {
+		if err := d.Check(ctx, db); err != nil {
+			t.Fatal(err)
+		}
+	})
+
+	t.Run("DDL_HashSharded", func(t *testing.T) {
+		prefix := fmt.Sprintf("pc%08x_", rand.Uint32())
+		t.Cleanup(func() { _ = migrations.Drop(context.Background(), db, d, prefix) })
+		if _, err := migrations.Apply(ctx, db, d, prefix); err != nil {
+			t.Fatal(err)
+		}
+		names := migrations.NamesFor(prefix)
+		for _, c := range []struct{ table, want string }{
+			{names.Items, "USING HASH"},
+			{names.Items, "WHERE state = 'available'"},
+			{names.Processes, "USING HASH"},
+			{names.Barriers, "USING HASH"},
+		} {
+			var name, create string
+			if err := db.QueryRowContext(ctx, "SHOW CREATE TABLE "+c.table).Scan(&name, &create); err != nil {
+				t.Fatal(err)
+			}
+			if !strings.Contains(create, c.want) {
+				t.Errorf("SHOW CREATE TABLE %s lacks %q:\n%s", c.table, c.want, create)
+			}
+		}
+	})
+
+	t.Run("Lock", func(t *testing.T) {
+		testLock(t, &crdbDialect{Dialect: d.Dialect, hashSharded: true, check: d.check, lockTable: lockTableFor(t, dsn)}, db)
+	})
+
+	t.Run("Suite", func(t *testing.T) {
+		conformance.Run(t, conformance.Config{
+			Dialect: d,
+			Open:    conformance.Opener(DriverName, dsn),
+			Misconfigured: func(t testing.TB) *sql.DB {
+				return conformance.Opener(DriverName, withParams(t, dsn, map[string]string{"search_path": "plenum_no_such_schema"}))(t)
+			},
+		})
+	})
+}

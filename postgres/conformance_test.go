@@ -1,0 +1,159 @@
+package postgres_test
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"math/rand/v2"
+	"net/url"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/plenumdb/plenum/conformance"
+	"github.com/plenumdb/plenum/core"
+	"github.com/plenumdb/plenum/internal/testdb"
+	"github.com/plenumdb/plenum/migrations"
+	"github.com/plenumdb/plenum/postgres"
+)
+
+// harness finds the PostgreSQL server of the tests: PLENUM_POSTGRES_DSN,
+// else a container where Docker answers, else a skip (a failure when
+// PLENUM_REQUIRE lists postgres).
+var harness = conformance.Harness{Name: "postgres", Fallback: testdb.Postgres}
+
+// withParams returns dsn with run-time parameters added, in its own form
+// (a URL or keyword/value pairs).
+func withParams(t testing.TB, dsn string, params map[string]string) string {
+	t.Helper()
+	if strings.HasPrefix(dsn, "postgres://") || strings.HasPrefix(dsn, "postgresql://") {
+		u, err := url.Parse(dsn)
+		if err != nil {
+			t.Fatalf("parse DSN: %v", err)
+		}
+		q := u.Query()
+		for k, v := range params {
+			q.Set(k, v)
+		}
+		u.RawQuery = q.Encode()
+		return u.String()
+	}
+	for k, v := range params {
+		dsn += " " + k + "='" + strings.ReplaceAll(v, "'", `\'`) + "'"
+	}
+	return dsn
+}
+
+// missingSchema opens handles whose search_path names only a schema that
+// does not exist: nothing could be created or found.
+func missingSchema(dsn string) func(t testing.TB) *sql.DB {
+	return func(t testing.TB) *sql.DB {
+		return conformance.Opener(postgres.DriverName, withParams(t, dsn, map[string]string{"search_path": "plenum_no_such_schema"}))(t)
+	}
+}
+
+func TestConformance(t *testing.T) {
+	dsn := harness.DSN(t)
+	conformance.Run(t, conformance.Config{
+		Dialect:       postgres.Dialect(),
+		Open:          conformance.Opener(postgres.DriverName, dsn),
+		Misconfigured: missingSchema(dsn),
+	})
+}
+
+// TestConformance_NonDefaultSchema runs the whole suite with search_path
+// set, in the DSN, to a schema of its own (and only that schema, so that a
+// table created or looked up anywhere else would fail), checks that the
+// tables land there and not in public, and drops the schema.
+func TestConformance_NonDefaultSchema(t *testing.T) {
+	dsn := harness.DSN(t)
+	admin, err := sql.Open(postgres.DriverName, dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { admin.Close() })
+	ctx := t.Context()
+	schema := fmt.Sprintf("plenum_s%08x", rand.Uint32())
+	if _, err := admin.ExecContext(ctx, "CREATE SCHEMA "+schema); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		if _, err := admin.ExecContext(ctx, "DROP SCHEMA IF EXISTS "+schema+" CASCADE"); err != nil {
+			t.Errorf("drop schema %s: %v", schema, err)
+		}
+	})
+	inSchema := withParams(t, dsn, map[string]string{"search_path": schema})
+
+	t.Run("TablesLandInTheSchema", func(t *testing.T) {
+		db := conformance.Opener(postgres.DriverName, inSchema)(t)
+		prefix := fmt.Sprintf("ps%08x_", rand.Uint32())
+		s, err := core.Open(ctx, db, postgres.Dialect(), core.Options{Prefix: prefix, Migrate: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer func() {
+			if err := migrations.Drop(context.Background(), db, postgres.Dialect(), prefix); err != nil {
+				t.Error(err)
+			}
+		}()
+		tables := func(where string) map[string]int {
+			rows, err := admin.QueryContext(ctx, "SELECT table_schema, count(*) FROM information_schema.tables WHERE table_name LIKE $1 "+where+" GROUP BY table_schema", prefix+"%")
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer rows.Close()
+			out := map[string]int{}
+			for rows.Next() {
+				var sch string
+				var n int
+				if err := rows.Scan(&sch, &n); err != nil {
+					t.Fatal(err)
+				}
+				out[sch] = n
+			}
+			return out
+		}
+		got := tables("")
+		if want := map[string]int{schema: 4}; fmt.Sprint(got) != fmt.Sprint(want) {
+			t.Fatalf("tables of prefix %s by schema: %v, want %v", prefix, got, want)
+		}
+		// And they work there.
+		if _, err := s.Enqueue(ctx, core.ItemSpec{Queue: "q"}); err != nil {
+			t.Fatal(err)
+		}
+		owner, err := s.RegisterOwner(ctx, core.OwnerParams{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		cs, err := s.Claim(ctx, core.ClaimParams{Queue: "q", Owner: owner, Limit: 5, Lease: time.Minute})
+		if err != nil || len(cs) != 1 {
+			t.Fatalf("Claim = %d items, %v", len(cs), err)
+		}
+		if err := s.Complete(ctx, cs[0], nil); err != nil {
+			t.Fatal(err)
+		}
+		if v, err := migrations.Version(ctx, db, postgres.Dialect(), prefix); err != nil || v != migrations.LatestVersion {
+			t.Fatalf("Version = %d, %v", v, err)
+		}
+	})
+
+	t.Run("Suite", func(t *testing.T) {
+		conformance.Run(t, conformance.Config{
+			Dialect:       postgres.Dialect(),
+			Open:          conformance.Opener(postgres.DriverName, inSchema),
+			Misconfigured: missingSchema(dsn),
+		})
+	})
+
+	// Every table the suite created was dropped, and none ever went to
+	// public: search_path named only the schema.
+	var left int
+	if err := admin.QueryRowContext(ctx, "SELECT count(*) FROM information_schema.tables WHERE table_schema = $1", schema).Scan(&left); err != nil {
+		t.Fatal(err)
+	}
+	if left != 0 {
+		t.Errorf("%d tables left in schema %s after the suite", left, schema)
+	}
+}

@@ -1,0 +1,16 @@
+package postgres_test
+
+import (
+	"testing"
+
+	"github.com/plenumdb/plenum/internal/crashtest"
+	"github.com/plenumdb/plenum/postgres"
+)
+
+// TestCrash_KilledWorkerProcess kills a real worker process while its fence
+// holds row locks in an open transaction, and checks that the server rolls
+// it back and that the reaper hands its unfinished claims to a survivor.
+func TestCrash_KilledWorkerProcess(t *testing.T) {
+	dsn := harness.DSN(t)
+	crashtest.Run(t, crashtest.Config{Dialect: postgres.Dialect(), Open: postgres.Open, DSN: dsn})
+}

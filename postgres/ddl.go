@@ -1,0 +1,119 @@
+package postgres
+
+import (
+	"strconv"
+	"strings"
+
+	"github.com/plenumdb/plenum/dialect"
+)
+
+// columnType returns the PostgreSQL type of c: uuid, varchar(n), text,
+// jsonb, integer, bigint, boolean or timestamptz (microseconds, stored in
+// UTC).
+func columnType(c dialect.Column) string {
+	switch c.Type {
+	case dialect.UUID:
+		return "uuid"
+	case dialect.String:
+		if c.Size > 0 {
+			return "varchar(" + strconv.Itoa(c.Size) + ")"
+		}
+		return "text"
+	case dialect.JSON:
+		return "jsonb"
+	case dialect.Int:
+		return "integer"
+	case dialect.BigInt:
+		return "bigint"
+	case dialect.Bool:
+		return "boolean"
+	case dialect.Time:
+		return "timestamptz"
+	}
+	return "text" // Text, and anything newer than this dialect
+}
+
+// CreateTable renders CREATE TABLE IF NOT EXISTS with a table-level primary
+// key. The table goes to current_schema(): the first existing schema of
+// search_path.
+func (d *pgDialect) CreateTable(t dialect.Table) []string {
+	var b strings.Builder
+	b.WriteString("CREATE TABLE IF NOT EXISTS ")
+	b.WriteString(t.Name)
+	b.WriteString(" (")
+	for i, c := range t.Columns {
+		if i > 0 {
+			b.WriteString(",")
+		}
+		b.WriteString("\n  ")
+		b.WriteString(c.Name)
+		b.WriteString(" ")
+		b.WriteString(columnType(c))
+		if !c.Nullable {
+			b.WriteString(" NOT NULL")
+		}
+	}
+	if len(t.PrimaryKey) > 0 {
+		if len(t.Columns) > 0 {
+			b.WriteString(",")
+		}
+		b.WriteString("\n  PRIMARY KEY (")
+		b.WriteString(strings.Join(t.PrimaryKey, ", "))
+		b.WriteString(")")
+	}
+	b.WriteString("\n)")
+	return []string{b.String()}
+}
+
+// CreateIndex renders CREATE [UNIQUE] INDEX IF NOT EXISTS, partial when
+// ix.Where is set: the claim path indexes only available items, the
+// reaper's and the heartbeat's only claimed ones, so each stays as small as
+// the work it finds.
+func (d *pgDialect) CreateIndex(table string, ix dialect.Index) []string {
+	var b strings.Builder
+	b.WriteString("CREATE ")
+	if ix.Unique {
+		b.WriteString("UNIQUE ")
+	}
+	b.WriteString("INDEX IF NOT EXISTS ")
+	b.WriteString(ix.Name)
+	b.WriteString(" ON ")
+	b.WriteString(table)
+	b.WriteString(" (")
+	b.WriteString(strings.Join(ix.Columns, ", "))
+	b.WriteString(")")
+	b.WriteString(indexPredicate(ix.Where))
+	return []string{b.String()}
+}
+
+// indexPredicate renders the WHERE clause of a partial index, with a
+// leading space, or "" for a full index.
+func indexPredicate(where []dialect.Cond) string {
+	var b strings.Builder
+	for i, c := range where {
+		if i == 0 {
+			b.WriteString(" WHERE ")
+		} else {
+			b.WriteString(" AND ")
+		}
+		b.WriteString(c.Column)
+		if c.NotNull {
+			b.WriteString(" IS NOT NULL")
+		} else {
+			b.WriteString(" = ")
+			b.WriteString(quote(c.Value))
+		}
+	}
+	return b.String()
+}
+
+// DropTable renders DROP TABLE IF EXISTS; the table's indexes go with it.
+func (d *pgDialect) DropTable(table string) []string {
+	return []string{"DROP TABLE IF EXISTS " + table}
+}
+
+// quote renders s as a string literal (standard_conforming_strings, on by
+// default since 9.1, keeps backslashes literal).
+func quote(s string) string {
+	return "'" + strings.ReplaceAll(s, "'", "''") + "'"
+}

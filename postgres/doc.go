@@ -1,0 +1,110 @@
+// Package postgres is Plenum's dialect for PostgreSQL 13 and later, through
+// pgx's database/sql adapter (github.com/jackc/pgx/v5/stdlib, driver name
+// "pgx"). Importing it registers the dialect under the name "postgres".
+//
+//	db, err := postgres.Open("postgres://app@db:5432/app?sslmode=verify-full")
+//	store, err := core.Open(ctx, db, postgres.Dialect(), core.Options{Migrate: true})
+//
+// A *sql.DB opened with sql.Open("pgx", dsn) works as well. An application
+// that already has a *pgxpool.Pool gets a *sql.DB on the same pool with
+// stdlib.OpenDBFromPool(pool), so that the core keeps one connection type;
+// closing that *sql.DB leaves the pool open. Other PostgreSQL drivers are
+// refused by Check: their errors cannot be classified, so serialization
+// failures would not be retried.
+//
+// # Choices
+//
+// Isolation. Every transaction the dialect begins runs at READ COMMITTED,
+// whatever default_transaction_isolation says. A claim locks the rows it
+// takes with SKIP LOCKED; at READ COMMITTED a row that another transaction
+// changed after the statement's snapshot is checked against the claim's
+// filter again before it is locked, so claims stay exclusive through row
+// locks alone. Under REPEATABLE READ or SERIALIZABLE the same claim fails
+// with a serialization error whenever it meets such a row (106 of 200
+// batches, when 16 claimers took 2,000 rows ten at a time).
+//
+// Claim. One round trip: a CTE selects the rows, in claim order (priority,
+// available_at, id), LIMIT n FOR UPDATE SKIP LOCKED, and an UPDATE of the
+// same table applies the claim to them and returns them:
+//
+//	WITH c AS (SELECT id FROM items WHERE <filter> ORDER BY priority, available_at, id
+//	           LIMIT n FOR UPDATE SKIP LOCKED)
+//	UPDATE items SET <claim> WHERE id IN (SELECT id FROM c) RETURNING <columns>
+//
+// The partial index (queue, priority, available_at, id) WHERE state =
+// 'available' serves it: the plan reads that index in order for the queue
+// and stops after n rows, with no sort (TestClaimPlan_UsesPartialIndex logs
+// the plan). The rows RETURNING yields come in no particular order.
+//
+// Lock strength. A fence locks the item with SELECT ... FOR NO KEY UPDATE
+// (Capabilities.LockClause): it excludes other fences, claims and updates
+// of the row, but not the FOR KEY SHARE lock that an INSERT of a row whose
+// foreign key references the item takes, which FOR UPDATE would block for
+// the length of the fence. The claim's CTE takes FOR UPDATE: the rows it
+// picks are available items, which nothing references while they wait.
+//
+// Clock. Now is clock_timestamp(), everywhere the core reads the time:
+// heartbeats, the reaper and fences compare times inside transactions that
+// may last long, and now() is frozen at the start of the transaction,
+// while clock_timestamp() moves between (and within) statements. Times are
+// timestamptz, microseconds, compared on the server; the offset tests use
+// is an interval literal added to it.
+//
+// Insert or ignore. INSERT ... VALUES ... ON CONFLICT DO NOTHING, without
+// a conflict target, so that every unique index is covered; the command
+// tag counts only the rows inserted, which is how the core learns that
+// some rows already existed. It then finds the ids of those rows with one
+// lookup per batch in which a row was skipped: an enqueue of n items costs
+// one round trip per batch, and one more when an idempotency key already
+// existed. (RETURNING would name only the inserted rows, not the existing
+// ones, so it would save nothing.)
+//
+// Types and indexes. uuid, varchar(n), text, jsonb, integer, bigint,
+// boolean and timestamptz. Indexes with a condition in the schema are
+// partial: the claim path indexes only available items, lease expiry and
+// an owner's claims only claimed ones. DDL is transactional: a migration
+// applies in one transaction, or not at all.
+//
+// Errors. 40001 (serialization failure), 40P01 (deadlock) and 55P03 (lock
+// not available: NOWAIT, lock_timeout) are retryable: the core rolls the
+// transaction back and runs all of it again. A connection lost (class 08,
+// 57P01/57P02/57P03, a closed or broken connection) at commit gives
+// core.ErrCommitUnknown instead of a retry. Nothing else is retried:
+// 57014 (statement_timeout) included.
+//
+// Migration lock. Lock takes a session-level advisory lock,
+// pg_advisory_lock, on the migrator's connection, keyed by the FNV-64a
+// hash of "plenum:" and the lock's name, computed in Go so that every
+// server version agrees (hashtext() is not guaranteed to). It waits as
+// long as the context allows, outlasting lock_timeout and
+// statement_timeout. Session locks need a session of their own: behind a
+// pooler in transaction mode (PgBouncer's pool_mode=transaction) migrate
+// with a direct connection.
+//
+// # Schema
+//
+// Plenum's statements name tables without a schema, so they live in the
+// schema search_path resolves to: tables are created in current_schema(),
+// the first schema of search_path that exists, and found through
+// search_path. To keep them in a schema of their own, create the schema
+// and set search_path in the DSN; pgx sends parameters it does not know as
+// run-time settings:
+//
+//	postgres://app@db:5432/app?search_path=jobs
+//	host=db dbname=app user=app search_path=jobs
+//	postgres://app@db:5432/app?options=-csearch_path%3Djobs
+//
+// With a *pgxpool.Pool, set config.ConnConfig.RuntimeParams["search_path"]
+// before pgxpool.NewWithConfig. Check refuses a search_path that names no
+// existing schema (current_schema() is NULL), since nothing could then be
+// created or found; TestConformance_NonDefaultSchema runs the whole
+// conformance suite with search_path set to a schema of its own.
+//
+// # Check
+//
+// Check, run once by core.Open, refuses: a driver other than pgx;
+// CockroachDB (use the cockroach dialect); PostgreSQL before 13 (nothing in
+// the SQL needs more than 9.5, but older releases are past their end of
+// life and untested); a search_path without an existing schema; a standby
+// or a session with default_transaction_read_only on.
+package postgres

@@ -1,0 +1,152 @@
+package postgres_test
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"math/rand/v2"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/plenumdb/plenum/conformance"
+	"github.com/plenumdb/plenum/dialect"
+	"github.com/plenumdb/plenum/migrations"
+	"github.com/plenumdb/plenum/postgres"
+)
+
+// prefixedQuerier runs every statement with a prefix (EXPLAIN), so that
+// the statement the dialect builds is the one the server plans.
+type prefixedQuerier struct {
+	q      dialect.Querier
+	prefix string
+}
+
+func (p prefixedQuerier) ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error) {
+	return p.q.ExecContext(ctx, p.prefix+query, args...)
+}
+
+func (p prefixedQuerier) QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error) {
+	return p.q.QueryContext(ctx, p.prefix+query, args...)
+}
+
+func (p prefixedQuerier) QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row {
+	return p.q.QueryRowContext(ctx, p.prefix+query, args...)
+}
+
+// claimSpec is the ClaimSpec core.Store.Claim builds (core/claim.go), with
+// the store's placeholders written out for tables under prefix.
+func claimSpec(d dialect.Dialect, prefix, queue string, owner, token uuid.UUID, limit int) dialect.ClaimSpec {
+	names := migrations.NamesFor(prefix)
+	r := strings.NewReplacer("{items}", names.Items, "{processes}", names.Processes, "{now+}", d.AddMicros(d.Now(0)), "{now}", d.Now(0))
+	return dialect.ClaimSpec{
+		Table:      names.Items,
+		Key:        "id",
+		Filter:     r.Replace("queue = ? AND state = 'available' AND available_at <= {now} AND EXISTS (SELECT 1 FROM {processes} p WHERE p.id = ?)"),
+		FilterArgs: []any{queue, d.UUID(owner)},
+		OrderBy:    "priority, available_at, id",
+		Limit:      limit,
+		Set:        r.Replace("state = 'claimed', claim_token = ?, claimed_by = ?, claimed_at = {now}, lease_expires_at = {now+}, attempt = attempt + 1"),
+		SetArgs:    []any{d.UUID(token), d.UUID(owner), time.Minute.Microseconds()},
+		Returning:  []string{"id", "queue", "state"},
+	}
+}
+
+func planText(t *testing.T, rows *sql.Rows) string {
+	t.Helper()
+	defer rows.Close()
+	var lines []string
+	for rows.Next() {
+		var line string
+		if err := rows.Scan(&line); err != nil {
+			t.Fatal(err)
+		}
+		lines = append(lines, line)
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return strings.Join(lines, "\n")
+}
+
+// TestClaimPlan_UsesPartialIndex fills an items table with 20,000 rows of
+// which 5% are available, analyzes it, and has the server plan the exact
+// claim statement the dialect builds for the core's claim: it must read
+// the partial claim index (queue, priority, available_at, id WHERE state =
+// 'available') in order and stop after the limit, with no sort and no scan
+// of the table.
+func TestClaimPlan_UsesPartialIndex(t *testing.T) {
+	dsn := harness.DSN(t)
+	db := conformance.Opener(postgres.DriverName, dsn)(t)
+	ctx := t.Context()
+	d := postgres.Dialect()
+	prefix := fmt.Sprintf("px%08x_", rand.Uint32())
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		if err := migrations.Drop(ctx, db, d, prefix); err != nil {
+			t.Error(err)
+		}
+	})
+	if _, err := migrations.Apply(ctx, db, d, prefix); err != nil {
+		t.Fatal(err)
+	}
+	names := migrations.NamesFor(prefix)
+	const rows, queues = 20000, 10
+	if _, err := db.ExecContext(ctx, `INSERT INTO `+names.Items+` (id, queue, kind, priority, state, available_at, attempt, max_attempts, crash_count, created_at)
+		SELECT gen_random_uuid(), 'q' || (g % $2), 'k', g % 5,
+			CASE WHEN (g / $2) % 20 = 0 THEN 'available' ELSE 'completed' END,
+			clock_timestamp() - (g % 100) * INTERVAL '1 minute', 0, 20, 0, clock_timestamp()
+		FROM generate_series(1, $1::int) AS g`, rows, queues); err != nil {
+		t.Fatal(err)
+	}
+	owner := uuid.Must(uuid.NewV7())
+	if _, err := db.ExecContext(ctx, `INSERT INTO `+names.Processes+` (id, host, pid, started_at, last_heartbeat_at, heartbeats) VALUES ($1, 'explain', 1, clock_timestamp(), clock_timestamp(), 0)`, owner.String()); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.ExecContext(ctx, "ANALYZE "+names.Items); err != nil {
+		t.Fatal(err)
+	}
+
+	spec := claimSpec(d, prefix, "q3", owner, uuid.Must(uuid.NewV7()), 10)
+	planRows, err := d.Claim(ctx, prefixedQuerier{q: db, prefix: "EXPLAIN "}, spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	plan := planText(t, planRows)
+	t.Logf("EXPLAIN of the claim of 10 items of one queue (%d rows, %d available):\n%s", rows, rows/20, plan)
+	index := names.Items[:len(names.Items)-len("items")] + "items_claim"
+	if !strings.Contains(plan, "Index Scan using "+index+" on "+names.Items) {
+		t.Errorf("the claim's plan does not scan the partial index %s:\n%s", index, plan)
+	}
+	for _, bad := range []string{"Seq Scan on " + names.Items, "Sort", "Bitmap Heap Scan on " + names.Items} {
+		if strings.Contains(plan, bad) {
+			t.Errorf("the claim's plan has %q:\n%s", bad, plan)
+		}
+	}
+
+	// The same statement run for real, in a transaction rolled back: the
+	// index scan stops at the limit.
+	tx, err := d.Begin(ctx, db, dialect.TxOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tx.Rollback()
+	planRows, err = d.Claim(ctx, prefixedQuerier{q: tx, prefix: "EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF) "}, spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	analyzed := planText(t, planRows)
+	t.Logf("EXPLAIN ANALYZE of the same claim, rolled back:\n%s", analyzed)
+	scanned := false
+	for _, line := range strings.Split(analyzed, "\n") {
+		if strings.Contains(line, "Index Scan using "+index) {
+			scanned = strings.Contains(line, "(actual rows=10 loops=1)")
+		}
+	}
+	if !scanned {
+		t.Errorf("EXPLAIN ANALYZE: want one index scan on %s that stops after 10 rows:\n%s", index, analyzed)
+	}
+}

@@ -1,0 +1,236 @@
+package postgres
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5/stdlib"
+
+	"github.com/plenumdb/plenum/dialect"
+)
+
+// Name is the dialect's registered name.
+const Name = "postgres"
+
+// DriverName is the database/sql driver name of pgx's stdlib adapter
+// (github.com/jackc/pgx/v5/stdlib), which this package imports.
+const DriverName = "pgx"
+
+// MinServerVersion is the oldest PostgreSQL release Check accepts, as
+// server_version_num. Nothing in the dialect's SQL needs more than 9.5
+// (SKIP LOCKED, ON CONFLICT); releases before 13 are past their end of life
+// and untested, so they are refused rather than trusted.
+const MinServerVersion = 130000
+
+// openTimeout bounds the ping of Open.
+const openTimeout = 30 * time.Second
+
+func init() {
+	dialect.Register(Dialect())
+}
+
+type pgDialect struct{}
+
+var theDialect = &pgDialect{}
+
+// Dialect returns the PostgreSQL dialect. It is stateless and safe for
+// concurrent use.
+func Dialect() dialect.Dialect { return theDialect }
+
+// Open opens a *sql.DB on dsn through pgx's database/sql adapter and pings
+// it, so that a wrong DSN fails here rather than at first use. dsn is a URL
+// (postgres://user:password@host:5432/db?sslmode=disable) or a keyword/value
+// string; parameters pgx does not know itself are sent to the server as
+// run-time settings, so search_path=jobs puts Plenum's tables in the schema
+// jobs (see the package documentation).
+func Open(dsn string) (*sql.DB, error) {
+	if strings.TrimSpace(dsn) == "" {
+		return nil, errors.New("postgres: open: empty DSN (e.g. postgres://user:password@localhost:5432/db?sslmode=disable)")
+	}
+	db, err := sql.Open(DriverName, dsn)
+	if err != nil {
+		return nil, fmt.Errorf("postgres: open: %w", err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), openTimeout)
+	defer cancel()
+	if err := db.PingContext(ctx); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("postgres: open: cannot reach the server: %w", err)
+	}
+	return db, nil
+}
+
+// Name returns "postgres".
+func (d *pgDialect) Name() string { return Name }
+
+// Capabilities describes PostgreSQL: row locks with SKIP LOCKED, RETURNING,
+// transactional DDL, a microsecond clock that every connection shares.
+func (d *pgDialect) Capabilities() dialect.Capabilities {
+	return dialect.Capabilities{
+		ReturningUpdate:  true,
+		LockClause:       " FOR NO KEY UPDATE",
+		TransactionalDDL: true,
+		// The wire protocol counts parameters in 16 bits.
+		MaxBindParams: 65535,
+		// The server refuses a message over 1 GB; a batch of big payloads
+		// stays well below it.
+		MaxStatementBytes: 256 << 20,
+		ClockResolution:   time.Microsecond,
+		MaxClockOffset:    0,
+	}
+}
+
+// Rebind rewrites '?' placeholders as $1, $2, ...
+func (d *pgDialect) Rebind(query string) string { return dialect.RebindNumbered(query, "$") }
+
+// Param casts JSON parameters to jsonb: inside a CASE or a VALUES list the
+// server cannot infer their type, and would read them as text.
+func (d *pgDialect) Param(t dialect.ColumnType) string {
+	if t == dialect.JSON {
+		return "CAST(? AS jsonb)"
+	}
+	return "?"
+}
+
+// Now returns clock_timestamp(), the wall clock at the moment the
+// expression is evaluated. now() would not do: it is frozen at the start of
+// the transaction, and heartbeats and the reaper compare times inside long
+// transactions.
+func (d *pgDialect) Now(offset time.Duration) string {
+	us := offset.Microseconds()
+	if us == 0 {
+		return "clock_timestamp()"
+	}
+	return "(clock_timestamp() + INTERVAL '" + strconv.FormatInt(us, 10) + " microseconds')"
+}
+
+// Limit returns " LIMIT n"; a negative n becomes 0.
+func (d *pgDialect) Limit(n int) string {
+	return " LIMIT " + strconv.Itoa(max(n, 0))
+}
+
+// AddMicros adds a bound number of microseconds to the time t. The cast
+// fixes the parameter's type, which the multiplication leaves open.
+func (d *pgDialect) AddMicros(t string) string {
+	return "(" + t + " + CAST(? AS bigint) * INTERVAL '1 microsecond')"
+}
+
+// Claim takes the rows in one statement: a CTE picks them with FOR UPDATE
+// SKIP LOCKED, in claim order, and an UPDATE of the same table applies the
+// claim and returns them. Runs at READ COMMITTED (Begin), where a row that
+// another transaction changed after the snapshot is checked again against
+// the filter before it is locked.
+func (d *pgDialect) Claim(ctx context.Context, q dialect.Querier, spec dialect.ClaimSpec) (*sql.Rows, error) {
+	if q == nil {
+		return nil, errors.New("postgres: claim: nil querier")
+	}
+	stmt, args, err := claimStatement(spec)
+	if err != nil {
+		return nil, err
+	}
+	return q.QueryContext(ctx, stmt, args...)
+}
+
+// claimStatement returns the statement Claim runs for spec, rebound, with
+// its arguments: the filter's first (the CTE comes first in the text), then
+// the assignment's.
+func claimStatement(spec dialect.ClaimSpec) (string, []any, error) {
+	switch {
+	case spec.Limit < 1:
+		return "", nil, fmt.Errorf("postgres: claim: limit %d, must be at least 1", spec.Limit)
+	case spec.Table == "" || spec.Key == "" || spec.Set == "" || spec.Filter == "" || spec.OrderBy == "":
+		return "", nil, errors.New("postgres: claim: table, key, set, filter and order by are all required")
+	case len(spec.Returning) == 0:
+		return "", nil, errors.New("postgres: claim: no returning columns")
+	}
+	var b strings.Builder
+	b.WriteString("WITH c AS (SELECT ")
+	b.WriteString(spec.Key)
+	b.WriteString(" FROM ")
+	b.WriteString(spec.Table)
+	b.WriteString(" WHERE ")
+	b.WriteString(spec.Filter)
+	b.WriteString(" ORDER BY ")
+	b.WriteString(spec.OrderBy)
+	b.WriteString(" LIMIT ")
+	b.WriteString(strconv.Itoa(spec.Limit))
+	b.WriteString(" FOR UPDATE SKIP LOCKED) UPDATE ")
+	b.WriteString(spec.Table)
+	b.WriteString(" SET ")
+	b.WriteString(spec.Set)
+	b.WriteString(" WHERE ")
+	b.WriteString(spec.Key)
+	b.WriteString(" IN (SELECT ")
+	b.WriteString(spec.Key)
+	b.WriteString(" FROM c) RETURNING ")
+	b.WriteString(strings.Join(spec.Returning, ", "))
+	args := make([]any, 0, len(spec.FilterArgs)+len(spec.SetArgs))
+	args = append(args, spec.FilterArgs...)
+	args = append(args, spec.SetArgs...)
+	return dialect.RebindNumbered(b.String(), "$"), args, nil
+}
+
+// InsertIgnore returns INSERT ... VALUES (row), ... ON CONFLICT DO NOTHING,
+// rebound. Without a conflict target every unique index is covered, as the
+// contract asks; the command tag counts only the rows inserted. The core
+// learns the ids of the rows that already existed with one lookup per batch
+// in which some row was skipped, so an enqueue costs one round trip, or two
+// when a key already existed. n below 1 gives a statement the server
+// rejects.
+func (d *pgDialect) InsertIgnore(table string, columns []string, row string, n int, _ []string) string {
+	var b strings.Builder
+	b.Grow(32 + len(table) + (len(row)+4)*max(n, 0))
+	b.WriteString("INSERT INTO ")
+	b.WriteString(table)
+	b.WriteString(" (")
+	b.WriteString(strings.Join(columns, ", "))
+	b.WriteString(") VALUES ")
+	for i := 0; i < n; i++ {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteString("(")
+		b.WriteString(row)
+		b.WriteString(")")
+	}
+	b.WriteString(" ON CONFLICT DO NOTHING")
+	return dialect.RebindNumbered(b.String(), "$")
+}
+
+// UUID binds the canonical text form, which the server reads as uuid.
+func (d *pgDialect) UUID(u uuid.UUID) any { return u.String() }
+
+// JSON binds the document as text for a jsonb parameter (pgx sends a
+// string to a json or jsonb parameter as is), and nil as NULL.
+func (d *pgDialect) JSON(b []byte) any {
+	if b == nil {
+		return nil
+	}
+	return string(b)
+}
+
+// Bool binds a bool.
+func (d *pgDialect) Bool(b bool) any { return b }
+
+// ScanTime reads a timestamptz, which pgx returns as a time.Time.
+func (d *pgDialect) ScanTime(src any) (time.Time, error) {
+	switch v := src.(type) {
+	case time.Time:
+		return v.UTC(), nil
+	case nil:
+		return time.Time{}, errors.New("postgres: scan time: NULL")
+	}
+	return time.Time{}, fmt.Errorf("postgres: scan time: unsupported type %T (is the column timestamptz?)", src)
+}
+
+// isPgx reports whether db talks through pgx's database/sql adapter.
+func isPgx(db *sql.DB) bool {
+	_, ok := db.Driver().(*stdlib.Driver)
+	return ok
+}

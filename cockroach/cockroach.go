@@ -26,6 +26,12 @@ const DriverName = postgres.DriverName
 // (core.Store.MinLease).
 const MaxClockOffset = 500 * time.Millisecond
 
+// RetryAttempts is how many times a store tries a transaction by default on
+// CockroachDB (Capabilities.RetryAttempts; Options.Retry.MaxAttempts
+// overrides it). Conflicting serializable transactions abort and retry
+// instead of waiting, so contention costs attempts, not time.
+const RetryAttempts = 50
+
 // LockTable is the table that holds the rows of Lock: created on
 // first use, in the current schema, and always empty (no lock row is ever
 // committed).
@@ -108,6 +114,7 @@ func (d *crdbDialect) Capabilities() dialect.Capabilities {
 	caps.TransactionalDDL = false
 	caps.MaxClockOffset = MaxClockOffset
 	caps.MaxStatementBytes = 8 << 20
+	caps.RetryAttempts = RetryAttempts
 	return caps
 }
 

@@ -44,6 +44,7 @@ func TestCapabilities_DifferOnlyWhereCockroachDBDoes(t *testing.T) {
 	want.TransactionalDDL = false
 	want.MaxClockOffset = 500 * time.Millisecond
 	want.MaxStatementBytes = 8 << 20
+	want.RetryAttempts = 50
 	if got := Dialect().Capabilities(); got != want {
 		t.Fatalf("Capabilities() = %+v, want %+v", got, want)
 	}

@@ -4,10 +4,7 @@
 // "cockroach" (and the postgres dialect, which it is built on).
 //
 //	db, err := cockroach.Open("postgresql://app@crdb:26257/app?sslmode=verify-full")
-//	store, err := core.Open(ctx, db, cockroach.Dialect(), core.Options{
-//		Migrate: true,
-//		Retry:   core.RetryPolicy{MaxAttempts: 50},
-//	})
+//	store, err := core.Open(ctx, db, cockroach.Dialect(), core.Options{Migrate: true})
 //
 // A *sql.DB from stdlib.OpenDBFromPool(pool) works as well. Tables live in
 // the schema search_path resolves to, as with PostgreSQL (see the postgres
@@ -27,8 +24,10 @@
 // retryable, and the core rolls back and runs the whole transaction again,
 // fenced functions included. 40003 ("result is ambiguous") and a lost
 // connection at commit give core.ErrCommitUnknown. Under contention more
-// transactions need a retry than on PostgreSQL: raise
-// core.Options.Retry.MaxAttempts (cockroach-go's own loop allows 50).
+// transactions need a retry than on PostgreSQL, so a store on this dialect
+// tries a transaction up to RetryAttempts (50) times by default, as
+// cockroach-go's own loop does (Capabilities.RetryAttempts;
+// core.Options.Retry.MaxAttempts overrides it).
 //
 // # Locks
 //

@@ -11,9 +11,9 @@ import (
 	"github.com/plenumdb/plenum/core"
 )
 
-// Open a store on CockroachDB, creating its tables, with a retry budget
-// for serializable transactions under contention, and run one item
-// through it. Leases are at least four times the clock offset (2 s).
+// Open a store on CockroachDB, creating its tables, and run one item
+// through it. The store retries serializable transactions up to 50 times
+// by default, and leases are at least four times the clock offset (2 s).
 func Example() {
 	ctx := context.Background()
 	db, err := cockroach.Open(os.Getenv("PLENUM_COCKROACH_DSN")) // postgresql://user@host:26257/db?sslmode=verify-full
@@ -21,10 +21,7 @@ func Example() {
 		log.Fatal(err)
 	}
 	defer db.Close()
-	store, err := core.Open(ctx, db, cockroach.Dialect(), core.Options{
-		Migrate: true,
-		Retry:   core.RetryPolicy{MaxAttempts: 50},
-	})
+	store, err := core.Open(ctx, db, cockroach.Dialect(), core.Options{Migrate: true})
 	if err != nil {
 		log.Fatal(err)
 	}

@@ -52,7 +52,7 @@ type Options struct {
 // RetryPolicy bounds the retries of transient errors.
 type RetryPolicy struct {
 	// MaxAttempts is the number of times a transaction is tried in all.
-	// Default 10.
+	// Default: the dialect's Capabilities.RetryAttempts, else 10.
 	MaxAttempts int
 	// BaseDelay is the backoff before the second try; it doubles after
 	// each, with full jitter. Default 2 ms.

@@ -29,6 +29,16 @@ type faulty struct {
 	// broken makes every statement fail with a non-transient error.
 	broken atomic.Bool
 	begins atomic.Int64
+	// retryAttempts, when set, is the dialect's Capabilities.RetryAttempts.
+	retryAttempts int
+}
+
+func (f *faulty) Capabilities() dialect.Capabilities {
+	caps := f.Dialect.Capabilities()
+	if f.retryAttempts != 0 {
+		caps.RetryAttempts = f.retryAttempts
+	}
+	return caps
 }
 
 var (
@@ -164,6 +174,39 @@ func TestTx_RetryIsBounded(t *testing.T) {
 	it, _ := b.store.Get(context.Background(), c.ID)
 	if it.State != core.StateClaimed {
 		t.Fatalf("state = %s, want claimed: a failed transaction changed the item", it.State)
+	}
+}
+
+// TestTx_DialectSetsDefaultRetryBudget checks that a dialect's
+// Capabilities.RetryAttempts is the default budget, and that
+// Options.Retry.MaxAttempts overrides it.
+func TestTx_DialectSetsDefaultRetryBudget(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		dialect, option, want int
+	}{
+		{0, 0, 10},
+		{25, 0, 25},
+		{25, 4, 4},
+	} {
+		db, err := sqlite.Open(filepath.Join(t.TempDir(), "plenum.db"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		f := &faulty{Dialect: sqlite.Dialect(), retryAttempts: tc.dialect}
+		s, err := core.Open(context.Background(), db, f, core.Options{Migrate: true, Retry: core.RetryPolicy{MaxAttempts: tc.option, BaseDelay: time.Microsecond, MaxDelay: time.Microsecond}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		f.failExec.Store(1000)
+		before := f.begins.Load()
+		if _, err := s.Enqueue(context.Background(), core.ItemSpec{Queue: "q", Kind: "k"}); !errors.Is(err, errTransient) {
+			t.Fatalf("err = %v, want the transient error after the last try", err)
+		}
+		if tries := f.begins.Load() - before; tries != int64(tc.want) {
+			t.Errorf("dialect %d, option %d: %d tries, want %d", tc.dialect, tc.option, tries, tc.want)
+		}
+		db.Close()
 	}
 }
 

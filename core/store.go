@@ -45,6 +45,9 @@ func Open(ctx context.Context, db *sql.DB, d dialect.Dialect, opts Options) (*St
 	if d == nil {
 		return nil, invalid("dialect", "nil dialect: pass one, e.g. sqlite.Dialect()")
 	}
+	if opts.Retry.MaxAttempts <= 0 {
+		opts.Retry.MaxAttempts = d.Capabilities().RetryAttempts
+	}
 	opts = opts.withDefaults()
 	if err := migrations.ValidatePrefix(opts.Prefix); err != nil {
 		return nil, &InputError{Field: "Prefix", Reason: err.Error()}

@@ -203,6 +203,13 @@ type Capabilities struct {
 	// cluster's maximum clock offset for a distributed one (CockroachDB: 500
 	// ms by default). The core refuses leases shorter than four times it.
 	MaxClockOffset time.Duration
+
+	// RetryAttempts is how many times the core tries a transaction, by
+	// default, before it gives up on transient errors; 0 leaves the core's
+	// default (10). A database that aborts conflicting transactions
+	// instead of making them wait (serializable-only, as CockroachDB)
+	// needs more under contention.
+	RetryAttempts int
 }
 
 // ClaimSpec is what the core asks of a claim. Every SQL fragment is written

@@ -297,7 +297,7 @@ func testMigrateConcurrent(e *env) {
 	for i := range starters {
 		wg.Go(func() {
 			<-start
-			s, err := core.Open(e.ctx, e.db, e.d, core.Options{Prefix: p, Migrate: true, Retry: e.cfg.Retry})
+			s, err := core.Open(e.ctx, e.db, e.d, core.Options{Prefix: p, Migrate: true})
 			if err != nil {
 				e.t.Errorf("start-up %d: core.Open(Migrate): %v", i, err)
 			}

@@ -25,7 +25,7 @@ func (e *env) run(name string, fn func(e *env)) {
 		c.t = t
 		c.prefix = c.newPrefix()
 		c.names = migrations.NamesFor(c.prefix)
-		s, err := core.Open(c.ctx, c.db, c.d, core.Options{Prefix: c.prefix, Migrate: true, Retry: c.cfg.Retry})
+		s, err := core.Open(c.ctx, c.db, c.d, core.Options{Prefix: c.prefix, Migrate: true})
 		if err != nil {
 			t.Fatalf("core.Open(prefix %q, Migrate): %v", c.prefix, err)
 		}

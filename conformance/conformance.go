@@ -61,14 +61,6 @@ type Config struct {
 	// Capabilities.MaxClockOffset.
 	ClockSkew time.Duration
 
-	// Retry is the retry policy of every store the suite opens. Default
-	// (zero): the store's own defaults, which follow the dialect's
-	// Capabilities.RetryAttempts. A test raises it only for a database
-	// whose conflicts abort more transactions than its dialect expects
-	// (a PostgreSQL at SERIALIZABLE standing in for CockroachDB, say), and
-	// says why.
-	Retry core.RetryPolicy
-
 	// Serial runs the subtests one after another instead of in parallel,
 	// for a database that cannot take the connections of every subtest at
 	// once (a small managed instance's connection limit, say). Default
@@ -188,7 +180,7 @@ func newEnv(t *testing.T, cfg Config) *env {
 	e := &env{t: t, cfg: cfg, ctx: ctx, db: db, d: cfg.Dialect, caps: cfg.Dialect.Capabilities()}
 	e.prefix = e.newPrefix()
 	e.names = migrations.NamesFor(e.prefix)
-	s, err := core.Open(ctx, db, e.d, core.Options{Prefix: e.prefix, Migrate: true, Retry: cfg.Retry})
+	s, err := core.Open(ctx, db, e.d, core.Options{Prefix: e.prefix, Migrate: true})
 	if err != nil {
 		t.Fatalf("core.Open(prefix %q, Migrate): %v", e.prefix, err)
 	}
@@ -221,14 +213,11 @@ func (e *env) at(offset time.Duration) *core.Store {
 	return e.open(core.Options{ClockOffset: offset})
 }
 
-// open opens another store on the subtest's tables with opts (its prefix,
-// and its retry policy unless opts has one, are set here).
+// open opens another store on the subtest's tables with opts (its prefix
+// is set here).
 func (e *env) open(opts core.Options) *core.Store {
 	e.t.Helper()
 	opts.Prefix = e.prefix
-	if opts.Retry == (core.RetryPolicy{}) {
-		opts.Retry = e.cfg.Retry
-	}
 	s, err := core.Open(e.ctx, e.db, e.d, opts)
 	if err != nil {
 		e.t.Fatalf("core.Open(%+v): %v", opts, err)

@@ -165,23 +165,28 @@ func TestDDL_PostgresCompatibleModeIsPostgreSQLs(t *testing.T) {
 	}
 }
 
-// CreateIndex cannot see column types, so it takes a column ending in
-// "_at" for a time: this holds the schema to that naming.
-func TestSchema_TimeColumnsEndInAt(t *testing.T) {
+// Every index led by a time column is marked Sequential, so that the
+// cockroach DDL hash-shards it; no other index is.
+func TestSchema_TimeLedIndexesAreSequential(t *testing.T) {
 	t.Parallel()
-	tables := []dialect.Table{migrations.MigrationsTable("plenum_")}
+	types := map[string]dialect.ColumnType{}
+	var indexes []migrations.Change
 	for _, m := range migrations.All("plenum_") {
 		for _, c := range m.Changes {
 			if c.Table != nil {
-				tables = append(tables, *c.Table)
+				for _, col := range c.Table.Columns {
+					types[c.Table.Name+"."+col.Name] = col.Type
+				}
+			}
+			if c.Index != nil {
+				indexes = append(indexes, c)
 			}
 		}
 	}
-	for _, tb := range tables {
-		for _, c := range tb.Columns {
-			if (c.Type == dialect.Time) != isTimeColumn(c.Name) {
-				t.Errorf("%s.%s: type %v, name ends in _at: %v; the cockroach DDL's time-column rule breaks", tb.Name, c.Name, c.Type, isTimeColumn(c.Name))
-			}
+	for _, c := range indexes {
+		timeLed := types[c.IndexTable+"."+c.Index.Columns[0]] == dialect.Time
+		if timeLed != c.Index.Sequential {
+			t.Errorf("index %s: led by a time column: %v, Sequential: %v", c.Index.Name, timeLed, c.Index.Sequential)
 		}
 	}
 }

@@ -27,14 +27,12 @@ func (d *crdbDialect) CreateTable(t dialect.Table) []string {
 }
 
 // CreateIndex renders PostgreSQL's CREATE INDEX (partial ones stay
-// partial), hash-sharded when its leading column is a time: a time column
-// of new rows grows like their ids do. The dialect contract does not pass
-// column types to CreateIndex, so a time column is recognised by its
-// name: every Time column of Plenum's schema ends in "_at" and no other
-// column does (a test in this package holds the schema to that).
+// partial), hash-sharded when the index is Sequential: its leading column
+// grows with time, as the ids do, and would concentrate its writes on one
+// range the same way.
 func (d *crdbDialect) CreateIndex(table string, ix dialect.Index) []string {
 	stmts := d.Dialect.CreateIndex(table, ix)
-	if !d.hashSharded || len(ix.Columns) == 0 || !isTimeColumn(ix.Columns[0]) || len(stmts) != 1 {
+	if !d.hashSharded || !ix.Sequential || len(ix.Columns) == 0 || len(stmts) != 1 {
 		return stmts
 	}
 	cols := " ON " + table + " (" + strings.Join(ix.Columns, ", ") + ")"
@@ -43,6 +41,3 @@ func (d *crdbDialect) CreateIndex(table string, ix dialect.Index) []string {
 	}
 	return []string{strings.Replace(stmts[0], cols, cols+" USING HASH", 1)}
 }
-
-// isTimeColumn reports whether a column of Plenum's schema holds a time.
-func isTimeColumn(name string) bool { return strings.HasSuffix(name, "_at") }

@@ -148,9 +148,12 @@ type Dialect interface {
 	// DropTable returns the statements that drop table if it exists.
 	DropTable(table string) []string
 
-	// Lock takes a session-level lock named name on conn, waiting for it as
-	// long as ctx allows, and returns the function that releases it. A
-	// dialect whose write transactions already exclude each other
+	// Lock takes a lock named name, waiting for it as long as ctx allows,
+	// and returns the function that releases it: a session-level lock on
+	// conn, or, where the database has none that works (CockroachDB), a
+	// lock the dialect holds on a session of its own. Either way conn is
+	// left outside any transaction: the migrator runs its statements on
+	// it. A dialect whose write transactions already exclude each other
 	// (Capabilities.SingleWriter) may return a no-op.
 	Lock(ctx context.Context, conn *sql.Conn, name string) (unlock func(context.Context) error, err error)
 }

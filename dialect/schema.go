@@ -89,6 +89,12 @@ type Index struct {
 	// condition's columns); it must never make a unique index stricter than
 	// the partial one would be.
 	Where []Cond
+	// Sequential says that the index's leading column grows with time (a
+	// time taken from the clock as rows are written), so that new entries
+	// all land at one end of it. A distributed database may spread such an
+	// index over its nodes (CockroachDB: a hash-sharded index); others
+	// ignore it.
+	Sequential bool
 }
 
 // Cond is one condition of a partial index: Column = Value when Value is not

@@ -131,6 +131,7 @@ func All(prefix string) []Migration {
 	idx := func(table, name string, unique bool, cols []string, where ...dialect.Cond) Change {
 		return Change{IndexTable: table, Index: &dialect.Index{Name: prefix + name, Columns: cols, Unique: unique, Where: where}}
 	}
+	sequential := func(c Change) Change { c.Index.Sequential = true; return c }
 	state := func(s string) dialect.Cond { return dialect.Cond{Column: "state", Value: s} }
 	return []Migration{{
 		Version: 1,
@@ -142,13 +143,13 @@ func All(prefix string) []Migration {
 			// Idempotency keys, unique per queue; NULL (no key) never collides.
 			idx(n.Items, "items_key", true, []string{"queue", "unique_key"}),
 			// The reaper's scan for expired leases.
-			idx(n.Items, "items_lease", false, []string{"lease_expires_at"}, state("claimed")),
+			sequential(idx(n.Items, "items_lease", false, []string{"lease_expires_at"}, state("claimed"))),
 			// Heartbeats extend an owner's leases; the reaper finds an owner's claims.
 			idx(n.Items, "items_owner", false, []string{"claimed_by"}, state("claimed")),
 			// A barrier's children, in keyset pages for the join.
 			idx(n.Items, "items_barrier", false, []string{"barrier_id", "id"}, dialect.Cond{Column: "barrier_id", NotNull: true}),
 			{Table: processes},
-			idx(n.Processes, "processes_heartbeat", false, []string{"last_heartbeat_at"}),
+			sequential(idx(n.Processes, "processes_heartbeat", false, []string{"last_heartbeat_at"})),
 			{Table: barriers},
 			// Opening a barrier is get-or-create by (owner, name).
 			idx(n.Barriers, "barriers_owner", true, []string{"owner_id", "name"}),

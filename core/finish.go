@@ -81,8 +81,9 @@ func (s *Store) complete(ctx context.Context, tx dialect.Querier, cs []Completio
 	var lost []uuid.UUID
 	var arrivals []arrival
 	for _, token := range tokens {
-		// Two binds per item at most (CASE id WHEN ? THEN ?) plus the IN list.
-		for _, group := range chunks(byToken[token], s.inListMax(2)/3) {
+		// Two binds per item at most (CASE id WHEN ? THEN ?) plus the IN
+		// list; results bounded by the statement size limit.
+		for _, group := range s.completionBatches(byToken[token]) {
 			changed, err := s.completeGroup(ctx, tx, token, group)
 			if err != nil {
 				return nil, err
@@ -115,6 +116,32 @@ func (s *Store) complete(ctx context.Context, tx dialect.Querier, cs []Completio
 		return nil, err
 	}
 	return lost, nil
+}
+
+// completionBatches splits completions into statements: at most a third
+// of the IN-list limit each (an item binds its id in the IN list and, with
+// differing results, an id and a result in the CASE), and, where the
+// database bounds a statement's size, at most that many bytes of results
+// with a fixed overhead per item. A single completion over the limit still
+// goes alone.
+func (s *Store) completionBatches(cs []Completion) [][]Completion {
+	maxN := max(1, s.inListMax(2)/3)
+	var out [][]Completion
+	start, bytes := 0, 0
+	for i, c := range cs {
+		size := len(c.Result) + rowOverhead
+		full := i-start >= maxN ||
+			(s.caps.MaxStatementBytes > 0 && i > start && bytes+size > s.caps.MaxStatementBytes)
+		if full {
+			out = append(out, cs[start:i])
+			start, bytes = i, 0
+		}
+		bytes += size
+	}
+	if start < len(cs) {
+		out = append(out, cs[start:])
+	}
+	return out
 }
 
 // completeGroup completes the items of one claim token that still hold it,

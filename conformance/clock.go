@@ -1,6 +1,7 @@
 package conformance
 
 import (
+	"context"
 	"time"
 
 	"github.com/plenumdb/plenum/core"
@@ -77,5 +78,24 @@ func testClock(e *env) {
 	}
 	if c := e.claimOne(e.s, o, "clock-past"); c.ID != pastID {
 		e.t.Errorf("claimed %s, want %s", c.ID, pastID)
+	}
+
+	// The clock moves inside a transaction: a fence that runs a while
+	// stamps its completion with the time it completed, not the time its
+	// transaction began (PostgreSQL's now() would).
+	run := 300*time.Millisecond + 2*slack
+	txID := e.enqueueOne(e.s, core.ItemSpec{Queue: "clock-tx"})
+	ct := e.claimOne(e.s, o, "clock-tx")
+	var began time.Time
+	held, err := e.s.Fence(e.ctx, ct, func(ctx context.Context, f *core.Fenced) error {
+		began = e.now(e.s)
+		time.Sleep(run)
+		return f.Complete(ctx, nil)
+	})
+	if err != nil || !held {
+		e.t.Fatalf("Fence = %v, %v; want held", held, err)
+	}
+	if it := e.get(txID); it.FinishedAt.Before(began.Add(run - slack)) {
+		e.t.Errorf("a fence that ran %v after %v completed at %v: the database clock stood still inside the transaction (Dialect.Now must move between statements)", run, began, it.FinishedAt)
 	}
 }

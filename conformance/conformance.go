@@ -86,6 +86,7 @@ var guarantees = []guarantee{
 	{"Claim_LocksOnlyRowsItTakes", testClaimLocksOnlyRowsItTakes},
 	{"Fence_StaleHolderChangesNothing", testFenceStaleHolder},
 	{"Fence_CommitsWithFnOrNotAtAll", testFenceAtomic},
+	{"Fence_HoldsClaimUntilCommit", testFenceHoldsClaim},
 	{"Complete_IdempotentWithSameToken", testCompleteIdempotent},
 	{"Recovery_OwnerStopsHeartbeating", testRecoveryOwnerStops},
 	{"Recovery_PoisonItemDeadLettered", testRecoveryPoison},

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"slices"
+	"sync"
 	"time"
 
 	"github.com/google/uuid"
@@ -290,4 +291,77 @@ func testCompleteIdempotent(e *env) {
 			}
 		}
 	})
+}
+
+// errReapedUnderFence is what the fence function of testFenceHoldsClaim
+// returns when a reaper released its claim while it ran.
+var errReapedUnderFence = errors.New("a reaper released the claim while a fence held it")
+
+// fenceHold is how long the fence function of testFenceHoldsClaim holds
+// its claim open while a reaper tries to release it. It is a window, not a
+// measurement: where the lock holds, the reaper cannot finish inside it
+// however long it is.
+const fenceHold = time.Second
+
+// Guarantee 2: a fence holds its claim until it commits. A reaper that
+// would release the claim while the fence's function runs waits for the
+// fence, and then finds the item as the fence left it. (Without the lock
+// the fence takes, the reaper would release the claim under the running
+// fence, whose writes would then commit for an item someone else may hold.)
+func testFenceHoldsClaim(e *env) {
+	const queue = "fence-hold"
+	table := e.sideTable()
+	id := e.enqueueOne(e.s, core.ItemSpec{Queue: queue})
+	a := e.owner(e.s)
+	c := e.claimOne(e.s, a, queue)
+
+	// A stops heartbeating; a reaper two hours ahead finds it gone while
+	// its fence is still open.
+	future := e.at(2 * time.Hour)
+	inside := make(chan struct{})
+	var once sync.Once
+	type reaped struct {
+		r   core.ReapResult
+		err error
+	}
+	done := make(chan reaped, 1)
+	go func() {
+		<-inside
+		r, err := future.Reap(e.ctx, core.ReapParams{StaleAfter: time.Hour})
+		done <- reaped{r, err}
+	}()
+	var result *reaped
+	held, err := e.s.Fence(e.ctx, c, func(ctx context.Context, f *core.Fenced) error {
+		if _, err := f.ExecContext(ctx, e.sideInsert(table), c.ID.String()); err != nil {
+			return err
+		}
+		once.Do(func() { close(inside) })
+		select {
+		case r := <-done:
+			result = &r
+			return errReapedUnderFence
+		case <-time.After(fenceHold):
+		}
+		return f.Complete(ctx, []byte(`{"held":true}`))
+	})
+	if errors.Is(err, errReapedUnderFence) {
+		e.t.Fatalf("the reaper finished (%+v, %v) while the fence's function ran: the fence does not lock its claim against other writers (Capabilities.LockClause)", result.r, result.err)
+	}
+	once.Do(func() { close(inside) })
+	if err != nil || !held {
+		e.t.Fatalf("Fence = %v, %v; want held", held, err)
+	}
+	r := <-done
+	if r.err != nil {
+		e.t.Fatalf("Reap: %v", r.err)
+	}
+	if r.r != (core.ReapResult{OwnersRemoved: 1}) {
+		e.t.Errorf("Reap after the fence committed = %+v, want the owner removed and nothing released (the item was completed)", r.r)
+	}
+	if it := e.get(id); it.State != core.StateCompleted || it.CrashCount != 0 {
+		e.t.Errorf("item after the fence and the reaper: state %s, crashes %d; want completed, 0", it.State, it.CrashCount)
+	}
+	if n := e.sideCount(table); n != 1 {
+		e.t.Errorf("%d effects, want 1", n)
+	}
 }

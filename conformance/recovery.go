@@ -282,6 +282,110 @@ func testRecoveryConcurrentReapers(e *env) {
 			e.t.Errorf("item %s: %s, crashes %d; want available with 1 crash", c.ID, it.State, it.CrashCount)
 		}
 	}
+
+	testReapersRaceClaimers(e, stores)
+}
+
+// testReapersRaceClaimers races reapers working in small passes over
+// orphaned claims against live owners that claim each released item again
+// at once and complete it. A reaper's read can then be stale in the worst
+// way: the item it read as orphaned is claimed again, by a live owner, in
+// the same state. Only the claim token in the reaper's compare-and-set
+// keeps it from releasing the live owner's new claim.
+func testReapersRaceClaimers(e *env, stores []*core.Store) {
+	const queue = "reapers-reclaimed"
+	const owners, perOwner, claimers = 4, 50, 4
+	specs := make([]core.ItemSpec, owners*perOwner)
+	for i := range specs {
+		specs[i] = core.ItemSpec{Queue: queue}
+	}
+	e.enqueue(e.s, specs...)
+	var orphaned []core.Claim
+	for range owners {
+		orphaned = append(orphaned, e.claim(e.s, e.owner(e.s), queue, perOwner)...)
+	}
+	first, err := stores[0].Reap(e.ctx, core.ReapParams{StaleAfter: 30 * time.Minute, Limit: 1})
+	if err != nil || first.OwnersRemoved != owners || first.Crashed != 1 {
+		e.t.Fatalf("first small pass = %+v, %v; want %d owners removed and 1 crash", first, err, owners)
+	}
+	var crashed, lost, completed atomic.Int64
+	crashed.Add(int64(first.Crashed))
+	var reaping sync.WaitGroup
+	reapersDone := make(chan struct{})
+	for i := range stores {
+		reaping.Go(func() {
+			for {
+				r, err := stores[i].Reap(e.ctx, core.ReapParams{StaleAfter: 30 * time.Minute, Limit: 7})
+				if err != nil {
+					e.t.Errorf("reaper %d: %v", i, err)
+					return
+				}
+				crashed.Add(int64(r.Crashed))
+				if r.Crashed == 0 {
+					return
+				}
+			}
+		})
+	}
+	var claiming sync.WaitGroup
+	for i := range claimers {
+		// Live owners on the reapers' clock: their heartbeats are fresh
+		// and their leases far from expiry there.
+		s := stores[i%len(stores)]
+		owner := e.owner(s)
+		claiming.Go(func() {
+			for {
+				cs, err := s.Claim(e.ctx, core.ClaimParams{Queue: queue, Owner: owner, Limit: 5, Lease: 10 * time.Minute})
+				if err != nil {
+					e.t.Errorf("claimer %d: %v", i, err)
+					return
+				}
+				if len(cs) == 0 {
+					select {
+					case <-reapersDone:
+						return
+					case <-time.After(time.Millisecond):
+						continue
+					}
+				}
+				for _, c := range cs {
+					switch err := s.Complete(e.ctx, c, nil); {
+					case errors.Is(err, core.ErrClaimLost):
+						lost.Add(1)
+					case err != nil:
+						e.t.Errorf("claimer %d: Complete: %v", i, err)
+						return
+					default:
+						completed.Add(1)
+					}
+				}
+			}
+		})
+	}
+	reaping.Wait()
+	for { // what the racing reapers left, if each stopped after losing a race
+		r, err := stores[0].Reap(e.ctx, core.ReapParams{StaleAfter: 30 * time.Minute})
+		if err != nil {
+			e.t.Fatalf("Reap: %v", err)
+		}
+		if r.Crashed == 0 {
+			break
+		}
+		crashed.Add(int64(r.Crashed))
+	}
+	close(reapersDone)
+	claiming.Wait()
+	if got := crashed.Load(); got != int64(len(orphaned)) || lost.Load() != 0 {
+		e.t.Errorf("reapers racing live claimers counted %d crashes (want %d), and live owners lost %d claims (want 0): a reaper released a claim taken again after it read it", got, len(orphaned), lost.Load())
+	}
+	if got := completed.Load(); got != int64(len(orphaned)) {
+		e.t.Errorf("live owners completed %d items, want %d", got, len(orphaned))
+	}
+	for _, c := range orphaned {
+		if it := e.get(c.ID); it.State != core.StateCompleted || it.CrashCount != 1 {
+			e.t.Errorf("item %s: %s, crashes %d; want completed with 1 crash", c.ID, it.State, it.CrashCount)
+		}
+	}
 }
 
 // Guarantee 3: a heartbeat moves the leases of its owner's claims, and

@@ -85,11 +85,11 @@ func (s *Store) Reap(ctx context.Context, p ReapParams) (ReapResult, error) {
 		}
 		for _, o := range orphans {
 			dead := o.crashes+1 >= p.MaxCrashes
-			stmt := "UPDATE {items} SET state = 'available', available_at = {now}, lease_expires_at = NULL, attempt = attempt - 1, crash_count = crash_count + 1, last_error = ? WHERE id = ? AND claim_token = ? AND state = 'claimed'"
+			set := "state = 'available', available_at = {now}, lease_expires_at = NULL, attempt = attempt - 1, crash_count = crash_count + 1, last_error = ?"
 			if dead {
-				stmt = "UPDATE {items} SET state = 'dead', finished_at = {now}, lease_expires_at = NULL, crash_count = crash_count + 1, last_error = ? WHERE id = ? AND claim_token = ? AND state = 'claimed'"
+				set = "state = 'dead', finished_at = {now}, lease_expires_at = NULL, crash_count = crash_count + 1, last_error = ?"
 			}
-			changed, err := s.cas(ctx, tx, stmt, "owner died while holding the claim", s.d.UUID(o.id), s.d.UUID(o.token))
+			changed, err := s.cas(ctx, tx, o, set, "owner died while holding the claim")
 			if err != nil {
 				return err
 			}
@@ -116,11 +116,10 @@ func (s *Store) Reap(ctx context.Context, p ReapParams) (ReapResult, error) {
 			dead := o.attempt >= o.maxAttempts
 			var changed bool
 			if dead {
-				changed, err = s.cas(ctx, tx, "UPDATE {items} SET state = 'dead', finished_at = {now}, lease_expires_at = NULL, last_error = ? WHERE id = ? AND claim_token = ? AND state = 'claimed'",
-					"lease expired", s.d.UUID(o.id), s.d.UUID(o.token))
+				changed, err = s.cas(ctx, tx, o, "state = 'dead', finished_at = {now}, lease_expires_at = NULL, last_error = ?", "lease expired")
 			} else {
-				changed, err = s.cas(ctx, tx, "UPDATE {items} SET state = 'available', available_at = {now+}, lease_expires_at = NULL, last_error = ? WHERE id = ? AND claim_token = ? AND state = 'claimed'",
-					micros(s.opts.Backoff(o.attempt)), "lease expired", s.d.UUID(o.id), s.d.UUID(o.token))
+				changed, err = s.cas(ctx, tx, o, "state = 'available', available_at = {now+}, lease_expires_at = NULL, last_error = ?",
+					micros(s.opts.Backoff(o.attempt)), "lease expired")
 			}
 			if err != nil {
 				return err
@@ -169,9 +168,24 @@ func (s *Store) reapable(ctx context.Context, tx dialect.Querier, cond string, l
 	return out, rows.Err()
 }
 
-// cas runs a compare-and-set release and reports whether it changed the row.
-func (s *Store) cas(ctx context.Context, tx dialect.Querier, stmt string, args ...any) (bool, error) {
-	res, err := tx.ExecContext(ctx, s.sql(stmt), args...)
+// cas releases the claim c read, if the item still holds it: a
+// compare-and-set on (id, token, state) that applies set, and reports
+// whether it changed the row. It locks the row by its primary key first:
+// an UPDATE that the database plans through a secondary index (MariaDB
+// does for small tables) locks that index's entry before the row, and
+// would deadlock with a fence that holds the row and is about to change
+// the entry. Locked first, the release waits for the fence instead.
+func (s *Store) cas(ctx context.Context, tx dialect.Querier, c reapCandidate, set string, setArgs ...any) (bool, error) {
+	id, token := s.d.UUID(c.id), s.d.UUID(c.token)
+	var one int
+	err := tx.QueryRowContext(ctx, s.sql("SELECT 1 FROM {items} WHERE id = ? AND claim_token = ? AND state = 'claimed'{lock}"), id, token).Scan(&one)
+	if dialect.IsNoRows(err) {
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	res, err := tx.ExecContext(ctx, s.sql("UPDATE {items} SET "+set+" WHERE id = ? AND claim_token = ? AND state = 'claimed'"), append(setArgs, id, token)...)
 	if err != nil {
 		return false, err
 	}

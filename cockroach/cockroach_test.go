@@ -65,7 +65,7 @@ func TestStatements_ArePostgreSQLs(t *testing.T) {
 		{d.Param(dialect.JSON), pg.Param(dialect.JSON)},
 		{d.Limit(3), pg.Limit(3)},
 		{d.InsertIgnore("t", []string{"a"}, "?", 2, nil), pg.InsertIgnore("t", []string{"a"}, "?", 2, nil)},
-		{d.Now(0), "clock_timestamp()"},
+		{d.Now(0), "statement_timestamp()"},
 	} {
 		if c.got != c.want {
 			t.Errorf("got %q, want %q", c.got, c.want)

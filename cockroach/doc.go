@@ -77,11 +77,11 @@
 //
 // # Clock
 //
-// Now is clock_timestamp(), which moves within a transaction; on
-// CockroachDB it is "the current system time on one of the cluster nodes"
-// (docs: Functions and Operators), the gateway the session is connected
-// to, and nodes' clocks may be up to the cluster's maximum offset apart:
-// 500 ms by default (--max-offset).
+// Now is statement_timestamp(), as on PostgreSQL: one value per statement,
+// moving from one statement to the next. On CockroachDB it is read from the
+// physical clock of the gateway node the session is connected to (#5915),
+// not from the transaction's timestamp, and nodes' clocks may be up to the
+// cluster's maximum offset apart: 500 ms by default (--max-offset).
 // Capabilities.MaxClockOffset says so, the store refuses leases and
 // heartbeats shorter than four times it (2 s), and the conformance suite
 // allows it when it compares times. A cluster started with a larger

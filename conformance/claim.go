@@ -207,6 +207,30 @@ func testClaimOrder(e *env) {
 	if cs := e.claim(future, owner, queue, 10); len(cs) != 0 {
 		e.t.Fatalf("claim after every item was taken got %d items", len(cs))
 	}
+
+	// The items of one enqueue, of one priority and available at once, are
+	// claimed in the order they were given, whatever their keys (the rows
+	// are written in key order), and a claim returns them in that order.
+	const fifo = "order-fifo"
+	var batch []core.ItemSpec
+	for i := range 40 {
+		batch = append(batch, core.ItemSpec{Queue: fifo, Key: fmt.Sprintf("k%03d", 40-i)})
+	}
+	var given []uuid.UUID
+	for _, x := range e.enqueue(e.s, batch...) {
+		given = append(given, x.ID)
+	}
+	var taken []uuid.UUID
+	for len(taken) < len(given) {
+		cs := e.claim(e.s, owner, fifo, 7)
+		if len(cs) == 0 {
+			e.t.Fatalf("claimed %d of %d items, then nothing", len(taken), len(given))
+		}
+		taken = append(taken, ids(cs)...)
+	}
+	if !slices.Equal(taken, given) {
+		e.t.Fatalf("the items of one enqueue were claimed in the order\n%v\nwant the order given\n%v", taken, given)
+	}
 }
 
 // Guarantee 1: a claim locks only the rows it takes: two claimers each

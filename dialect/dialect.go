@@ -18,8 +18,11 @@
 // generate ./migrations then writes its SQL), and run conformance.Run from
 // the package's test against a real server. The contract's sharp edges:
 //
-//   - Now must move between statements of one transaction (PostgreSQL's
-//     clock_timestamp(), not now()); every gating time is computed with it.
+//   - Now must move between statements of one transaction, and should hold
+//     still within one statement (PostgreSQL's statement_timestamp(): not
+//     now(), frozen for the transaction, nor clock_timestamp(), which
+//     stamps the rows of one insert apart); every gating time is computed
+//     with it.
 //   - InsertIgnore's rows affected must be exactly the rows inserted: the
 //     core counts fan-out children and learns duplicate keys from it.
 //   - Claim must take only rows no other transaction holds (SKIP LOCKED) and
@@ -93,7 +96,9 @@ type Dialect interface {
 	// A non-zero offset exists so that tests can move time on the database
 	// side; production stores use 0. The expression must move between
 	// statements of one transaction (the reaper and heartbeats compare against
-	// it inside long transactions).
+	// it inside long transactions), and should give every row of one
+	// statement the same time (the items of one enqueue are then claimed in
+	// the order they were given).
 	Now(offset time.Duration) string
 
 	// Limit returns the clause, with a leading space, that ends a SELECT

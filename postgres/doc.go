@@ -43,10 +43,15 @@
 // the length of the fence. The claim's CTE takes FOR UPDATE: the rows it
 // picks are available items, which nothing references while they wait.
 //
-// Clock. Now is clock_timestamp(), everywhere the core reads the time:
-// heartbeats, the reaper and fences compare times inside transactions that
-// may last long, and now() is frozen at the start of the transaction,
-// while clock_timestamp() moves between (and within) statements. Times are
+// Clock. Now is statement_timestamp(), everywhere the core reads the
+// time: the moment the server received the statement, one value for the
+// whole statement, moving from one statement to the next. Heartbeats, the
+// reaper and fences compare and stamp times inside transactions that may
+// last long, and now() is frozen at the start of the transaction: it would
+// do nowhere in the core. clock_timestamp() moves within a statement as
+// well, which would give the rows of one multi-row INSERT different times,
+// in the order they are written (by key) instead of the order the caller
+// gave them, and claims take items of one priority by time. Times are
 // timestamptz, microseconds, compared on the server; the offset tests use
 // is an interval literal added to it.
 //

@@ -98,16 +98,20 @@ func (d *pgDialect) Param(t dialect.ColumnType) string {
 	return "?"
 }
 
-// Now returns clock_timestamp(), the wall clock at the moment the
-// expression is evaluated. now() would not do: it is frozen at the start of
-// the transaction, and heartbeats and the reaper compare times inside long
-// transactions.
+// Now returns statement_timestamp(): the time the server received the
+// statement, one value for the whole statement, moving from each statement
+// to the next. now() would not do: it is frozen at the start of the
+// transaction, and heartbeats, the reaper and fences compare and stamp
+// times inside transactions that may last long. clock_timestamp() moves
+// within a statement too, so the rows of one multi-row INSERT would get
+// different times, in the order the rows are written rather than the order
+// the caller gave them.
 func (d *pgDialect) Now(offset time.Duration) string {
 	us := offset.Microseconds()
 	if us == 0 {
-		return "clock_timestamp()"
+		return "statement_timestamp()"
 	}
-	return "(clock_timestamp() + INTERVAL '" + strconv.FormatInt(us, 10) + " microseconds')"
+	return "(statement_timestamp() + INTERVAL '" + strconv.FormatInt(us, 10) + " microseconds')"
 }
 
 // Limit returns " LIMIT n"; a negative n becomes 0.

@@ -57,12 +57,12 @@ func TestRendering(t *testing.T) {
 		{d.Rebind("SELECT ? FROM t WHERE a = '?' AND b = ?"), "SELECT $1 FROM t WHERE a = '?' AND b = $2"},
 		{d.Param(dialect.JSON), "CAST(? AS jsonb)"},
 		{d.Param(dialect.UUID), "?"},
-		{d.Now(0), "clock_timestamp()"},
-		{d.Now(1500 * time.Millisecond), "(clock_timestamp() + INTERVAL '1500000 microseconds')"},
-		{d.Now(-2 * time.Second), "(clock_timestamp() + INTERVAL '-2000000 microseconds')"},
+		{d.Now(0), "statement_timestamp()"},
+		{d.Now(1500 * time.Millisecond), "(statement_timestamp() + INTERVAL '1500000 microseconds')"},
+		{d.Now(-2 * time.Second), "(statement_timestamp() + INTERVAL '-2000000 microseconds')"},
 		{d.Limit(10), " LIMIT 10"},
 		{d.Limit(-1), " LIMIT 0"},
-		{d.AddMicros("clock_timestamp()"), "(clock_timestamp() + CAST(? AS bigint) * INTERVAL '1 microsecond')"},
+		{d.AddMicros("statement_timestamp()"), "(statement_timestamp() + CAST(? AS bigint) * INTERVAL '1 microsecond')"},
 	} {
 		if c.got != c.want {
 			t.Errorf("got %q, want %q", c.got, c.want)

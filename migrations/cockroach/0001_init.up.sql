@@ -79,4 +79,4 @@ CREATE TABLE IF NOT EXISTS plenum_barriers (
 
 CREATE UNIQUE INDEX IF NOT EXISTS plenum_barriers_owner ON plenum_barriers (owner_id, name);
 
-INSERT INTO plenum_migrations (version, name, applied_at) VALUES (1, 'init', clock_timestamp()) ON CONFLICT DO NOTHING;
+INSERT INTO plenum_migrations (version, name, applied_at) VALUES (1, 'init', statement_timestamp()) ON CONFLICT DO NOTHING;

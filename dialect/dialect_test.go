@@ -124,3 +124,32 @@ func TestColumnTypeString(t *testing.T) {
 		t.Error("the zero column type has a name")
 	}
 }
+
+func TestTableDDL(t *testing.T) {
+	tb := dialect.Table{
+		Name: "t",
+		Columns: []dialect.Column{
+			{Name: "id", Type: dialect.UUID},
+			{Name: "note", Type: dialect.Text, Nullable: true},
+		},
+		PrimaryKey: []string{"id"},
+	}
+	colType := func(c dialect.Column) string { return strings.ToUpper(c.Type.String()) }
+	want := "CREATE TABLE IF NOT EXISTS t (\n  id UUID NOT NULL,\n  note TEXT,\n  PRIMARY KEY (id)\n)"
+	if got := dialect.TableDDL(tb, colType, false, ""); got != want {
+		t.Errorf("TableDDL =\n%s\nwant\n%s", got, want)
+	}
+	got := dialect.TableDDL(tb, colType, true, " ENGINE=InnoDB")
+	if !strings.Contains(got, "note TEXT NULL,") || !strings.HasSuffix(got, "\n) ENGINE=InnoDB") {
+		t.Errorf("TableDDL with explicit NULL and options =\n%s", got)
+	}
+}
+
+func TestInsertValues(t *testing.T) {
+	if got, want := dialect.InsertValues("t", []string{"a", "b"}, "?, ?", 3), "INSERT INTO t (a, b) VALUES (?, ?), (?, ?), (?, ?)"; got != want {
+		t.Errorf("InsertValues = %q, want %q", got, want)
+	}
+	if got := dialect.InsertValues("t", []string{"a"}, "?", 0); got != "INSERT INTO t (a) VALUES " {
+		t.Errorf("InsertValues with no rows = %q", got)
+	}
+}

@@ -60,35 +60,7 @@ func columnType(c dialect.Column) string {
 // key. A CREATE TABLE is atomic on both servers (MySQL 8's data dictionary,
 // MariaDB 10.6's atomic DDL), and IF NOT EXISTS makes it safe to run again.
 func (d *mysqlDialect) CreateTable(t dialect.Table) []string {
-	var b strings.Builder
-	b.WriteString("CREATE TABLE IF NOT EXISTS ")
-	b.WriteString(t.Name)
-	b.WriteString(" (")
-	for i, c := range t.Columns {
-		if i > 0 {
-			b.WriteString(",")
-		}
-		b.WriteString("\n  ")
-		b.WriteString(c.Name)
-		b.WriteString(" ")
-		b.WriteString(columnType(c))
-		if c.Nullable {
-			b.WriteString(" NULL")
-		} else {
-			b.WriteString(" NOT NULL")
-		}
-	}
-	if len(t.PrimaryKey) > 0 {
-		if len(t.Columns) > 0 {
-			b.WriteString(",")
-		}
-		b.WriteString("\n  PRIMARY KEY (")
-		b.WriteString(strings.Join(t.PrimaryKey, ", "))
-		b.WriteString(")")
-	}
-	b.WriteString("\n)")
-	b.WriteString(tableOptions)
-	return []string{b.String()}
+	return []string{dialect.TableDDL(t, columnType, true, tableOptions)}
 }
 
 // CreateIndex renders one statement that creates ix, without IF NOT EXISTS,

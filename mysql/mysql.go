@@ -274,28 +274,11 @@ func claimSelect(spec dialect.ClaimSpec) string {
 // value, even in strict mode. n below 1 gives a statement the server
 // rejects.
 func (d *mysqlDialect) InsertIgnore(table string, columns []string, row string, n int, _ []string) string {
-	var b strings.Builder
-	b.Grow(len(table) + 64 + n*(len(row)+4))
-	b.WriteString("INSERT INTO ")
-	b.WriteString(table)
-	b.WriteString(" (")
-	b.WriteString(strings.Join(columns, ", "))
-	b.WriteString(") VALUES ")
-	for i := 0; i < n; i++ {
-		if i > 0 {
-			b.WriteString(", ")
-		}
-		b.WriteString("(")
-		b.WriteString(row)
-		b.WriteString(")")
-	}
+	stmt := dialect.InsertValues(table, columns, row, n)
 	if len(columns) > 0 {
-		b.WriteString(" ON DUPLICATE KEY UPDATE ")
-		b.WriteString(columns[0])
-		b.WriteString(" = ")
-		b.WriteString(columns[0])
+		stmt += " ON DUPLICATE KEY UPDATE " + columns[0] + " = " + columns[0]
 	}
-	return b.String()
+	return stmt
 }
 
 // UUID binds the 16 bytes, for a BINARY(16) column.

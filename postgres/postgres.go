@@ -188,23 +188,7 @@ func claimStatement(spec dialect.ClaimSpec) (string, []any, error) {
 // when a key already existed. n below 1 gives a statement the server
 // rejects.
 func (d *pgDialect) InsertIgnore(table string, columns []string, row string, n int, _ []string) string {
-	var b strings.Builder
-	b.Grow(32 + len(table) + (len(row)+4)*max(n, 0))
-	b.WriteString("INSERT INTO ")
-	b.WriteString(table)
-	b.WriteString(" (")
-	b.WriteString(strings.Join(columns, ", "))
-	b.WriteString(") VALUES ")
-	for i := 0; i < n; i++ {
-		if i > 0 {
-			b.WriteString(", ")
-		}
-		b.WriteString("(")
-		b.WriteString(row)
-		b.WriteString(")")
-	}
-	b.WriteString(" ON CONFLICT DO NOTHING")
-	return dialect.RebindNumbered(b.String(), "$")
+	return dialect.RebindNumbered(dialect.InsertValues(table, columns, row, n)+" ON CONFLICT DO NOTHING", "$")
 }
 
 // UUID binds the canonical text form, which the server reads as uuid.

@@ -21,32 +21,7 @@ func columnType(t dialect.ColumnType) string {
 // CreateTable renders CREATE TABLE IF NOT EXISTS with a table-level primary
 // key.
 func (d *sqliteDialect) CreateTable(t dialect.Table) []string {
-	var b strings.Builder
-	b.WriteString("CREATE TABLE IF NOT EXISTS ")
-	b.WriteString(t.Name)
-	b.WriteString(" (")
-	for i, c := range t.Columns {
-		if i > 0 {
-			b.WriteString(",")
-		}
-		b.WriteString("\n  ")
-		b.WriteString(c.Name)
-		b.WriteString(" ")
-		b.WriteString(columnType(c.Type))
-		if !c.Nullable {
-			b.WriteString(" NOT NULL")
-		}
-	}
-	if len(t.PrimaryKey) > 0 {
-		if len(t.Columns) > 0 {
-			b.WriteString(",")
-		}
-		b.WriteString("\n  PRIMARY KEY (")
-		b.WriteString(strings.Join(t.PrimaryKey, ", "))
-		b.WriteString(")")
-	}
-	b.WriteString("\n)")
-	return []string{b.String()}
+	return []string{dialect.TableDDL(t, func(c dialect.Column) string { return columnType(c.Type) }, false, "")}
 }
 
 // CreateIndex renders CREATE [UNIQUE] INDEX IF NOT EXISTS, partial when

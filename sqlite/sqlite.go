@@ -212,22 +212,7 @@ func (d *sqliteDialect) Claim(ctx context.Context, q dialect.Querier, spec diale
 // index, and counts only the rows it inserted as affected. n below 1 gives a
 // statement that SQLite rejects.
 func (d *sqliteDialect) InsertIgnore(table string, columns []string, row string, n int, _ []string) string {
-	var b strings.Builder
-	b.WriteString("INSERT INTO ")
-	b.WriteString(table)
-	b.WriteString(" (")
-	b.WriteString(strings.Join(columns, ", "))
-	b.WriteString(") VALUES ")
-	for i := 0; i < n; i++ {
-		if i > 0 {
-			b.WriteString(", ")
-		}
-		b.WriteString("(")
-		b.WriteString(row)
-		b.WriteString(")")
-	}
-	b.WriteString(" ON CONFLICT DO NOTHING")
-	return b.String()
+	return dialect.InsertValues(table, columns, row, n) + " ON CONFLICT DO NOTHING"
 }
 
 // UUID binds the 16 raw bytes.

@@ -1,0 +1,64 @@
+package dialect
+
+import "strings"
+
+// TableDDL renders CREATE TABLE IF NOT EXISTS for t, the shape every
+// dialect shares: one column per line with its type from colType, NOT NULL
+// unless the column is nullable (then NULL, when explicitNull asks for it:
+// MySQL's defaults for some types differ), a table-level primary key, and
+// options after the closing parenthesis ("" for none). Dialects build on
+// it so that their DDL differs only where the databases do.
+func TableDDL(t Table, colType func(Column) string, explicitNull bool, options string) string {
+	var b strings.Builder
+	b.WriteString("CREATE TABLE IF NOT EXISTS ")
+	b.WriteString(t.Name)
+	b.WriteString(" (")
+	for i, c := range t.Columns {
+		if i > 0 {
+			b.WriteString(",")
+		}
+		b.WriteString("\n  ")
+		b.WriteString(c.Name)
+		b.WriteString(" ")
+		b.WriteString(colType(c))
+		switch {
+		case !c.Nullable:
+			b.WriteString(" NOT NULL")
+		case explicitNull:
+			b.WriteString(" NULL")
+		}
+	}
+	if len(t.PrimaryKey) > 0 {
+		if len(t.Columns) > 0 {
+			b.WriteString(",")
+		}
+		b.WriteString("\n  PRIMARY KEY (")
+		b.WriteString(strings.Join(t.PrimaryKey, ", "))
+		b.WriteString(")")
+	}
+	b.WriteString("\n)")
+	b.WriteString(options)
+	return b.String()
+}
+
+// InsertValues renders INSERT INTO table (columns) VALUES (row), (row), ...
+// with n copies of row, for a dialect's InsertIgnore to finish with its
+// conflict clause. n below 1 gives a statement every server rejects.
+func InsertValues(table string, columns []string, row string, n int) string {
+	var b strings.Builder
+	b.Grow(32 + len(table) + 16*len(columns) + (len(row)+4)*max(n, 0))
+	b.WriteString("INSERT INTO ")
+	b.WriteString(table)
+	b.WriteString(" (")
+	b.WriteString(strings.Join(columns, ", "))
+	b.WriteString(") VALUES ")
+	for i := 0; i < n; i++ {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteString("(")
+		b.WriteString(row)
+		b.WriteString(")")
+	}
+	return b.String()
+}

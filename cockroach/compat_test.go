@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
-	"net/url"
 	"sort"
 	"strings"
 	"sync"
@@ -42,32 +41,10 @@ func postgresCompatible(lockTable string) *crdbDialect {
 // PostgreSQL, requires this test too.
 var pgHarness = conformance.Harness{Name: "postgres", Fallback: testdb.Postgres}
 
-// withParams returns dsn with run-time parameters added, in its own form
-// (a URL or keyword/value pairs).
-func withParams(t testing.TB, dsn string, params map[string]string) string {
-	t.Helper()
-	if strings.HasPrefix(dsn, "postgres://") || strings.HasPrefix(dsn, "postgresql://") {
-		u, err := url.Parse(dsn)
-		if err != nil {
-			t.Fatalf("parse DSN: %v", err)
-		}
-		q := u.Query()
-		for k, v := range params {
-			q.Set(k, v)
-		}
-		u.RawQuery = q.Encode()
-		return u.String()
-	}
-	for k, v := range params {
-		dsn += " " + k + "='" + strings.ReplaceAll(v, "'", `\'`) + "'"
-	}
-	return dsn
-}
-
 // serializableDSN is the PostgreSQL DSN with every session serializable
 // by default, as CockroachDB's are (Begin asks for SERIALIZABLE anyway).
 func serializableDSN(t testing.TB) string {
-	return withParams(t, pgHarness.DSN(t), map[string]string{"default_transaction_isolation": "serializable"})
+	return testdb.PostgresParams(t, pgHarness.DSN(t), map[string]string{"default_transaction_isolation": "serializable"})
 }
 
 // lockTableFor returns a lock table name of the test's own, dropped when
@@ -158,7 +135,7 @@ func TestConformance_PostgresSerializable(t *testing.T) {
 			Dialect: d,
 			Open:    open,
 			Misconfigured: func(t testing.TB) *sql.DB {
-				return conformance.Opener(DriverName, withParams(t, dsn, map[string]string{"search_path": "plenum_no_such_schema"}))(t)
+				return conformance.Opener(DriverName, testdb.PostgresParams(t, dsn, map[string]string{"search_path": "plenum_no_such_schema"}))(t)
 			},
 		})
 	})
@@ -217,7 +194,7 @@ func TestCockroachDB(t *testing.T) {
 			Dialect: d,
 			Open:    conformance.Opener(DriverName, dsn),
 			Misconfigured: func(t testing.TB) *sql.DB {
-				return conformance.Opener(DriverName, withParams(t, dsn, map[string]string{"search_path": "plenum_no_such_schema"}))(t)
+				return conformance.Opener(DriverName, testdb.PostgresParams(t, dsn, map[string]string{"search_path": "plenum_no_such_schema"}))(t)
 			},
 		})
 	})

@@ -243,38 +243,8 @@ func testRecoveryConcurrentReapers(e *env) {
 	if err != nil || first.OwnersRemoved != owners || first.Crashed != 1 {
 		e.t.Fatalf("first small pass = %+v, %v; want %d owners removed and 1 crash", first, err, owners)
 	}
-	var crashed atomic.Int64
-	crashed.Add(int64(first.Crashed))
-	start2 := make(chan struct{})
-	for i := range reapers {
-		wg.Go(func() {
-			<-start2
-			for {
-				r, err := stores[i].Reap(e.ctx, core.ReapParams{StaleAfter: 30 * time.Minute, Limit: 7})
-				if err != nil {
-					e.t.Errorf("reaper %d: %v", i, err)
-					return
-				}
-				crashed.Add(int64(r.Crashed))
-				if r.Crashed == 0 {
-					return
-				}
-			}
-		})
-	}
-	close(start2)
-	wg.Wait()
-	for { // what the racing reapers left, if each stopped after losing a race
-		r, err := stores[0].Reap(e.ctx, core.ReapParams{StaleAfter: 30 * time.Minute})
-		if err != nil {
-			e.t.Fatalf("Reap: %v", err)
-		}
-		if r.Crashed == 0 {
-			break
-		}
-		crashed.Add(int64(r.Crashed))
-	}
-	if got := crashed.Load(); got != int64(len(orphaned)) {
+	crashed := first.Crashed + reapInSmallPasses(e, stores)
+	if got := crashed; got != len(orphaned) {
 		e.t.Errorf("reapers racing in small passes counted %d crashes, want %d: a claim was released twice", got, len(orphaned))
 	}
 	for _, c := range orphaned {
@@ -308,25 +278,8 @@ func testReapersRaceClaimers(e *env, stores []*core.Store) {
 	if err != nil || first.OwnersRemoved != owners || first.Crashed != 1 {
 		e.t.Fatalf("first small pass = %+v, %v; want %d owners removed and 1 crash", first, err, owners)
 	}
-	var crashed, lost, completed atomic.Int64
-	crashed.Add(int64(first.Crashed))
-	var reaping sync.WaitGroup
+	var lost, completed atomic.Int64
 	reapersDone := make(chan struct{})
-	for i := range stores {
-		reaping.Go(func() {
-			for {
-				r, err := stores[i].Reap(e.ctx, core.ReapParams{StaleAfter: 30 * time.Minute, Limit: 7})
-				if err != nil {
-					e.t.Errorf("reaper %d: %v", i, err)
-					return
-				}
-				crashed.Add(int64(r.Crashed))
-				if r.Crashed == 0 {
-					return
-				}
-			}
-		})
-	}
 	var claiming sync.WaitGroup
 	for i := range claimers {
 		// Live owners on the reapers' clock: their heartbeats are fresh
@@ -362,20 +315,10 @@ func testReapersRaceClaimers(e *env, stores []*core.Store) {
 			}
 		})
 	}
-	reaping.Wait()
-	for { // what the racing reapers left, if each stopped after losing a race
-		r, err := stores[0].Reap(e.ctx, core.ReapParams{StaleAfter: 30 * time.Minute})
-		if err != nil {
-			e.t.Fatalf("Reap: %v", err)
-		}
-		if r.Crashed == 0 {
-			break
-		}
-		crashed.Add(int64(r.Crashed))
-	}
+	crashed := first.Crashed + reapInSmallPasses(e, stores)
 	close(reapersDone)
 	claiming.Wait()
-	if got := crashed.Load(); got != int64(len(orphaned)) || lost.Load() != 0 {
+	if got := crashed; got != len(orphaned) || lost.Load() != 0 {
 		e.t.Errorf("reapers racing live claimers counted %d crashes (want %d), and live owners lost %d claims (want 0): a reaper released a claim taken again after it read it", got, len(orphaned), lost.Load())
 	}
 	if got := completed.Load(); got != int64(len(orphaned)) {
@@ -478,5 +421,40 @@ func testRecoveryDeregister(e *env) {
 	// Available at once, to another owner.
 	if got := e.claim(e.s, e.owner(e.s), queue, 3); len(got) != 3 {
 		e.t.Errorf("another owner claimed %d, want the 3 given back", len(got))
+	}
+}
+
+// reapInSmallPasses runs a reaper on each store in passes of 7 claims at
+// once, until each pass finds nothing, then one more pass for what the
+// racing reapers left (each stops after a pass that lost every race), and
+// returns the crashes they counted in all.
+func reapInSmallPasses(e *env, stores []*core.Store) int {
+	var crashed atomic.Int64
+	var wg sync.WaitGroup
+	for i := range stores {
+		wg.Go(func() {
+			for {
+				r, err := stores[i].Reap(e.ctx, core.ReapParams{StaleAfter: 30 * time.Minute, Limit: 7})
+				if err != nil {
+					e.t.Errorf("reaper %d: %v", i, err)
+					return
+				}
+				crashed.Add(int64(r.Crashed))
+				if r.Crashed == 0 {
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	for {
+		r, err := stores[0].Reap(e.ctx, core.ReapParams{StaleAfter: 30 * time.Minute})
+		if err != nil {
+			e.t.Fatalf("Reap: %v", err)
+		}
+		if r.Crashed == 0 {
+			return int(crashed.Load())
+		}
+		crashed.Add(int64(r.Crashed))
 	}
 }

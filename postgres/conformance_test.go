@@ -5,8 +5,6 @@ import (
 	"database/sql"
 	"fmt"
 	"math/rand/v2"
-	"net/url"
-	"strings"
 	"testing"
 	"time"
 
@@ -22,33 +20,11 @@ import (
 // PLENUM_REQUIRE lists postgres).
 var harness = conformance.Harness{Name: "postgres", Fallback: testdb.Postgres}
 
-// withParams returns dsn with run-time parameters added, in its own form
-// (a URL or keyword/value pairs).
-func withParams(t testing.TB, dsn string, params map[string]string) string {
-	t.Helper()
-	if strings.HasPrefix(dsn, "postgres://") || strings.HasPrefix(dsn, "postgresql://") {
-		u, err := url.Parse(dsn)
-		if err != nil {
-			t.Fatalf("parse DSN: %v", err)
-		}
-		q := u.Query()
-		for k, v := range params {
-			q.Set(k, v)
-		}
-		u.RawQuery = q.Encode()
-		return u.String()
-	}
-	for k, v := range params {
-		dsn += " " + k + "='" + strings.ReplaceAll(v, "'", `\'`) + "'"
-	}
-	return dsn
-}
-
 // missingSchema opens handles whose search_path names only a schema that
 // does not exist: nothing could be created or found.
 func missingSchema(dsn string) func(t testing.TB) *sql.DB {
 	return func(t testing.TB) *sql.DB {
-		return conformance.Opener(postgres.DriverName, withParams(t, dsn, map[string]string{"search_path": "plenum_no_such_schema"}))(t)
+		return conformance.Opener(postgres.DriverName, testdb.PostgresParams(t, dsn, map[string]string{"search_path": "plenum_no_such_schema"}))(t)
 	}
 }
 
@@ -84,7 +60,7 @@ func TestConformance_NonDefaultSchema(t *testing.T) {
 			t.Errorf("drop schema %s: %v", schema, err)
 		}
 	})
-	inSchema := withParams(t, dsn, map[string]string{"search_path": schema})
+	inSchema := testdb.PostgresParams(t, dsn, map[string]string{"search_path": schema})
 
 	t.Run("TablesLandInTheSchema", func(t *testing.T) {
 		db := conformance.Opener(postgres.DriverName, inSchema)(t)

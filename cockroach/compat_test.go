@@ -9,6 +9,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -198,4 +199,48 @@ func TestCockroachDB(t *testing.T) {
 			},
 		})
 	})
+}
+
+// TestLock_ConcurrentFirstUse takes one lock from many sessions at once on
+// a lock table that does not exist yet: every Lock creates the table if
+// needed, and each holder must have the lock alone. Concurrent creators
+// can collide on PostgreSQL's catalog (23505, 42P07, 42710: seen once in
+// CI, as 42710, in the concurrent-migrations subtest), which Lock rides
+// out; the collision needs two CREATEs within the same instant, so this
+// test meets it only now and then.
+func TestLock_ConcurrentFirstUse(t *testing.T) {
+	dsn := serializableDSN(t)
+	db := conformance.Opener(DriverName, dsn)(t)
+	db.SetMaxOpenConns(40)
+	for round := range 3 {
+		d := postgresCompatible(lockTableFor(t, dsn))
+		var holders atomic.Int32
+		var wg sync.WaitGroup
+		for i := range 12 {
+			wg.Go(func() {
+				ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
+				defer cancel()
+				conn, err := db.Conn(ctx)
+				if err != nil {
+					t.Errorf("round %d, locker %d: %v", round, i, err)
+					return
+				}
+				defer conn.Close()
+				unlock, err := d.Lock(ctx, conn, "first-use")
+				if err != nil {
+					t.Errorf("round %d, locker %d: Lock: %v", round, i, err)
+					return
+				}
+				if n := holders.Add(1); n != 1 {
+					t.Errorf("round %d: %d holders of one lock at once", round, n)
+				}
+				time.Sleep(time.Millisecond)
+				holders.Add(-1)
+				if err := unlock(ctx); err != nil {
+					t.Errorf("round %d, locker %d: unlock: %v", round, i, err)
+				}
+			})
+		}
+		wg.Wait()
+	}
 }

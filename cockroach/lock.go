@@ -110,9 +110,11 @@ func (d *crdbDialect) lockSession(ctx context.Context, conn *sql.Conn) (*pgx.Con
 			return pc, nil
 		}
 		// Concurrent creators of the same table may collide on the
-		// catalog (PostgreSQL: 23505 or 42P07; CockroachDB: 40001).
+		// catalog (PostgreSQL: 23505, 42P07, or 42710 for the table's row
+		// type; CockroachDB: 40001).
 		class := d.Classify(err)
-		retry := class == dialect.Retryable || class == dialect.UniqueViolation || sqlState(err) == "42P07"
+		state := sqlState(err)
+		retry := class == dialect.Retryable || class == dialect.UniqueViolation || state == "42P07" || state == "42710"
 		if !retry || attempt == 5 || ctx.Err() != nil {
 			_ = pc.Close(context.Background())
 			return nil, fmt.Errorf("create the lock table %s: %w", d.lockTable, err)

@@ -42,6 +42,8 @@ package dialect
 import (
 	"context"
 	"database/sql"
+	"errors"
+	"fmt"
 	"time"
 
 	"github.com/google/uuid"
@@ -241,4 +243,18 @@ type ClaimSpec struct {
 	Returning []string
 	// Key is the primary key column.
 	Key string
+}
+
+// Validate reports what spec lacks, so that a dialect's Claim refuses it
+// before it writes any SQL.
+func (s ClaimSpec) Validate() error {
+	switch {
+	case s.Limit < 1:
+		return fmt.Errorf("limit %d, must be at least 1", s.Limit)
+	case s.Table == "" || s.Key == "" || s.Set == "" || s.Filter == "" || s.OrderBy == "":
+		return errors.New("table, key, set, filter and order by are all required")
+	case len(s.Returning) == 0:
+		return errors.New("no returning columns")
+	}
+	return nil
 }

@@ -153,3 +153,43 @@ func TestInsertValues(t *testing.T) {
 		t.Errorf("InsertValues with no rows = %q", got)
 	}
 }
+
+func TestIndexDDL(t *testing.T) {
+	for _, tc := range []struct {
+		ix   dialect.Index
+		want string
+	}{
+		{dialect.Index{Name: "i", Columns: []string{"a", "b"}}, "CREATE INDEX IF NOT EXISTS i ON t (a, b)"},
+		{dialect.Index{Name: "u", Columns: []string{"a"}, Unique: true}, "CREATE UNIQUE INDEX IF NOT EXISTS u ON t (a)"},
+		{
+			dialect.Index{Name: "p", Columns: []string{"a"}, Where: []dialect.Cond{{Column: "s", Value: "it's"}, {Column: "b", NotNull: true}}},
+			"CREATE INDEX IF NOT EXISTS p ON t (a) WHERE s = 'it''s' AND b IS NOT NULL",
+		},
+	} {
+		if got := dialect.IndexDDL("t", tc.ix); got != tc.want {
+			t.Errorf("IndexDDL(%+v) = %q, want %q", tc.ix, got, tc.want)
+		}
+	}
+}
+
+func TestClaimSpecValidate(t *testing.T) {
+	good := dialect.ClaimSpec{Table: "t", Key: "id", Filter: "1 = 1", OrderBy: "id", Limit: 1, Set: "a = 1", Returning: []string{"id"}}
+	if err := good.Validate(); err != nil {
+		t.Fatalf("Validate(good) = %v", err)
+	}
+	for name, change := range map[string]func(*dialect.ClaimSpec){
+		"zero limit":   func(s *dialect.ClaimSpec) { s.Limit = 0 },
+		"no table":     func(s *dialect.ClaimSpec) { s.Table = "" },
+		"no key":       func(s *dialect.ClaimSpec) { s.Key = "" },
+		"no set":       func(s *dialect.ClaimSpec) { s.Set = "" },
+		"no filter":    func(s *dialect.ClaimSpec) { s.Filter = "" },
+		"no order":     func(s *dialect.ClaimSpec) { s.OrderBy = "" },
+		"no returning": func(s *dialect.ClaimSpec) { s.Returning = nil },
+	} {
+		s := good
+		change(&s)
+		if err := s.Validate(); err == nil {
+			t.Errorf("%s: Validate() = nil, want an error", name)
+		}
+	}
+}

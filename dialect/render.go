@@ -62,3 +62,40 @@ func InsertValues(table string, columns []string, row string, n int) string {
 	}
 	return b.String()
 }
+
+// IndexDDL renders CREATE [UNIQUE] INDEX IF NOT EXISTS for ix on table,
+// partial (WHERE ...) when ix.Where is set: the shape of the databases that
+// have both (SQLite, PostgreSQL, CockroachDB).
+func IndexDDL(table string, ix Index) string {
+	var b strings.Builder
+	b.WriteString("CREATE ")
+	if ix.Unique {
+		b.WriteString("UNIQUE ")
+	}
+	b.WriteString("INDEX IF NOT EXISTS ")
+	b.WriteString(ix.Name)
+	b.WriteString(" ON ")
+	b.WriteString(table)
+	b.WriteString(" (")
+	b.WriteString(strings.Join(ix.Columns, ", "))
+	b.WriteString(")")
+	if len(ix.Where) > 0 {
+		b.WriteString(" WHERE ")
+		b.WriteString(Condition(ix.Where))
+	}
+	return b.String()
+}
+
+// Condition renders conds joined by AND, each "column = 'value'" (a
+// standard SQL literal: quotes doubled) or "column IS NOT NULL".
+func Condition(conds []Cond) string {
+	parts := make([]string, len(conds))
+	for i, c := range conds {
+		if c.NotNull {
+			parts[i] = c.Column + " IS NOT NULL"
+		} else {
+			parts[i] = c.Column + " = '" + strings.ReplaceAll(c.Value, "'", "''") + "'"
+		}
+	}
+	return strings.Join(parts, " AND ")
+}

@@ -246,15 +246,11 @@ func (d *mysqlDialect) Claim(ctx context.Context, q dialect.Querier, spec dialec
 }
 
 func validClaim(q dialect.Querier, spec dialect.ClaimSpec) error {
-	switch {
-	case q == nil:
+	if q == nil {
 		return errors.New("mysql: claim: nil querier")
-	case spec.Limit < 1:
-		return fmt.Errorf("mysql: claim: limit %d, must be at least 1", spec.Limit)
-	case spec.Table == "" || spec.Key == "" || spec.Set == "" || spec.Filter == "" || spec.OrderBy == "":
-		return errors.New("mysql: claim: table, key, set, filter and order by are all required")
-	case len(spec.Returning) == 0:
-		return errors.New("mysql: claim: no returning columns")
+	}
+	if err := spec.Validate(); err != nil {
+		return fmt.Errorf("mysql: claim: %w", err)
 	}
 	return nil
 }

@@ -2,7 +2,6 @@ package postgres
 
 import (
 	"strconv"
-	"strings"
 
 	"github.com/plenumdb/plenum/dialect"
 )
@@ -45,50 +44,10 @@ func (d *pgDialect) CreateTable(t dialect.Table) []string {
 // reaper's and the heartbeat's only claimed ones, so each stays as small as
 // the work it finds.
 func (d *pgDialect) CreateIndex(table string, ix dialect.Index) []string {
-	var b strings.Builder
-	b.WriteString("CREATE ")
-	if ix.Unique {
-		b.WriteString("UNIQUE ")
-	}
-	b.WriteString("INDEX IF NOT EXISTS ")
-	b.WriteString(ix.Name)
-	b.WriteString(" ON ")
-	b.WriteString(table)
-	b.WriteString(" (")
-	b.WriteString(strings.Join(ix.Columns, ", "))
-	b.WriteString(")")
-	b.WriteString(indexPredicate(ix.Where))
-	return []string{b.String()}
-}
-
-// indexPredicate renders the WHERE clause of a partial index, with a
-// leading space, or "" for a full index.
-func indexPredicate(where []dialect.Cond) string {
-	var b strings.Builder
-	for i, c := range where {
-		if i == 0 {
-			b.WriteString(" WHERE ")
-		} else {
-			b.WriteString(" AND ")
-		}
-		b.WriteString(c.Column)
-		if c.NotNull {
-			b.WriteString(" IS NOT NULL")
-		} else {
-			b.WriteString(" = ")
-			b.WriteString(quote(c.Value))
-		}
-	}
-	return b.String()
+	return []string{dialect.IndexDDL(table, ix)}
 }
 
 // DropTable renders DROP TABLE IF EXISTS; the table's indexes go with it.
 func (d *pgDialect) DropTable(table string) []string {
 	return []string{"DROP TABLE IF EXISTS " + table}
-}
-
-// quote renders s as a string literal (standard_conforming_strings, on by
-// default since 9.1, keeps backslashes literal).
-func quote(s string) string {
-	return "'" + strings.ReplaceAll(s, "'", "''") + "'"
 }

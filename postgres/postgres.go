@@ -145,13 +145,8 @@ func (d *pgDialect) Claim(ctx context.Context, q dialect.Querier, spec dialect.C
 // its arguments: the filter's first (the CTE comes first in the text), then
 // the assignment's.
 func claimStatement(spec dialect.ClaimSpec) (string, []any, error) {
-	switch {
-	case spec.Limit < 1:
-		return "", nil, fmt.Errorf("postgres: claim: limit %d, must be at least 1", spec.Limit)
-	case spec.Table == "" || spec.Key == "" || spec.Set == "" || spec.Filter == "" || spec.OrderBy == "":
-		return "", nil, errors.New("postgres: claim: table, key, set, filter and order by are all required")
-	case len(spec.Returning) == 0:
-		return "", nil, errors.New("postgres: claim: no returning columns")
+	if err := spec.Validate(); err != nil {
+		return "", nil, fmt.Errorf("postgres: claim: %w", err)
 	}
 	var b strings.Builder
 	b.WriteString("WITH c AS (SELECT ")

@@ -1,10 +1,6 @@
 package sqlite
 
-import (
-	"strings"
-
-	"github.com/plenumdb/plenum/dialect"
-)
+import "github.com/plenumdb/plenum/dialect"
 
 // columnType maps an abstract type to SQLite's storage class. Sizes are not
 // enforced by SQLite; the core validates lengths before they get here.
@@ -27,41 +23,10 @@ func (d *sqliteDialect) CreateTable(t dialect.Table) []string {
 // CreateIndex renders CREATE [UNIQUE] INDEX IF NOT EXISTS, partial when
 // ix.Where is set: SQLite has partial indexes.
 func (d *sqliteDialect) CreateIndex(table string, ix dialect.Index) []string {
-	var b strings.Builder
-	b.WriteString("CREATE ")
-	if ix.Unique {
-		b.WriteString("UNIQUE ")
-	}
-	b.WriteString("INDEX IF NOT EXISTS ")
-	b.WriteString(ix.Name)
-	b.WriteString(" ON ")
-	b.WriteString(table)
-	b.WriteString(" (")
-	b.WriteString(strings.Join(ix.Columns, ", "))
-	b.WriteString(")")
-	for i, c := range ix.Where {
-		if i == 0 {
-			b.WriteString(" WHERE ")
-		} else {
-			b.WriteString(" AND ")
-		}
-		b.WriteString(c.Column)
-		if c.NotNull {
-			b.WriteString(" IS NOT NULL")
-		} else {
-			b.WriteString(" = ")
-			b.WriteString(quote(c.Value))
-		}
-	}
-	return []string{b.String()}
+	return []string{dialect.IndexDDL(table, ix)}
 }
 
 // DropTable renders DROP TABLE IF EXISTS; the table's indexes go with it.
 func (d *sqliteDialect) DropTable(table string) []string {
 	return []string{"DROP TABLE IF EXISTS " + table}
-}
-
-// quote renders s as a string literal.
-func quote(s string) string {
-	return "'" + strings.ReplaceAll(s, "'", "''") + "'"
 }

@@ -172,15 +172,11 @@ func (d *sqliteDialect) AddMicros(t string) string { return "(" + t + " + ?)" }
 // ... LIMIT n) RETURNING. The caller's transaction is immediate, so nothing
 // can change the rows between the subquery and the update.
 func (d *sqliteDialect) Claim(ctx context.Context, q dialect.Querier, spec dialect.ClaimSpec) (*sql.Rows, error) {
-	switch {
-	case q == nil:
+	if q == nil {
 		return nil, errors.New("sqlite: claim: nil querier")
-	case spec.Limit < 1:
-		return nil, fmt.Errorf("sqlite: claim: limit %d, must be at least 1", spec.Limit)
-	case spec.Table == "" || spec.Key == "" || spec.Set == "" || spec.Filter == "" || spec.OrderBy == "":
-		return nil, errors.New("sqlite: claim: table, key, set, filter and order by are all required")
-	case len(spec.Returning) == 0:
-		return nil, errors.New("sqlite: claim: no returning columns")
+	}
+	if err := spec.Validate(); err != nil {
+		return nil, fmt.Errorf("sqlite: claim: %w", err)
 	}
 	var b strings.Builder
 	b.WriteString("UPDATE ")

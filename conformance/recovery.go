@@ -229,21 +229,8 @@ func testRecoveryConcurrentReapers(e *env) {
 	// owners are already gone, so reapers working in small passes read the
 	// same orphaned claims at once: only the compare-and-set on the claim
 	// token keeps a crash from being counted twice.
-	const queue2 = "reapers-orphans"
-	specs2 := make([]core.ItemSpec, owners*perOwner)
-	for i := range specs2 {
-		specs2[i] = core.ItemSpec{Queue: queue2}
-	}
-	e.enqueue(e.s, specs2...)
-	var orphaned []core.Claim
-	for range owners {
-		orphaned = append(orphaned, e.claim(e.s, e.owner(e.s), queue2, perOwner)...)
-	}
-	first, err := stores[0].Reap(e.ctx, core.ReapParams{StaleAfter: 30 * time.Minute, Limit: 1})
-	if err != nil || first.OwnersRemoved != owners || first.Crashed != 1 {
-		e.t.Fatalf("first small pass = %+v, %v; want %d owners removed and 1 crash", first, err, owners)
-	}
-	crashed := first.Crashed + reapInSmallPasses(e, stores)
+	orphaned := orphanClaims(e, stores[0], "reapers-orphans", owners, perOwner)
+	crashed := 1 + reapInSmallPasses(e, stores)
 	if got := crashed; got != len(orphaned) {
 		e.t.Errorf("reapers racing in small passes counted %d crashes, want %d: a claim was released twice", got, len(orphaned))
 	}
@@ -265,19 +252,7 @@ func testRecoveryConcurrentReapers(e *env) {
 func testReapersRaceClaimers(e *env, stores []*core.Store) {
 	const queue = "reapers-reclaimed"
 	const owners, perOwner, claimers = 4, 50, 4
-	specs := make([]core.ItemSpec, owners*perOwner)
-	for i := range specs {
-		specs[i] = core.ItemSpec{Queue: queue}
-	}
-	e.enqueue(e.s, specs...)
-	var orphaned []core.Claim
-	for range owners {
-		orphaned = append(orphaned, e.claim(e.s, e.owner(e.s), queue, perOwner)...)
-	}
-	first, err := stores[0].Reap(e.ctx, core.ReapParams{StaleAfter: 30 * time.Minute, Limit: 1})
-	if err != nil || first.OwnersRemoved != owners || first.Crashed != 1 {
-		e.t.Fatalf("first small pass = %+v, %v; want %d owners removed and 1 crash", first, err, owners)
-	}
+	orphaned := orphanClaims(e, stores[0], queue, owners, perOwner)
 	var lost, completed atomic.Int64
 	reapersDone := make(chan struct{})
 	var claiming sync.WaitGroup
@@ -315,7 +290,7 @@ func testReapersRaceClaimers(e *env, stores []*core.Store) {
 			}
 		})
 	}
-	crashed := first.Crashed + reapInSmallPasses(e, stores)
+	crashed := 1 + reapInSmallPasses(e, stores)
 	close(reapersDone)
 	claiming.Wait()
 	if got := crashed; got != len(orphaned) || lost.Load() != 0 {
@@ -457,4 +432,26 @@ func reapInSmallPasses(e *env, stores []*core.Store) int {
 		}
 		crashed.Add(int64(r.Crashed))
 	}
+}
+
+// orphanClaims enqueues owners*perOwner items on queue, has that many
+// owners claim perOwner each and stop heartbeating, and runs one reaper
+// pass of one claim through reaper, an hour ahead: it removes every owner
+// and releases one claim, so that the claims left are orphaned with their
+// owners already gone.
+func orphanClaims(e *env, reaper *core.Store, queue string, owners, perOwner int) []core.Claim {
+	specs := make([]core.ItemSpec, owners*perOwner)
+	for i := range specs {
+		specs[i] = core.ItemSpec{Queue: queue}
+	}
+	e.enqueue(e.s, specs...)
+	var orphaned []core.Claim
+	for range owners {
+		orphaned = append(orphaned, e.claim(e.s, e.owner(e.s), queue, perOwner)...)
+	}
+	first, err := reaper.Reap(e.ctx, core.ReapParams{StaleAfter: 30 * time.Minute, Limit: 1})
+	if err != nil || first.OwnersRemoved != owners || first.Crashed != 1 {
+		e.t.Fatalf("first small pass = %+v, %v; want %d owners removed and 1 crash", first, err, owners)
+	}
+	return orphaned
 }

@@ -258,3 +258,10 @@ func (s ClaimSpec) Validate() error {
 	}
 	return nil
 }
+
+// Candidates returns the SELECT of the keys a claim would take, in claim
+// order, ended by limit (the dialect's Limit(spec.Limit)): the part every
+// dialect's claim statement shares, to wrap in its own locking and update.
+func (s ClaimSpec) Candidates(limit string) string {
+	return "SELECT " + s.Key + " FROM " + s.Table + " WHERE " + s.Filter + " ORDER BY " + s.OrderBy + limit
+}

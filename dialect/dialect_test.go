@@ -193,3 +193,10 @@ func TestClaimSpecValidate(t *testing.T) {
 		}
 	}
 }
+
+func TestClaimSpecCandidates(t *testing.T) {
+	s := dialect.ClaimSpec{Table: "t", Key: "id", Filter: "q = ?", OrderBy: "p, id"}
+	if got, want := s.Candidates(" LIMIT 5"), "SELECT id FROM t WHERE q = ? ORDER BY p, id LIMIT 5"; got != want {
+		t.Errorf("Candidates = %q, want %q", got, want)
+	}
+}

@@ -257,8 +257,7 @@ func validClaim(q dialect.Querier, spec dialect.ClaimSpec) error {
 
 // claimSelect is the locking SELECT that picks the rows a claim takes.
 func claimSelect(spec dialect.ClaimSpec) string {
-	return "SELECT " + spec.Key + " FROM " + spec.Table + " WHERE " + spec.Filter +
-		" ORDER BY " + spec.OrderBy + " LIMIT " + strconv.Itoa(spec.Limit) + " FOR UPDATE SKIP LOCKED"
+	return spec.Candidates(" LIMIT "+strconv.Itoa(spec.Limit)) + " FOR UPDATE SKIP LOCKED"
 }
 
 // InsertIgnore returns INSERT ... VALUES (row), ... ON DUPLICATE KEY UPDATE

@@ -148,31 +148,13 @@ func claimStatement(spec dialect.ClaimSpec) (string, []any, error) {
 	if err := spec.Validate(); err != nil {
 		return "", nil, fmt.Errorf("postgres: claim: %w", err)
 	}
-	var b strings.Builder
-	b.WriteString("WITH c AS (SELECT ")
-	b.WriteString(spec.Key)
-	b.WriteString(" FROM ")
-	b.WriteString(spec.Table)
-	b.WriteString(" WHERE ")
-	b.WriteString(spec.Filter)
-	b.WriteString(" ORDER BY ")
-	b.WriteString(spec.OrderBy)
-	b.WriteString(" LIMIT ")
-	b.WriteString(strconv.Itoa(spec.Limit))
-	b.WriteString(" FOR UPDATE SKIP LOCKED) UPDATE ")
-	b.WriteString(spec.Table)
-	b.WriteString(" SET ")
-	b.WriteString(spec.Set)
-	b.WriteString(" WHERE ")
-	b.WriteString(spec.Key)
-	b.WriteString(" IN (SELECT ")
-	b.WriteString(spec.Key)
-	b.WriteString(" FROM c) RETURNING ")
-	b.WriteString(strings.Join(spec.Returning, ", "))
+	stmt := "WITH c AS (" + spec.Candidates(" LIMIT "+strconv.Itoa(spec.Limit)) + " FOR UPDATE SKIP LOCKED)" +
+		" UPDATE " + spec.Table + " SET " + spec.Set +
+		" WHERE " + spec.Key + " IN (SELECT " + spec.Key + " FROM c) RETURNING " + strings.Join(spec.Returning, ", ")
 	args := make([]any, 0, len(spec.FilterArgs)+len(spec.SetArgs))
 	args = append(args, spec.FilterArgs...)
 	args = append(args, spec.SetArgs...)
-	return dialect.RebindNumbered(b.String(), "$"), args, nil
+	return dialect.RebindNumbered(stmt, "$"), args, nil
 }
 
 // InsertIgnore returns INSERT ... VALUES (row), ... ON CONFLICT DO NOTHING,

@@ -178,29 +178,13 @@ func (d *sqliteDialect) Claim(ctx context.Context, q dialect.Querier, spec diale
 	if err := spec.Validate(); err != nil {
 		return nil, fmt.Errorf("sqlite: claim: %w", err)
 	}
-	var b strings.Builder
-	b.WriteString("UPDATE ")
-	b.WriteString(spec.Table)
-	b.WriteString(" SET ")
-	b.WriteString(spec.Set)
-	b.WriteString(" WHERE ")
-	b.WriteString(spec.Key)
-	b.WriteString(" IN (SELECT ")
-	b.WriteString(spec.Key)
-	b.WriteString(" FROM ")
-	b.WriteString(spec.Table)
-	b.WriteString(" WHERE ")
-	b.WriteString(spec.Filter)
-	b.WriteString(" ORDER BY ")
-	b.WriteString(spec.OrderBy)
-	b.WriteString(" LIMIT ")
-	b.WriteString(strconv.Itoa(spec.Limit))
-	b.WriteString(") RETURNING ")
-	b.WriteString(strings.Join(spec.Returning, ", "))
+	stmt := "UPDATE " + spec.Table + " SET " + spec.Set +
+		" WHERE " + spec.Key + " IN (" + spec.Candidates(d.Limit(spec.Limit)) + ")" +
+		" RETURNING " + strings.Join(spec.Returning, ", ")
 	args := make([]any, 0, len(spec.SetArgs)+len(spec.FilterArgs))
 	args = append(args, spec.SetArgs...)
 	args = append(args, spec.FilterArgs...)
-	return q.QueryContext(ctx, b.String(), args...)
+	return q.QueryContext(ctx, stmt, args...)
 }
 
 // InsertIgnore returns INSERT ... VALUES (row), ... ON CONFLICT DO NOTHING.

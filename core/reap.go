@@ -3,7 +3,9 @@ package core
 import (
 	"bytes"
 	"context"
+	"database/sql"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/google/uuid"
@@ -43,9 +45,16 @@ type ReapResult struct {
 // owners that are gone (counting a crash, not an attempt, and dead-lettering
 // an item after MaxCrashes) and the claims whose lease expired (a timeout:
 // the attempt counts, and the item waits out the store's backoff as after
-// Fail). Any number of reapers may run at once: every release
-// is a compare-and-set on the id, token and state it read, so each claim is
-// released, and each crash counted, once.
+// Fail). Any number of reapers may run at once: every release is a
+// compare-and-set on the id, claim token and state the reaper read, made
+// under the row's lock, so each claim is released, and each crash counted,
+// once.
+//
+// A pass is several short transactions, not one: the owners, a read of
+// what to release, then the releases in batches of reapBatch, each with
+// its barrier arrivals. A reaper never holds a busy barrier's row for longer
+// than one batch, and on a serializable database its read set stays small.
+// On an error the result counts what the pass committed before it.
 func (s *Store) Reap(ctx context.Context, p ReapParams) (ReapResult, error) {
 	if p.StaleAfter == 0 {
 		p.StaleAfter = 30 * time.Second
@@ -66,79 +75,72 @@ func (s *Store) Reap(ctx context.Context, p ReapParams) (ReapResult, error) {
 		return ReapResult{}, invalid("Limit", "%d is outside [1, %d]", p.Limit, MaxClaimLimit)
 	}
 	var r ReapResult
+	err := s.reap(ctx, p, &r)
+	if r.OwnersRemoved+r.Crashed+r.TimedOut > 0 {
+		s.log.InfoContext(ctx, "plenum: reaped", "owners", r.OwnersRemoved, "crashed", r.Crashed, "timed_out", r.TimedOut, "dead", r.DeadLettered)
+	}
+	return r, err
+}
+
+// reapBatch bounds the claims one release transaction takes.
+const reapBatch = 100
+
+func (s *Store) reap(ctx context.Context, p ReapParams, r *ReapResult) error {
 	err := s.inTx(ctx, "reap", func(tx dialect.Tx) error {
-		r = ReapResult{}
 		res, err := tx.ExecContext(ctx, s.sql("DELETE FROM {processes} WHERE last_heartbeat_at < {now+}"), -micros(p.StaleAfter))
 		if err != nil {
 			return err
 		}
 		n, err := res.RowsAffected()
-		if err != nil {
-			return err
-		}
 		r.OwnersRemoved = int(n)
-
-		var arrivals []arrival
-		orphans, err := s.reapable(ctx, tx, "NOT EXISTS (SELECT 1 FROM {processes} p WHERE p.id = {items}.claimed_by)", p.Limit)
-		if err != nil {
-			return err
-		}
-		for _, o := range orphans {
-			dead := o.crashes+1 >= p.MaxCrashes
-			set := "state = 'available', available_at = {now}, lease_expires_at = NULL, attempt = attempt - 1, crash_count = crash_count + 1, last_error = ?"
-			if dead {
-				set = "state = 'dead', finished_at = {now}, lease_expires_at = NULL, crash_count = crash_count + 1, last_error = ?"
-			}
-			changed, err := s.cas(ctx, tx, o, set, "owner died while holding the claim")
-			if err != nil {
-				return err
-			}
-			if !changed {
-				continue
-			}
-			r.Crashed++
-			if dead {
-				r.DeadLettered++
-				arrivals = append(arrivals, arrival{barrier: o.barrier, failed: 1})
-			}
-		}
-
-		// Only claims of live owners time out: an orphan left over by this
-		// pass's limit is a crash, for the next pass to count as one.
-		expired, err := s.reapable(ctx, tx, "lease_expires_at < {now} AND EXISTS (SELECT 1 FROM {processes} p WHERE p.id = {items}.claimed_by)", p.Limit)
-		if err != nil {
-			return err
-		}
-		for _, o := range expired {
-			// A timeout is a failed attempt: it retries after the same
-			// backoff as Fail, so that a handler slower than its lease is not
-			// hammered.
-			dead := o.attempt >= o.maxAttempts
-			var changed bool
-			if dead {
-				changed, err = s.cas(ctx, tx, o, "state = 'dead', finished_at = {now}, lease_expires_at = NULL, last_error = ?", "lease expired")
-			} else {
-				changed, err = s.cas(ctx, tx, o, "state = 'available', available_at = {now+}, lease_expires_at = NULL, last_error = ?",
-					micros(s.opts.Backoff(o.attempt)), "lease expired")
-			}
-			if err != nil {
-				return err
-			}
-			if !changed {
-				continue
-			}
-			r.TimedOut++
-			if dead {
-				r.DeadLettered++
-				arrivals = append(arrivals, arrival{barrier: o.barrier, failed: 1})
-			}
-		}
-		return s.settle(ctx, tx, arrivals)
+		return err
 	})
-	if err == nil && (r.OwnersRemoved+r.Crashed+r.TimedOut) > 0 {
-		s.log.InfoContext(ctx, "plenum: reaped", "owners", r.OwnersRemoved, "crashed", r.Crashed, "timed_out", r.TimedOut, "dead", r.DeadLettered)
+	if err != nil {
+		return err
 	}
-	return r, err
+	// An owner once removed never returns, so a claim read here as an
+	// orphan stays one for as long as it keeps its token.
+	orphans, err := s.reapable(ctx, "NOT EXISTS (SELECT 1 FROM {processes} p WHERE p.id = {items}.claimed_by)", p.Limit)
+	if err != nil {
+		return err
+	}
+	if err := s.release(ctx, orphans, false, &r.Crashed, &r.DeadLettered, func(tx dialect.Tx, held []reapCandidate) ([]reapCandidate, error) {
+		again, dead := split(held, func(o reapCandidate) bool { return o.crashes+1 >= p.MaxCrashes })
+		const why = "owner died while holding the claim"
+		if err := s.updateIDs(ctx, tx, "state = 'available', available_at = {now}, lease_expires_at = NULL, attempt = attempt - 1, crash_count = crash_count + 1, last_error = ?", []any{why}, again); err != nil {
+			return nil, err
+		}
+		return dead, s.updateIDs(ctx, tx, "state = 'dead', finished_at = {now}, lease_expires_at = NULL, crash_count = crash_count + 1, last_error = ?", []any{why}, dead)
+	}); err != nil {
+		return err
+	}
+
+	// Only claims of live owners time out: an orphan left over by this
+	// pass's limit is a crash, for the next pass to count as one.
+	expired, err := s.reapable(ctx, "lease_expires_at < {now} AND EXISTS (SELECT 1 FROM {processes} p WHERE p.id = {items}.claimed_by)", p.Limit)
+	if err != nil {
+		return err
+	}
+	return s.release(ctx, expired, true, &r.TimedOut, &r.DeadLettered, func(tx dialect.Tx, held []reapCandidate) ([]reapCandidate, error) {
+		again, dead := split(held, func(o reapCandidate) bool { return o.attempt >= o.maxAttempts })
+		const why = "lease expired"
+		// A timeout is a failed attempt: it retries after the same backoff
+		// as Fail, so that a handler slower than its lease is not hammered.
+		if len(again) > 0 {
+			var when strings.Builder
+			var args []any
+			when.WriteString("CASE id")
+			for _, o := range again {
+				when.WriteString(" WHEN ? THEN {now+}")
+				args = append(args, s.d.UUID(o.id), micros(s.opts.Backoff(o.attempt)))
+			}
+			when.WriteString(" END")
+			if err := s.updateIDs(ctx, tx, "state = 'available', available_at = "+when.String()+", lease_expires_at = NULL, last_error = ?", append(args, why), again); err != nil {
+				return nil, err
+			}
+		}
+		return dead, s.updateIDs(ctx, tx, "state = 'dead', finished_at = {now}, lease_expires_at = NULL, last_error = ?", []any{why}, dead)
+	})
 }
 
 type reapCandidate struct {
@@ -147,48 +149,132 @@ type reapCandidate struct {
 	maxAttempts        int
 }
 
-// reapable lists claimed items meeting cond, in id order (the lock order).
-func (s *Store) reapable(ctx context.Context, tx dialect.Querier, cond string, limit int) ([]reapCandidate, error) {
-	rows, err := tx.QueryContext(ctx, s.sql("SELECT id, claim_token, barrier_id, crash_count, attempt, max_attempts FROM {items} WHERE state = 'claimed' AND "+cond+s.d.Limit(limit)))
+// reapable lists up to limit claimed items meeting cond, in id order (the
+// lock order).
+func (s *Store) reapable(ctx context.Context, cond string, limit int) ([]reapCandidate, error) {
+	var out []reapCandidate
+	err := s.inTx(ctx, "reap", func(tx dialect.Tx) error {
+		out = out[:0]
+		rows, err := tx.QueryContext(ctx, s.sql("SELECT id, claim_token, barrier_id, crash_count, attempt, max_attempts FROM {items} WHERE state = 'claimed' AND "+cond+s.d.Limit(limit)))
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		for rows.Next() {
+			c, err := scanCandidate(rows)
+			if err != nil {
+				return err
+			}
+			out = append(out, c)
+		}
+		return rows.Err()
+	})
+	slices.SortFunc(out, func(a, b reapCandidate) int { return bytes.Compare(a.id[:], b.id[:]) })
+	return out, err
+}
+
+func scanCandidate(rows *sql.Rows, extra ...any) (reapCandidate, error) {
+	var c reapCandidate
+	var token, barrier uuid.NullUUID
+	if err := rows.Scan(append([]any{&c.id, &token, &barrier, &c.crashes, &c.attempt, &c.maxAttempts}, extra...)...); err != nil {
+		return c, err
+	}
+	c.token, c.barrier = token.UUID, barrier.UUID
+	return c, nil
+}
+
+// release takes back, in transactions of up to reapBatch claims, the
+// candidates that still hold the claim the reaper read. Each transaction
+// locks its candidates' rows, keeps those still held (with leased, only
+// those whose lease is still expired: a heartbeat since the read saves a
+// claim), lets apply change them, and counts the dead ones apply returns
+// at their barriers. On commit it adds the claims taken back to released
+// and the dead ones to dead.
+func (s *Store) release(ctx context.Context, cands []reapCandidate, leased bool, released, dead *int, apply func(tx dialect.Tx, held []reapCandidate) (dead []reapCandidate, err error)) error {
+	// Three binds per claim at most: the IN list and a CASE pair.
+	size := min(reapBatch, s.inListMax(1), (s.caps.MaxBindParams-1)/3)
+	for _, batch := range chunks(cands, max(1, size)) {
+		var held, gone []reapCandidate
+		err := s.inTx(ctx, "reap", func(tx dialect.Tx) error {
+			var err error
+			held, gone = nil, nil
+			if held, err = s.lockCandidates(ctx, tx, batch, leased); err != nil || len(held) == 0 {
+				return err
+			}
+			if gone, err = apply(tx, held); err != nil {
+				return err
+			}
+			return s.settle(ctx, tx, failedAt(gone))
+		})
+		if err != nil {
+			return err
+		}
+		*released += len(held)
+		*dead += len(gone)
+	}
+	return nil
+}
+
+// updateIDs applies assign, with its arguments, to the items of ids.
+func (s *Store) updateIDs(ctx context.Context, tx dialect.Querier, assign string, args []any, ids []reapCandidate) error {
+	if len(ids) == 0 {
+		return nil
+	}
+	for _, o := range ids {
+		args = append(args, s.d.UUID(o.id))
+	}
+	_, err := tx.ExecContext(ctx, s.sql("UPDATE {items} SET "+assign+" WHERE id IN ("+dialect.Placeholders(len(ids))+")"), args...)
+	return err
+}
+
+// split divides cs into those for which dead is false and those for which
+// it is true.
+func split(cs []reapCandidate, dead func(reapCandidate) bool) (live, gone []reapCandidate) {
+	for _, c := range cs {
+		if dead(c) {
+			gone = append(gone, c)
+		} else {
+			live = append(live, c)
+		}
+	}
+	return live, gone
+}
+
+// failedAt is one failed arrival at its barrier for each of cs.
+func failedAt(cs []reapCandidate) []arrival {
+	out := make([]arrival, 0, len(cs))
+	for _, c := range cs {
+		out = append(out, arrival{barrier: c.barrier, failed: 1})
+	}
+	return out
+}
+
+// lockCandidates locks the rows of batch by primary key, in id order, and
+// returns the candidates whose row is still claimed with the token read
+// (and, with leased, still has an expired lease), as they are now.
+func (s *Store) lockCandidates(ctx context.Context, tx dialect.Querier, batch []reapCandidate, leased bool) ([]reapCandidate, error) {
+	read := make(map[uuid.UUID]uuid.UUID, len(batch))
+	args := make([]any, 0, len(batch))
+	for _, c := range batch {
+		read[c.id] = c.token
+		args = append(args, s.d.UUID(c.id))
+	}
+	rows, err := tx.QueryContext(ctx, s.sql("SELECT id, claim_token, barrier_id, crash_count, attempt, max_attempts, state, CASE WHEN lease_expires_at < {now} THEN 1 ELSE 0 END FROM {items} WHERE id IN ("+dialect.Placeholders(len(batch))+") ORDER BY id{lock}"), args...)
 	if err != nil {
 		return nil, err
 	}
 	defer rows.Close()
-	var out []reapCandidate
+	var held []reapCandidate
 	for rows.Next() {
-		var c reapCandidate
-		var token, barrier uuid.NullUUID
-		if err := rows.Scan(&c.id, &token, &barrier, &c.crashes, &c.attempt, &c.maxAttempts); err != nil {
+		var state string
+		var expired int
+		c, err := scanCandidate(rows, &state, &expired)
+		if err != nil {
 			return nil, err
 		}
-		c.token, c.barrier = token.UUID, barrier.UUID
-		out = append(out, c)
+		if state == string(StateClaimed) && c.token == read[c.id] && (!leased || expired == 1) {
+			held = append(held, c)
+		}
 	}
-	slices.SortFunc(out, func(a, b reapCandidate) int { return bytes.Compare(a.id[:], b.id[:]) })
-	return out, rows.Err()
-}
-
-// cas releases the claim c read, if the item still holds it: a
-// compare-and-set on (id, token, state) that applies set, and reports
-// whether it changed the row. It locks the row by its primary key first:
-// an UPDATE that the database plans through a secondary index (MariaDB
-// does for small tables) locks that index's entry before the row, and
-// would deadlock with a fence that holds the row and is about to change
-// the entry. Locked first, the release waits for the fence instead.
-func (s *Store) cas(ctx context.Context, tx dialect.Querier, c reapCandidate, set string, setArgs ...any) (bool, error) {
-	id, token := s.d.UUID(c.id), s.d.UUID(c.token)
-	var one int
-	err := tx.QueryRowContext(ctx, s.sql("SELECT 1 FROM {items} WHERE id = ? AND claim_token = ? AND state = 'claimed'{lock}"), id, token).Scan(&one)
-	if dialect.IsNoRows(err) {
-		return false, nil
-	}
-	if err != nil {
-		return false, err
-	}
-	res, err := tx.ExecContext(ctx, s.sql("UPDATE {items} SET "+set+" WHERE id = ? AND claim_token = ? AND state = 'claimed'"), append(setArgs, id, token)...)
-	if err != nil {
-		return false, err
-	}
-	n, err := res.RowsAffected()
-	return n == 1, err
+	return held, rows.Err()
 }

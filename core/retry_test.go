@@ -31,6 +31,9 @@ type faulty struct {
 	begins atomic.Int64
 	// retryAttempts, when set, is the dialect's Capabilities.RetryAttempts.
 	retryAttempts int
+	// afterCommit, when set, runs after each commit that succeeded, with
+	// the statements of the transaction.
+	afterCommit func(statements []string)
 }
 
 func (f *faulty) Capabilities() dialect.Capabilities {
@@ -64,7 +67,8 @@ func (f *faulty) Begin(ctx context.Context, db *sql.DB, o dialect.TxOptions) (di
 
 type faultyTx struct {
 	dialect.Tx
-	f *faulty
+	f          *faulty
+	statements []string
 }
 
 func (t *faultyTx) ExecContext(ctx context.Context, q string, args ...any) (sql.Result, error) {
@@ -74,6 +78,7 @@ func (t *faultyTx) ExecContext(ctx context.Context, q string, args ...any) (sql.
 	if t.f.failExec.Add(-1) >= 0 {
 		return nil, errTransient
 	}
+	t.statements = append(t.statements, q)
 	return t.Tx.ExecContext(ctx, q, args...)
 }
 
@@ -84,6 +89,7 @@ func (t *faultyTx) QueryContext(ctx context.Context, q string, args ...any) (*sq
 	if t.f.failExec.Add(-1) >= 0 {
 		return nil, errTransient
 	}
+	t.statements = append(t.statements, q)
 	return t.Tx.QueryContext(ctx, q, args...)
 }
 
@@ -98,11 +104,18 @@ func (t *faultyTx) Commit() error {
 		}
 		return driver.ErrBadConn
 	}
-	return t.Tx.Commit()
+	if err := t.Tx.Commit(); err != nil {
+		return err
+	}
+	if t.f.afterCommit != nil {
+		t.f.afterCommit(t.statements)
+	}
+	return nil
 }
 
 type bundle struct {
 	store *core.Store
+	db    *sql.DB
 	f     *faulty
 	owner [16]byte
 }
@@ -124,7 +137,7 @@ func setup(t *testing.T, opts core.Options) bundle {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return bundle{store: s, f: f, owner: owner}
+	return bundle{store: s, db: db, f: f, owner: owner}
 }
 
 func claimOne(t *testing.T, b bundle, queue string) core.Claim {
@@ -148,8 +161,8 @@ func TestTx_TransientErrorsAreRetried(t *testing.T) {
 	if err := b.store.Complete(context.Background(), c, []byte(`1`)); err != nil {
 		t.Fatalf("complete after two transient errors: %v", err)
 	}
-	if got := b.store.Stats().Retries; got != 2 {
-		t.Fatalf("retries = %d, want 2", got)
+	if st := b.store.Stats(); st.Retries != 2 || st.MostAttempts != 3 || st.Exhausted != 0 {
+		t.Fatalf("Stats() = %+v, want 2 retries, at most 3 attempts, none exhausted", st)
 	}
 	it, _ := b.store.Get(context.Background(), c.ID)
 	if it.State != core.StateCompleted {
@@ -169,6 +182,9 @@ func TestTx_RetryIsBounded(t *testing.T) {
 	}
 	if tries := b.f.begins.Load() - before; tries != 3 {
 		t.Fatalf("tries = %d, want 3", tries)
+	}
+	if st := b.store.Stats(); st.Exhausted != 1 || st.MostAttempts != 3 {
+		t.Fatalf("Stats() = %+v, want 1 exhausted, at most 3 attempts", st)
 	}
 	b.f.failExec.Store(0)
 	it, _ := b.store.Get(context.Background(), c.ID)

@@ -30,8 +30,10 @@ type Store struct {
 	expand *strings.Replacer
 	cache  sync.Map // raw statement -> rebound statement
 
-	retries   atomic.Uint64
-	conflicts atomic.Uint64
+	retries      atomic.Uint64
+	exhausted    atomic.Uint64
+	mostAttempts atomic.Int64
+	conflicts    atomic.Uint64
 }
 
 // Open returns a Store on db, which must be a database of dialect d (a
@@ -104,10 +106,29 @@ func (s *Store) Prefix() string { return s.opts.Prefix }
 type Stats struct {
 	// Retries counts transactions run again after a transient error.
 	Retries uint64
+	// Exhausted counts transactions that still failed with a transient
+	// error on the last attempt Options.Retry allowed. If it grows, the
+	// budget is too small for the contention the store meets.
+	Exhausted uint64
+	// MostAttempts is the most attempts one transaction has taken, whether
+	// it succeeded or not: how close the store came to its retry budget.
+	MostAttempts int
 }
 
 // Stats returns the store's counters.
-func (s *Store) Stats() Stats { return Stats{Retries: s.retries.Load()} }
+func (s *Store) Stats() Stats {
+	return Stats{Retries: s.retries.Load(), Exhausted: s.exhausted.Load(), MostAttempts: int(s.mostAttempts.Load())}
+}
+
+// noteAttempts raises the high-water mark of attempts to n.
+func (s *Store) noteAttempts(n int) {
+	for {
+		old := s.mostAttempts.Load()
+		if int64(n) <= old || s.mostAttempts.CompareAndSwap(old, int64(n)) {
+			return
+		}
+	}
+}
 
 // Now returns the database clock, the only clock that gates anything in
 // Plenum (shifted by Options.ClockOffset, if set).
@@ -152,9 +173,17 @@ func (s *Store) inTx(ctx context.Context, op string, fn func(tx dialect.Tx) erro
 	for attempt := 1; ; attempt++ {
 		err := s.tryTx(ctx, fn)
 		if err == nil {
+			s.noteAttempts(attempt)
 			return nil
 		}
-		if errors.Is(err, ErrCommitUnknown) || !s.transient(err) || attempt >= s.opts.Retry.MaxAttempts || ctx.Err() != nil {
+		if errors.Is(err, ErrCommitUnknown) || !s.transient(err) || ctx.Err() != nil {
+			s.noteAttempts(attempt)
+			return wrapDBError(op, err)
+		}
+		if attempt >= s.opts.Retry.MaxAttempts {
+			s.noteAttempts(attempt)
+			s.exhausted.Add(1)
+			s.log.WarnContext(ctx, "plenum: transaction used its retry budget", "op", op, "attempts", attempt, "err", err)
 			return wrapDBError(op, err)
 		}
 		s.retries.Add(1)

@@ -1,0 +1,73 @@
+package core_test
+
+import (
+	"context"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/plenumdb/plenum/core"
+)
+
+// TestReap_HeartbeatAfterReadSavesClaim checks that a reaper releases an
+// expired claim only if its lease is still expired when the reaper holds
+// the row: a heartbeat that lands between the reaper's read of expired
+// leases and its release keeps the claim. Without the heartbeat the same
+// pass times the claim out, so the setup really reaps.
+func TestReap_HeartbeatAfterReadSavesClaim(t *testing.T) {
+	t.Parallel()
+	for _, beat := range []bool{false, true} {
+		name := "no heartbeat"
+		if beat {
+			name = "heartbeat after the read"
+		}
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			ctx := context.Background()
+			b := setup(t, core.Options{})
+			c := claimOne(t, b, "q") // a one-minute lease
+			// The reaper works two minutes later, where the lease has
+			// expired and the owner (StaleAfter 10 min) is alive.
+			later, err := core.Open(ctx, b.db, b.f, core.Options{ClockOffset: 2 * time.Minute})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var beats atomic.Int64
+			if beat {
+				b.f.afterCommit = func(stmts []string) {
+					for _, q := range stmts {
+						if strings.Contains(q, "lease_expires_at <") && strings.Contains(q, "EXISTS") && beats.Add(1) == 1 {
+							if _, err := later.Heartbeat(ctx, b.owner, time.Minute); err != nil {
+								t.Errorf("heartbeat: %v", err)
+							}
+						}
+					}
+				}
+			}
+			r, err := later.Reap(ctx, core.ReapParams{StaleAfter: 10 * time.Minute})
+			if err != nil {
+				t.Fatal(err)
+			}
+			it, err := b.store.Get(ctx, c.ID)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if beat {
+				if beats.Load() == 0 {
+					t.Fatal("the reaper never read the expired leases")
+				}
+				if r.TimedOut != 0 || it.State != core.StateClaimed {
+					t.Fatalf("Reap = %+v, item %s; want nothing timed out and the item still claimed: the heartbeat after the read came in time", r, it.State)
+				}
+				if err := b.store.Complete(ctx, c, nil); err != nil {
+					t.Fatalf("complete after the saved claim: %v", err)
+				}
+				return
+			}
+			if r.TimedOut != 1 || it.State != core.StateAvailable {
+				t.Fatalf("Reap = %+v, item %s; want one timeout and the item available", r, it.State)
+			}
+		})
+	}
+}

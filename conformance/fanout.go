@@ -436,7 +436,9 @@ func testFanInExactlyOnce(e *env) {
 	if j := e.get(b.JoinItemID); j.JoinOf != bid || j.Queue != joinQ || j.State != core.StateAvailable {
 		e.t.Errorf("join item: join of %s, queue %s, %s; want join of %s in %s, available", j.JoinOf, j.Queue, j.State, bid, joinQ)
 	}
-	e.t.Logf("%d children: %v; %d completions lost to cancellation; %d transaction retries", n, states, lostRaces, w.Stats().Retries+e.s.Stats().Retries)
+	ws, es := w.Stats(), e.s.Stats()
+	e.t.Logf("%d children: %v; %d completions lost to cancellation; %d transaction retries, at most %d attempts for one transaction",
+		n, states, lostRaces, ws.Retries+es.Retries, max(ws.MostAttempts, es.MostAttempts))
 }
 
 // Guarantee 6: a barrier whose children all finished before the seal, or

@@ -106,28 +106,11 @@ func (o benchOptions) target() (dialect.Dialect, string, error) {
 	if err != nil {
 		return nil, "", err
 	}
-	dsn, err := o.dsnFor(d.Name())
+	dsn, err := dsnOrDB(d.Name(), o.DSN, o.DB)
 	if err != nil {
 		return nil, "", err
 	}
 	return d, dsn, nil
-}
-
-// dsnFor reconciles --db and --dsn for the dialect called name: --db is
-// another spelling of --dsn where the DSN is a file path, and only there.
-func (o benchOptions) dsnFor(name string) (string, error) {
-	file := fileDSN[name]
-	switch {
-	case o.DB != "" && !file:
-		return "", usagef("--db names a database file; for %s give --dsn", name)
-	case o.DB != "" && o.DSN != "" && o.DB != o.DSN:
-		return "", usagef("--db %q and --dsn %q name different databases: give one", o.DB, o.DSN)
-	case o.DB != "":
-		return o.DB, nil
-	case o.DSN == "" && !file:
-		return "", usagef("missing --dsn: bench on %s needs a database to work in", name)
-	}
-	return o.DSN, nil
 }
 
 // openBenchDB opens the database of the options, making a new file in a

@@ -332,7 +332,7 @@ func TestBench_DBAndDSNFlags(t *testing.T) {
 		if name == "" {
 			name = sqlite.Name
 		}
-		got, err := tc.o.dsnFor(name)
+		got, err := dsnOrDB(name, tc.o.DSN, tc.o.DB)
 		var ue *usageError
 		if tc.wantErr {
 			if !errors.As(err, &ue) {

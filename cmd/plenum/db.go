@@ -112,6 +112,24 @@ func openDialect(name, dsn string) (*sql.DB, dialect.Dialect, error) {
 	return db, d, nil
 }
 
+// dsnOrDB reconciles --dsn and --db for the dialect called name: --db is
+// another spelling of --dsn where the DSN is a file path, and only there.
+// It returns "" only for a file dialect given neither.
+func dsnOrDB(name, dsn, db string) (string, error) {
+	file := fileDSN[name]
+	switch {
+	case db != "" && !file:
+		return "", usagef("--db names a database file; for %s give --dsn", name)
+	case db != "" && dsn != "" && db != dsn:
+		return "", usagef("--db %q and --dsn %q name different databases: give one", db, dsn)
+	case db != "":
+		return db, nil
+	case dsn == "" && !file:
+		return "", usagef("missing --dsn: %s needs a database to work on", name)
+	}
+	return dsn, nil
+}
+
 // openExisting opens an SQLite file that must already exist: commands that
 // only read should not leave an empty database behind a typo.
 func openExisting(path string) (*sql.DB, error) {

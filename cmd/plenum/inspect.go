@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"sort"
+	"strings"
 	"text/tabwriter"
 	"time"
 
@@ -21,19 +22,26 @@ const inspectAbout = `
 Shows what Plenum's tables hold: item counts by state for each queue, the
 most recent barriers (expected, arrived, failed, fired), and the registered
 owners with the age of their last heartbeat, measured on the database's
-clock (the only clock Plenum trusts). It only reads.`
+clock (the only clock Plenum trusts). It only reads.
+
+An SQLite file is named with --db; a server database with --dialect and
+--dsn, as for bench.`
 
 // inspectOptions configure an inspect run.
 type inspectOptions struct {
-	DB     string
-	Prefix string
-	Limit  int // barriers and owners shown
+	Dialect string // registered dialect name; "" means sqlite
+	DSN     string // the database; for sqlite a file path, as DB
+	DB      string // an SQLite file that must exist
+	Prefix  string
+	Limit   int // barriers and owners shown
 }
 
 func runInspectCmd(ctx context.Context, e env, args []string) error {
 	o := inspectOptions{Prefix: migrations.DefaultPrefix, Limit: 20}
-	fs := newFlags(e, "inspect", "inspect --db FILE [flags]", inspectAbout)
-	fs.StringVar(&o.DB, "db", "", "SQLite database `file` (required)")
+	fs := newFlags(e, "inspect", "inspect (--db FILE | --dialect NAME --dsn DSN) [flags]", inspectAbout)
+	fs.StringVar(&o.DB, "db", "", "SQLite database `file`")
+	fs.StringVar(&o.Dialect, "dialect", "", "database dialect: "+strings.Join(openable(), ", ")+" (default sqlite)")
+	fs.StringVar(&o.DSN, "dsn", "", "database to read (for sqlite, a file path: the same as --db)")
 	fs.StringVar(&o.Prefix, "prefix", o.Prefix, "table name prefix")
 	fs.IntVar(&o.Limit, "limit", o.Limit, "most barriers and owners to list")
 	if err := parseFlags(fs, args); err != nil {
@@ -50,18 +58,17 @@ func runInspect(ctx context.Context, w io.Writer, o inspectOptions) error {
 	if o.Limit < 1 || o.Limit > 10000 {
 		return usagef("--limit %d: want 1 to 10,000", o.Limit)
 	}
-	db, err := openExisting(o.DB)
+	db, d, where, err := o.open()
 	if err != nil {
 		return err
 	}
 	defer db.Close()
-	d := sqlite.Dialect()
 	v, err := migrations.Version(ctx, db, d, o.Prefix)
 	if err != nil {
 		return err
 	}
 	if v == 0 {
-		return fmt.Errorf("%s has no Plenum tables under prefix %s (is --prefix right?)", o.DB, o.Prefix)
+		return fmt.Errorf("%s has no Plenum tables under prefix %s (is --prefix right?)", where, o.Prefix)
 	}
 	st, err := core.Open(ctx, db, d, core.Options{Prefix: o.Prefix})
 	if err != nil {
@@ -72,7 +79,7 @@ func runInspect(ctx context.Context, w io.Writer, o inspectOptions) error {
 		return err
 	}
 	fmt.Fprintf(w, "Plenum tables %s* in %s: schema version %d, database clock %s\n",
-		o.Prefix, o.DB, v, now.Format(time.RFC3339Nano))
+		o.Prefix, where, v, now.Format(time.RFC3339Nano))
 	in := inspector{db: db, d: d, names: migrations.NamesFor(o.Prefix), now: now, limit: o.Limit, w: w}
 	for _, f := range []func(context.Context) error{in.items, in.barriers, in.owners} {
 		if err := f(ctx); err != nil {
@@ -80,6 +87,34 @@ func runInspect(ctx context.Context, w io.Writer, o inspectOptions) error {
 		}
 	}
 	return nil
+}
+
+// open opens the database o names, and says where it is for the header:
+// the file's path, or the dialect's name for a server (a DSN may hold a
+// password, so it is not printed). An SQLite file must exist already:
+// inspect only reads, and should not leave an empty file behind a typo.
+func (o inspectOptions) open() (*sql.DB, dialect.Dialect, string, error) {
+	name := o.Dialect
+	if name == "" {
+		name = sqlite.Name
+	}
+	d, err := lookupDialect(name)
+	if err != nil {
+		return nil, nil, "", err
+	}
+	dsn, err := dsnOrDB(d.Name(), o.DSN, o.DB)
+	if err != nil {
+		return nil, nil, "", err
+	}
+	if fileDSN[d.Name()] {
+		db, err := openExisting(dsn)
+		return db, d, dsn, err
+	}
+	db, d, err := openDialect(d.Name(), dsn)
+	if err != nil {
+		return nil, nil, "", err
+	}
+	return db, d, "the " + d.Name() + " database", nil
 }
 
 type inspector struct {

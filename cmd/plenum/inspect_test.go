@@ -3,6 +3,9 @@ package main
 import (
 	"bytes"
 	"context"
+	"database/sql"
+	"fmt"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -10,22 +13,62 @@ import (
 	"testing"
 	"time"
 
+	"github.com/plenumdb/plenum/conformance"
 	"github.com/plenumdb/plenum/core"
+	"github.com/plenumdb/plenum/dialect"
+	"github.com/plenumdb/plenum/migrations"
+	"github.com/plenumdb/plenum/mysql"
+	"github.com/plenumdb/plenum/postgres"
 	"github.com/plenumdb/plenum/sqlite"
 )
 
 // inspect shows counts per queue and state, barriers, and owners with
-// their heartbeat age.
+// their heartbeat age, on SQLite and on each server database the
+// environment names.
 func TestInspect_ShowsQueuesBarriersOwners(t *testing.T) {
 	t.Parallel()
-	ctx := context.Background()
-	path := filepath.Join(t.TempDir(), "app.db")
-	db, err := sqlite.Open(path)
-	if err != nil {
-		t.Fatal(err)
+	t.Run("sqlite", func(t *testing.T) {
+		t.Parallel()
+		path := filepath.Join(t.TempDir(), "app.db")
+		db, err := sqlite.Open(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer db.Close()
+		checkInspect(t, db, sqlite.Dialect(), "plenum_", inspectOptions{DB: path}, "in "+path+":")
+	})
+	for _, name := range []string{postgres.Name, mysql.Name} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			dsn := conformance.Harness{Name: name}.DSN(t)
+			db, err := openers[name](dsn)
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { db.Close() }) // after the drop below
+			d, err := dialect.Lookup(name)
+			if err != nil {
+				t.Fatal(err)
+			}
+			prefix := fmt.Sprintf("pi%08x_", rand.Uint32())
+			t.Cleanup(func() {
+				ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+				defer cancel()
+				if err := migrations.Drop(ctx, db, d, prefix); err != nil {
+					t.Errorf("drop %s tables: %v", prefix, err)
+				}
+			})
+			checkInspect(t, db, d, prefix, inspectOptions{Dialect: name, DSN: dsn}, "in the "+name+" database:")
+		})
 	}
-	defer db.Close()
-	st, err := core.Open(ctx, db, sqlite.Dialect(), core.Options{Migrate: true})
+}
+
+// checkInspect fills the tables under prefix in db and checks what inspect,
+// with o naming db, prints.
+func checkInspect(t *testing.T, db *sql.DB, d dialect.Dialect, prefix string, o inspectOptions, where string) {
+	t.Helper()
+	ctx := context.Background()
+	st, err := core.Open(ctx, db, d, core.Options{Prefix: prefix, Migrate: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -55,19 +98,20 @@ func TestInspect_ShowsQueuesBarriersOwners(t *testing.T) {
 	}
 
 	var out bytes.Buffer
-	if err := runInspect(ctx, &out, inspectOptions{DB: path, Prefix: "plenum_", Limit: 20}); err != nil {
+	o.Prefix, o.Limit = prefix, 20
+	if err := runInspect(ctx, &out, o); err != nil {
 		t.Fatal(err)
 	}
 	s := out.String()
 	for _, want := range []string{
-		`schema version 1`,
+		regexp.QuoteMeta(where) + ` schema version 1`,
 		`Items \(2 queues\)`,
 		`mail +2 +1 +0 +0 +0 +3\n`,
 		`parent +2 +1 +0 +0 +0 +3\n`, // the parent and its two children
 		`Barriers \(1, newest first\)`,
 		`fan +2 +0 +0 +yes +no +-`,
 		`Owners \(1,`,
-		owner.String() + ` +inspect-host +\d+ +\d+ms ago +\d+ms ago`,
+		owner.String() + ` +inspect-host +\d+ +[\d.]+m?s ago +[\d.]+m?s ago`,
 	} {
 		if !regexp.MustCompile(want).MatchString(s) {
 			t.Errorf("output does not match %q:\n%s", want, s)
@@ -92,6 +136,10 @@ func TestInspect_Errors(t *testing.T) {
 		{inspectOptions{DB: dir, Prefix: "plenum_", Limit: 5}, "is a directory"},
 		{inspectOptions{DB: empty, Prefix: "plenum_", Limit: 5}, "no Plenum tables under prefix plenum_"},
 		{inspectOptions{DB: empty, Prefix: "-", Limit: 5}, "--prefix"},
+		{inspectOptions{Prefix: "plenum_", Limit: 5}, "missing --db"},
+		{inspectOptions{Dialect: "postgres", DB: empty, Prefix: "plenum_", Limit: 5}, "--db names a database file; for postgres give --dsn"},
+		{inspectOptions{Dialect: "mysql", Prefix: "plenum_", Limit: 5}, "missing --dsn"},
+		{inspectOptions{Dialect: "oracle", DSN: "x", Prefix: "plenum_", Limit: 5}, "not built into this binary yet"},
 	} {
 		err := runInspect(context.Background(), &bytes.Buffer{}, c.o)
 		if err == nil || !strings.Contains(err.Error(), c.want) {

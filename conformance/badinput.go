@@ -79,6 +79,8 @@ func testBadInput(e *env) {
 		{"Enqueue payload over the store's limit", core.ErrInvalidInput, func() error { _, err := small.Enqueue(ctx, core.ItemSpec{Queue: queue, Payload: mid}); return err }},
 		{"Enqueue invalid JSON", core.ErrInvalidInput, enq(core.ItemSpec{Queue: queue, Payload: []byte(`{"a":`)})},
 		{"Enqueue JSON with invalid UTF-8", core.ErrInvalidInput, enq(core.ItemSpec{Queue: queue, Payload: []byte("{\"a\":\"\xff\"}")})},
+		{"Enqueue JSON holding NUL", core.ErrInvalidInput, enq(core.ItemSpec{Queue: queue, Payload: []byte(`{"a":"x\\\u0000"}`)})},
+		{"Enqueue JSON with NUL in a key", core.ErrInvalidInput, enq(core.ItemSpec{Queue: queue, Payload: []byte(`{"\u0000":1}`)})},
 		{"Enqueue negative delay", core.ErrInvalidInput, enq(core.ItemSpec{Queue: queue, Delay: -time.Second})},
 		{"Enqueue delay too long", core.ErrInvalidInput, enq(core.ItemSpec{Queue: queue, Delay: core.MaxDelay + time.Second})},
 		{"Enqueue negative MaxAttempts", core.ErrInvalidInput, enq(core.ItemSpec{Queue: queue, MaxAttempts: -1})},
@@ -96,6 +98,7 @@ func testBadInput(e *env) {
 		{"ClaimTx nil tx", core.ErrInvalidInput, func() error { _, err := e.s.ClaimTx(ctx, nil, cp(func(*core.ClaimParams) {})); return err }},
 
 		{"Complete invalid JSON result", core.ErrInvalidInput, func() error { return e.s.Complete(ctx, c, []byte("{")) }},
+		{"Complete result holding NUL", core.ErrInvalidInput, func() error { return e.s.Complete(ctx, c, []byte(`["\u0000"]`)) }},
 		{"Complete result over the limit", core.ErrInvalidInput, func() error { return e.s.Complete(ctx, c, huge) }},
 		{"Complete zero claim", core.ErrInvalidInput, func() error { return e.s.Complete(ctx, core.Claim{}, nil) }},
 		{"CompleteMany zero claim", core.ErrInvalidInput, func() error {
@@ -263,6 +266,15 @@ func testBadInput(e *env) {
 	}
 	// The claim survived it all.
 	e.complete(e.s, c, `{"ok":true}`)
+
+	// An escaped backslash before u0000 is text, not NUL: it is stored
+	// and read back as it was.
+	text := `{"a":"\\u0000 is six characters"}`
+	got := e.get(e.enqueueOne(e.s, core.ItemSpec{Queue: queue + "-text", Payload: []byte(text)}))
+	var back, want map[string]string
+	if err := json.Unmarshal(got.Payload, &back); err != nil || json.Unmarshal([]byte(text), &want) != nil || back["a"] != want["a"] {
+		e.t.Errorf("payload %s read back as %s (%v)", text, got.Payload, err)
+	}
 }
 
 // safeOpen is core.Open with a panic turned into an error.

@@ -1,6 +1,7 @@
 package core
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -20,7 +21,10 @@ type ItemSpec struct {
 	Queue string
 	// Kind tells the worker what to do; up to 128 characters, may be empty.
 	Kind string
-	// Payload is a JSON document (or nil); at most Options.MaxPayloadBytes.
+	// Payload is a JSON document (or nil) in valid UTF-8, at most
+	// Options.MaxPayloadBytes, with no NUL character (\u0000) in its
+	// strings: PostgreSQL's jsonb cannot store one, and a payload is
+	// refused alike on every database. Results follow the same rules.
 	Payload json.RawMessage
 	// Priority: lower numbers are claimed first. Default 0.
 	Priority int
@@ -140,7 +144,33 @@ func (s *Store) validJSON(field string, b json.RawMessage) error {
 	if !utf8.Valid(b) {
 		return invalid(field, "is not valid UTF-8")
 	}
+	if escapesNUL(b) {
+		return invalid(field, `holds the NUL character (\u0000), which PostgreSQL's jsonb cannot store; it is refused on every database so that a payload means the same everywhere`)
+	}
 	return nil
+}
+
+// escapesNUL reports whether the valid JSON document b holds the escape
+// \u0000 in a string. Raw control characters are not valid JSON, so the
+// escape is the only way in. A backslash is an escape's own when an odd
+// number of backslashes runs up to it: in \\u0000 the first escapes the
+// second, and u0000 is plain text.
+func escapesNUL(b []byte) bool {
+	for i := 0; ; {
+		j := bytes.Index(b[i:], []byte(`\u0000`))
+		if j < 0 {
+			return false
+		}
+		at := i + j
+		run := 1
+		for k := at - 1; k >= 0 && b[k] == '\\'; k-- {
+			run++
+		}
+		if run%2 == 1 {
+			return true
+		}
+		i = at + 1
+	}
 }
 
 // insertColumns and insertRow are the shape of every new item: enqueued

@@ -98,6 +98,14 @@ func testBadInput(e *env) {
 		{"ClaimTx nil tx", core.ErrInvalidInput, func() error { _, err := e.s.ClaimTx(ctx, nil, cp(func(*core.ClaimParams) {})); return err }},
 
 		{"Complete invalid JSON result", core.ErrInvalidInput, func() error { return e.s.Complete(ctx, c, []byte("{")) }},
+		{"UnfiredBarriers negative age", core.ErrInvalidInput, func() error {
+			_, err := e.s.UnfiredBarriers(ctx, core.UnfiredBarriersParams{OlderThan: -time.Second})
+			return err
+		}},
+		{"UnfiredBarriers limit above 10,000", core.ErrInvalidInput, func() error {
+			_, err := e.s.UnfiredBarriers(ctx, core.UnfiredBarriersParams{Limit: 10001})
+			return err
+		}},
 		{"Complete result holding NUL", core.ErrInvalidInput, func() error { return e.s.Complete(ctx, c, []byte(`["\u0000"]`)) }},
 		{"Complete result over the limit", core.ErrInvalidInput, func() error { return e.s.Complete(ctx, c, huge) }},
 		{"Complete zero claim", core.ErrInvalidInput, func() error { return e.s.Complete(ctx, core.Claim{}, nil) }},

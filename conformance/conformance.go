@@ -100,6 +100,7 @@ var guarantees = []guarantee{
 	{"FanIn_FiresAtSealWhenChildrenAlreadyDone", testFanInFiresAtSeal},
 	{"FanIn_NestedFireInOrder", testFanInNested},
 	{"FanIn_FailBarrierPolicy", testFanInFailBarrier},
+	{"FanIn_UnfiredBarriersOldestFirst", testUnfiredBarriers},
 	{"Join_ReadsResultsByKeysetPages", testJoinPages},
 	{"Enqueue_IdempotencyKey", testEnqueueKey},
 	{"EnqueueTx_Outbox", testEnqueueTxOutbox},

@@ -735,3 +735,68 @@ func testJoinPages(e *env) {
 	}
 	e.complete(e.s, jc, `{"sum":true}`)
 }
+
+// Barriers that have not fired are listed oldest first, fired ones never,
+// and the age filter reads the database clock.
+func testUnfiredBarriers(e *env) {
+	const queue = "unfired"
+	o := e.owner(e.s)
+	e.enqueue(e.s, make2n(queue, 2)...)
+	parents := e.claimAll(e.s, o, queue, 4)
+	var ids []uuid.UUID // in creation order
+	for i, pc := range parents {
+		kidsQ := fmt.Sprintf("unfired-kids-%d", i)
+		r, err := e.s.Expand(e.ctx, pc, core.ExpandParams{
+			Barrier: core.BarrierSpec{Name: "fan", Join: core.JoinSpec{Queue: "unfired-join"}},
+			Next: func(context.Context, string) (core.ChildPage, error) {
+				return core.ChildPage{Children: kids(kidsQ, "k", 1), Done: true}, nil
+			},
+		})
+		if err != nil || !r.Barrier.Sealed || r.Barrier.Fired() {
+			e.t.Fatalf("Expand parent %d: sealed %v, fired %v, %v; want sealed, not fired", i, r.Barrier.Sealed, r.Barrier.Fired(), err)
+		}
+		ids = append(ids, r.Barrier.ID)
+	}
+	// The second barrier fires: its one child completes.
+	e.complete(e.s, e.claimOne(e.s, o, "unfired-kids-1"), `{"ok":true}`)
+	if !e.barrier(ids[1]).Fired() {
+		e.t.Fatal("the barrier whose only child completed did not fire")
+	}
+	want := []uuid.UUID{ids[0], ids[2], ids[3]}
+
+	list := func(s *core.Store, p core.UnfiredBarriersParams) []uuid.UUID {
+		e.t.Helper()
+		bs, err := s.UnfiredBarriers(e.ctx, p)
+		if err != nil {
+			e.t.Fatalf("UnfiredBarriers(%+v): %v", p, err)
+		}
+		out := make([]uuid.UUID, len(bs))
+		for i, b := range bs {
+			if b.Fired() {
+				e.t.Errorf("UnfiredBarriers listed barrier %s, which fired at %v", b.ID, b.FiredAt)
+			}
+			out[i] = b.ID
+		}
+		return out
+	}
+	if got := list(e.s, core.UnfiredBarriersParams{}); !slices.Equal(got, want) {
+		e.t.Errorf("UnfiredBarriers = %v, want %v (the unfired ones, oldest first)", got, want)
+	}
+	if got := list(e.s, core.UnfiredBarriersParams{Limit: 2}); !slices.Equal(got, want[:2]) {
+		e.t.Errorf("UnfiredBarriers with limit 2 = %v, want %v", got, want[:2])
+	}
+	// Minutes old only on a clock an hour ahead.
+	if got := list(e.s, core.UnfiredBarriersParams{OlderThan: 30 * time.Minute}); len(got) != 0 {
+		e.t.Errorf("UnfiredBarriers older than 30 minutes = %v, want none yet", got)
+	}
+	if got := list(e.at(time.Hour), core.UnfiredBarriersParams{OlderThan: 30 * time.Minute}); !slices.Equal(got, want) {
+		e.t.Errorf("UnfiredBarriers older than 30 minutes, an hour later = %v, want %v", got, want)
+	}
+	// Once the rest fire, none is left.
+	for _, i := range []int{0, 2, 3} {
+		e.complete(e.s, e.claimOne(e.s, o, fmt.Sprintf("unfired-kids-%d", i)), `{"ok":true}`)
+	}
+	if got := list(e.s, core.UnfiredBarriersParams{}); len(got) != 0 {
+		e.t.Errorf("UnfiredBarriers after every barrier fired = %v, want none", got)
+	}
+}

@@ -389,6 +389,51 @@ func (s *Store) GetBarrier(ctx context.Context, id uuid.UUID) (Barrier, error) {
 	return b, wrapDBError("get barrier", err)
 }
 
+// UnfiredBarriersParams choose the unfired barriers to list.
+type UnfiredBarriersParams struct {
+	// OlderThan lists only barriers created at least this long ago, on the
+	// database clock: 0 to MaxUnfiredAge. Zero lists every unfired barrier.
+	OlderThan time.Duration
+	// Limit is the most barriers returned: 1 to 10,000. Default 100.
+	Limit int
+}
+
+// MaxUnfiredAge bounds UnfiredBarriersParams.OlderThan.
+const MaxUnfiredAge = 10 * 365 * 24 * time.Hour
+
+// UnfiredBarriers returns barriers that have not fired, oldest first (by
+// creation, then id). A barrier unfired long after its children should
+// have finished is a fan-in to look at: unsealed means its dispatch never
+// finished (run the parent's Expand again); sealed means children are
+// still pending (Children lists them). The scan reads an index of unfired
+// barriers only, so its cost does not grow with the barriers that fired.
+func (s *Store) UnfiredBarriers(ctx context.Context, p UnfiredBarriersParams) ([]Barrier, error) {
+	if p.OlderThan < 0 || p.OlderThan > MaxUnfiredAge {
+		return nil, invalid("OlderThan", "%v is outside [0, %v]", p.OlderThan, MaxUnfiredAge)
+	}
+	if p.Limit == 0 {
+		p.Limit = 100
+	}
+	if p.Limit < 1 || p.Limit > 10000 {
+		return nil, invalid("Limit", "%d is outside [1, 10000]", p.Limit)
+	}
+	rows, err := s.db.QueryContext(ctx, s.sql("SELECT "+barrierColumns+" FROM {barriers} WHERE fired_at IS NULL AND created_at <= {now+} ORDER BY created_at, id"+s.d.Limit(p.Limit)),
+		-micros(p.OlderThan))
+	if err != nil {
+		return nil, wrapDBError("unfired barriers", err)
+	}
+	defer rows.Close()
+	var out []Barrier
+	for rows.Next() {
+		b, err := scanBarrier(s.d, rows)
+		if err != nil {
+			return nil, wrapDBError("unfired barriers", err)
+		}
+		out = append(out, b)
+	}
+	return out, wrapDBError("unfired barriers", rows.Err())
+}
+
 // ChildrenParams page through a barrier's children.
 type ChildrenParams struct {
 	Barrier uuid.UUID

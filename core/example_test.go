@@ -140,3 +140,34 @@ func ExampleStore_Expand() {
 	fmt.Println("join sees", len(kids), "children")
 	// Output: join sees 6 children
 }
+
+// A fan-in whose children are not all done shows among the unfired
+// barriers; a monitor would ask only for those older than it expects a
+// fan-in to take.
+func ExampleStore_UnfiredBarriers() {
+	dir, _ := os.MkdirTemp("", "plenum-example")
+	defer os.RemoveAll(dir)
+	ctx := context.Background()
+	db, _ := sqlite.Open(filepath.Join(dir, "jobs.db"))
+	defer db.Close()
+	store, _ := core.Open(ctx, db, sqlite.Dialect(), core.Options{Migrate: true})
+	owner, _ := store.RegisterOwner(ctx, core.OwnerParams{})
+
+	_, _ = store.Enqueue(ctx, core.ItemSpec{Queue: "reports", Kind: "build"})
+	parents, _ := store.Claim(ctx, core.ClaimParams{Queue: "reports", Owner: owner, Limit: 1, Lease: time.Minute})
+	_, _ = store.Expand(ctx, parents[0], core.ExpandParams{
+		Barrier: core.BarrierSpec{Name: "pages", Join: core.JoinSpec{Queue: "merge"}},
+		Next: func(context.Context, string) (core.ChildPage, error) {
+			return core.ChildPage{Children: []core.ChildSpec{{Key: "1", Queue: "pages"}, {Key: "2", Queue: "pages"}}, Done: true}, nil
+		},
+	})
+
+	stuck, err := store.UnfiredBarriers(ctx, core.UnfiredBarriersParams{Limit: 10})
+	if err != nil {
+		log.Fatal(err)
+	}
+	for _, b := range stuck {
+		fmt.Printf("%s: %d of %d children done, sealed %v\n", b.Name, b.Arrived+b.Failed, b.Expected, b.Sealed)
+	}
+	// Output: pages: 0 of 2 children done, sealed true
+}

@@ -87,13 +87,17 @@ func IndexDDL(table string, ix Index) string {
 }
 
 // Condition renders conds joined by AND, each "column = 'value'" (a
-// standard SQL literal: quotes doubled) or "column IS NOT NULL".
+// standard SQL literal: quotes doubled), "column IS NOT NULL" or "column IS
+// NULL".
 func Condition(conds []Cond) string {
 	parts := make([]string, len(conds))
 	for i, c := range conds {
-		if c.NotNull {
+		switch {
+		case c.NotNull:
 			parts[i] = c.Column + " IS NOT NULL"
-		} else {
+		case c.Null:
+			parts[i] = c.Column + " IS NULL"
+		default:
 			parts[i] = c.Column + " = '" + strings.ReplaceAll(c.Value, "'", "''") + "'"
 		}
 	}

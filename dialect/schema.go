@@ -97,10 +97,11 @@ type Index struct {
 	Sequential bool
 }
 
-// Cond is one condition of a partial index: Column = Value when Value is not
-// empty; Column IS NOT NULL when NotNull is set.
+// Cond is one condition of a partial index: Column IS NOT NULL when NotNull
+// is set, Column IS NULL when Null is set, and Column = Value otherwise.
 type Cond struct {
 	Column  string
 	Value   string
 	NotNull bool
+	Null    bool
 }

@@ -23,7 +23,7 @@ const prefix = migrations.DefaultPrefix
 
 var (
 	wantTables  = []string{"plenum_barriers", "plenum_items", "plenum_migrations", "plenum_processes"}
-	wantIndexes = []string{"plenum_barriers_owner", "plenum_items_barrier", "plenum_items_claim", "plenum_items_key",
+	wantIndexes = []string{"plenum_barriers_owner", "plenum_barriers_unfired", "plenum_items_barrier", "plenum_items_claim", "plenum_items_key",
 		"plenum_items_lease", "plenum_items_owner", "plenum_processes_heartbeat"}
 )
 
@@ -373,8 +373,8 @@ func TestVersionBrokenTable(t *testing.T) {
 func TestStatements(t *testing.T) {
 	t.Parallel()
 	up, down := migrations.Statements(sqlite.Dialect(), migrations.All(prefix)[0])
-	if len(up) != 3+7 {
-		t.Fatalf("%d up statements, want 10", len(up))
+	if len(up) != 3+8 {
+		t.Fatalf("%d up statements, want 11", len(up))
 	}
 	want := []string{"DROP TABLE IF EXISTS plenum_barriers", "DROP TABLE IF EXISTS plenum_processes", "DROP TABLE IF EXISTS plenum_items"}
 	if !slices.Equal(down, want) {

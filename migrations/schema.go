@@ -153,6 +153,9 @@ func All(prefix string) []Migration {
 			{Table: barriers},
 			// Opening a barrier is get-or-create by (owner, name).
 			idx(n.Barriers, "barriers_owner", true, []string{"owner_id", "name"}),
+			// Barriers that have not fired, oldest first: the fan-ins that
+			// may be stuck (Store.UnfiredBarriers).
+			sequential(idx(n.Barriers, "barriers_unfired", false, []string{"created_at", "id"}, dialect.Cond{Column: "fired_at", Null: true})),
 		},
 	}}
 }

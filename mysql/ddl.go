@@ -71,8 +71,10 @@ func (d *mysqlDialect) CreateTable(t dialect.Table) []string {
 // composite index led by the columns its conditions compare with a value
 // (state = 'available' gives (state, queue, priority, available_at, id) for
 // the claim index): the query that repeats the condition seeks straight to
-// the rows that meet it, in the order of the remaining columns. An IS NOT
-// NULL condition adds nothing: rows with NULL there are merely indexed too.
+// the rows that meet it, in the order of the remaining columns. An IS NULL
+// condition leads the same way (InnoDB seeks to NULL as to a value: the
+// unfired barriers, fired_at IS NULL, in creation order). An IS NOT NULL
+// condition adds nothing: rows with NULL there are merely indexed too.
 //
 // A unique partial index cannot be widened that way: unique over more
 // columns is weaker, and unique over the same columns for every row is
@@ -118,9 +120,12 @@ func markerColumn(index string) string { return index + "_on" }
 func condition(where []dialect.Cond) string {
 	parts := make([]string, len(where))
 	for i, c := range where {
-		if c.NotNull {
+		switch {
+		case c.NotNull:
 			parts[i] = c.Column + " IS NOT NULL"
-		} else {
+		case c.Null:
+			parts[i] = c.Column + " IS NULL"
+		default:
 			parts[i] = c.Column + " = " + quote(c.Value)
 		}
 	}

@@ -62,7 +62,9 @@
 // composite index led by the columns its conditions compare with a value:
 // the claim index (queue, priority, available_at, id) WHERE state =
 // 'available' becomes (state, queue, priority, available_at, id), the lease
-// index (state, lease_expires_at) and the owner index (state, claimed_by);
+// index (state, lease_expires_at), the owner index (state, claimed_by) and
+// the unfired-barriers index (created_at, id) WHERE fired_at IS NULL becomes
+// (fired_at, created_at, id), which InnoDB seeks to NULL in creation order;
 // an IS NOT NULL condition adds nothing (the barrier index is (barrier_id,
 // id), NULLs included). Such an index also holds the rows the partial one
 // would leave out, which costs space but changes no result. A generated

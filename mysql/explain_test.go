@@ -251,3 +251,46 @@ func checkAnalyzedRows(t *testing.T, js, table string, limit int) {
 		t.Errorf("ANALYZE FORMAT=JSON shows no r_rows for %s", table)
 	}
 }
+
+// The query core.Store.UnfiredBarriers runs (core/barrier.go) reads the
+// unfired-barriers index, (fired_at, created_at, id) here for want of a
+// partial index, seeking to fired_at IS NULL and reading in creation order:
+// no filesort, on 20,000 barriers of which 1% have not fired.
+func TestExplain_UnfiredBarriersUseIndexWithoutFilesort(t *testing.T) {
+	t.Parallel()
+	db := openDB(t)
+	ctx := t.Context()
+	d := mysql.Dialect()
+	p := newPrefix(t, db)
+	if _, err := migrations.Apply(ctx, db, d, p); err != nil {
+		t.Fatal(err)
+	}
+	names := migrations.NamesFor(p)
+	const rows = 20000
+	// n from 0 to rows-1, from five tables of ten digits.
+	digit := "(SELECT 0 AS d UNION ALL SELECT 1 UNION ALL SELECT 2 UNION ALL SELECT 3 UNION ALL SELECT 4 UNION ALL SELECT 5 UNION ALL SELECT 6 UNION ALL SELECT 7 UNION ALL SELECT 8 UNION ALL SELECT 9)"
+	if _, err := db.ExecContext(ctx, `INSERT INTO `+names.Barriers+` (id, owner_id, name, expected, arrived, failed, sealed, fired_at,
+			join_queue, join_kind, join_priority, join_max_attempts, on_child_failure, created_at)
+		SELECT UNHEX(REPLACE(UUID(), '-', '')), UNHEX(REPLACE(UUID(), '-', '')), 'b', 10, 10, 0, 1,
+			CASE WHEN n % 100 = 0 THEN NULL ELSE UTC_TIMESTAMP(6) END,
+			'join', '', 0, 20, 'proceed', UTC_TIMESTAMP(6) - INTERVAL (n % 1000) MINUTE
+		FROM (SELECT a.d + 10 * b.d + 100 * c.d + 1000 * e.d + 10000 * f.d AS n
+			FROM `+digit+` a, `+digit+` b, `+digit+` c, `+digit+` e, `+digit+` f) g
+		WHERE n < ?`, rows); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.ExecContext(ctx, "ANALYZE TABLE "+names.Barriers); err != nil {
+		t.Fatal(err)
+	}
+	query := "SELECT * FROM " + names.Barriers + " WHERE fired_at IS NULL AND created_at <= " + d.AddMicros(d.Now(0)) +
+		" ORDER BY created_at, id" + d.Limit(100)
+	plan := explainRows(t, db, "EXPLAIN "+query, -time.Hour.Microseconds())
+	t.Logf("EXPLAIN (%d barriers, %d unfired):\n%s", rows, rows/100, formatPlan(plan))
+	index := p + "barriers_unfired"
+	if len(plan) != 1 {
+		t.Fatalf("%d plan rows, want 1", len(plan))
+	}
+	if row := plan[0]; row["key"] != index || strings.Contains(row["Extra"], "Using filesort") {
+		t.Errorf("the query reads through key %q with %q; want key %s and no filesort", row["key"], row["Extra"], index)
+	}
+}

@@ -67,7 +67,8 @@
 // Types and indexes. uuid, varchar(n), text, jsonb, integer, bigint,
 // boolean and timestamptz. Indexes with a condition in the schema are
 // partial: the claim path indexes only available items, lease expiry and
-// an owner's claims only claimed ones. DDL is transactional: a migration
+// an owner's claims only claimed ones, and the stuck fan-in scan only
+// unfired barriers. DDL is transactional: a migration
 // applies in one transaction, or not at all.
 //
 // Errors. 40001 (serialization failure), 40P01 (deadlock) and 55P03 (lock

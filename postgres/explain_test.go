@@ -150,3 +150,57 @@ func TestClaimPlan_UsesPartialIndex(t *testing.T) {
 		t.Errorf("EXPLAIN ANALYZE: want one index scan on %s that stops after 10 rows:\n%s", index, analyzed)
 	}
 }
+
+// TestUnfiredBarriersPlan_UsesPartialIndex has the server plan the query
+// core.Store.UnfiredBarriers runs (core/barrier.go) on 20,000 barriers of
+// which 1% have not fired: it must read the partial index of unfired
+// barriers (created_at, id WHERE fired_at IS NULL) in order, with no sort
+// and no scan of the table.
+func TestUnfiredBarriersPlan_UsesPartialIndex(t *testing.T) {
+	dsn := harness.DSN(t)
+	db := conformance.Opener(postgres.DriverName, dsn)(t)
+	ctx := t.Context()
+	d := postgres.Dialect()
+	prefix := fmt.Sprintf("px%08x_", rand.Uint32())
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		if err := migrations.Drop(ctx, db, d, prefix); err != nil {
+			t.Error(err)
+		}
+	})
+	if _, err := migrations.Apply(ctx, db, d, prefix); err != nil {
+		t.Fatal(err)
+	}
+	names := migrations.NamesFor(prefix)
+	const rows = 20000
+	if _, err := db.ExecContext(ctx, `INSERT INTO `+names.Barriers+` (id, owner_id, name, expected, arrived, failed, sealed, fired_at,
+			join_queue, join_kind, join_priority, join_max_attempts, on_child_failure, created_at)
+		SELECT gen_random_uuid(), gen_random_uuid(), 'b', 10, 10, 0, true,
+			CASE WHEN g % 100 = 0 THEN NULL ELSE clock_timestamp() END,
+			'join', '', 0, 20, 'proceed', clock_timestamp() - (g % 1000) * INTERVAL '1 minute'
+		FROM generate_series(1, $1::int) AS g`, rows); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.ExecContext(ctx, "ANALYZE "+names.Barriers); err != nil {
+		t.Fatal(err)
+	}
+	// Every column, as the store reads them.
+	query := "SELECT * FROM " + names.Barriers + " WHERE fired_at IS NULL AND created_at <= " + d.AddMicros(d.Now(0)) +
+		" ORDER BY created_at, id" + d.Limit(100)
+	planRows, err := db.QueryContext(ctx, "EXPLAIN "+d.Rebind(query), -time.Hour.Microseconds())
+	if err != nil {
+		t.Fatal(err)
+	}
+	plan := planText(t, planRows)
+	t.Logf("EXPLAIN of the unfired barriers, oldest first (%d barriers, %d unfired):\n%s", rows, rows/100, plan)
+	index := prefix + "barriers_unfired"
+	if !strings.Contains(plan, "Index Scan using "+index+" on "+names.Barriers) && !strings.Contains(plan, "Index Only Scan using "+index+" on "+names.Barriers) {
+		t.Errorf("the plan does not scan the partial index %s:\n%s", index, plan)
+	}
+	for _, bad := range []string{"Seq Scan on " + names.Barriers, "Sort", "Bitmap Heap Scan on " + names.Barriers} {
+		if strings.Contains(plan, bad) {
+			t.Errorf("the plan has %q:\n%s", bad, plan)
+		}
+	}
+}

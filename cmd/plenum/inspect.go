@@ -80,8 +80,8 @@ func runInspect(ctx context.Context, w io.Writer, o inspectOptions) error {
 	}
 	fmt.Fprintf(w, "Plenum tables %s* in %s: schema version %d, database clock %s\n",
 		o.Prefix, where, v, now.Format(time.RFC3339Nano))
-	in := inspector{db: db, d: d, names: migrations.NamesFor(o.Prefix), now: now, limit: o.Limit, w: w}
-	for _, f := range []func(context.Context) error{in.items, in.barriers, in.owners} {
+	in := inspector{db: db, d: d, st: st, names: migrations.NamesFor(o.Prefix), now: now, limit: o.Limit, w: w}
+	for _, f := range []func(context.Context) error{in.items, in.barriers, in.unfired, in.owners} {
 		if err := f(ctx); err != nil {
 			return err
 		}
@@ -120,6 +120,7 @@ func (o inspectOptions) open() (*sql.DB, dialect.Dialect, string, error) {
 type inspector struct {
 	db    *sql.DB
 	d     dialect.Dialect
+	st    *core.Store
 	names migrations.Names
 	now   time.Time
 	limit int
@@ -234,6 +235,31 @@ func (in inspector) barriers(ctx context.Context) error {
 	}
 	if err := rows.Err(); err != nil {
 		return fmt.Errorf("read barriers: %w", err)
+	}
+	return tw.Flush()
+}
+
+// unfired lists the barriers that have not fired, oldest first: a fan-in
+// that stays here long after its children should have finished is stuck.
+func (in inspector) unfired(ctx context.Context) error {
+	bs, err := in.st.UnfiredBarriers(ctx, core.UnfiredBarriersParams{Limit: in.limit})
+	if err != nil {
+		return fmt.Errorf("read unfired barriers: %w", err)
+	}
+	n := len(bs)
+	more := ""
+	if n == in.limit {
+		more = "+"
+	}
+	fmt.Fprintf(in.w, "\nUnfired barriers (%s%s, oldest first; unsealed: dispatch unfinished, sealed: children pending)\n", commas(int64(n)), more)
+	if n == 0 {
+		return nil
+	}
+	tw := indented(in.w)
+	fmt.Fprint(tw, "id\tname\tcreated\texpected\tarrived\tfailed\tsealed\n")
+	for _, b := range bs {
+		fmt.Fprintf(tw, "%s\t%s\t%s ago\t%s\t%s\t%s\t%s\n", b.ID, b.Name, in.age(dbTime{t: b.CreatedAt, valid: true}),
+			commas(b.Expected), commas(b.Arrived), commas(b.Failed), yesNo(b.Sealed))
 	}
 	return tw.Flush()
 }

@@ -110,6 +110,8 @@ func checkInspect(t *testing.T, db *sql.DB, d dialect.Dialect, prefix string, o 
 		`parent +2 +1 +0 +0 +0 +3\n`, // the parent and its two children
 		`Barriers \(1, newest first\)`,
 		`fan +2 +0 +0 +yes +no +-`,
+		`Unfired barriers \(1, oldest first`,
+		`fan +[\d.]+m?s ago +2 +0 +0 +yes\n`,
 		`Owners \(1,`,
 		owner.String() + ` +inspect-host +\d+ +[\d.]+m?s ago +[\d.]+m?s ago`,
 	} {

@@ -79,4 +79,6 @@ CREATE TABLE IF NOT EXISTS plenum_barriers (
 
 CREATE UNIQUE INDEX IF NOT EXISTS plenum_barriers_owner ON plenum_barriers (owner_id, name);
 
+CREATE INDEX IF NOT EXISTS plenum_barriers_unfired ON plenum_barriers (created_at, id) USING HASH WHERE fired_at IS NULL;
+
 INSERT INTO plenum_migrations (version, name, applied_at) VALUES (1, 'init', statement_timestamp()) ON CONFLICT DO NOTHING;

@@ -79,4 +79,6 @@ CREATE TABLE IF NOT EXISTS plenum_barriers (
 
 CREATE UNIQUE INDEX plenum_barriers_owner ON plenum_barriers (owner_id, name);
 
+CREATE INDEX plenum_barriers_unfired ON plenum_barriers (fired_at, created_at, id);
+
 INSERT INTO plenum_migrations (version, name, applied_at) VALUES (1, 'init', UTC_TIMESTAMP(6)) ON DUPLICATE KEY UPDATE version = version;

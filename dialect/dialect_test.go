@@ -165,6 +165,10 @@ func TestIndexDDL(t *testing.T) {
 			dialect.Index{Name: "p", Columns: []string{"a"}, Where: []dialect.Cond{{Column: "s", Value: "it's"}, {Column: "b", NotNull: true}}},
 			"CREATE INDEX IF NOT EXISTS p ON t (a) WHERE s = 'it''s' AND b IS NOT NULL",
 		},
+		{
+			dialect.Index{Name: "n", Columns: []string{"c", "id"}, Where: []dialect.Cond{{Column: "f", Null: true}}},
+			"CREATE INDEX IF NOT EXISTS n ON t (c, id) WHERE f IS NULL",
+		},
 	} {
 		if got := dialect.IndexDDL("t", tc.ix); got != tc.want {
 			t.Errorf("IndexDDL(%+v) = %q, want %q", tc.ix, got, tc.want)

@@ -307,6 +307,7 @@ func TestDDL_Shapes(t *testing.T) {
 		"CREATE INDEX p_items_owner ON p_items (state, claimed_by)",
 		"CREATE INDEX p_items_barrier ON p_items (barrier_id, id)",
 		"CREATE UNIQUE INDEX p_barriers_owner ON p_barriers (owner_id, name)",
+		"CREATE INDEX p_barriers_unfired ON p_barriers (fired_at, created_at, id)",
 	} {
 		if !strings.Contains(all, want) {
 			t.Errorf("DDL lacks %q:\n%s", want, all)
@@ -321,6 +322,11 @@ func TestDDL_Shapes(t *testing.T) {
 	want := "ALTER TABLE t ADD COLUMN t_one_open_on TINYINT GENERATED ALWAYS AS (CASE WHEN state = 'it''s open' AND parent IS NOT NULL THEN 1 END) VIRTUAL, ADD UNIQUE INDEX t_one_open (owner, t_one_open_on)"
 	if len(got) != 1 || got[0] != want {
 		t.Errorf("unique partial index = %q,\nwant %q", got, want)
+	}
+	got = d.CreateIndex("t", dialect.Index{Name: "t_wait", Columns: []string{"created_at"}, Unique: true, Where: []dialect.Cond{{Column: "fired_at", Null: true}}})
+	want = "ALTER TABLE t ADD COLUMN t_wait_on TINYINT GENERATED ALWAYS AS (CASE WHEN fired_at IS NULL THEN 1 END) VIRTUAL, ADD UNIQUE INDEX t_wait (created_at, t_wait_on)"
+	if len(got) != 1 || got[0] != want {
+		t.Errorf("unique index on IS NULL = %q,\nwant %q", got, want)
 	}
 	if got := d.DropTable("t"); len(got) != 1 || got[0] != "DROP TABLE IF EXISTS t" {
 		t.Errorf("DropTable = %q", got)

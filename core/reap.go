@@ -215,15 +215,15 @@ func (s *Store) release(ctx context.Context, cands []reapCandidate, leased bool,
 	return nil
 }
 
-// updateIDs applies assign, with its arguments, to the items of ids.
-func (s *Store) updateIDs(ctx context.Context, tx dialect.Querier, assign string, args []any, ids []reapCandidate) error {
-	if len(ids) == 0 {
+// updateIDs applies assign, with its arguments, to the items of cs.
+func (s *Store) updateIDs(ctx context.Context, tx dialect.Querier, assign string, args []any, cs []reapCandidate) error {
+	if len(cs) == 0 {
 		return nil
 	}
-	for _, o := range ids {
-		args = append(args, s.d.UUID(o.id))
+	for _, c := range cs {
+		args = append(args, s.d.UUID(c.id))
 	}
-	_, err := tx.ExecContext(ctx, s.sql("UPDATE {items} SET "+assign+" WHERE id IN ("+dialect.Placeholders(len(ids))+")"), args...)
+	_, err := tx.ExecContext(ctx, s.sql("UPDATE {items} SET "+assign+" WHERE id IN ("+dialect.Placeholders(len(cs))+")"), args...)
 	return err
 }
 

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/plenumdb/plenum/core"
+	"github.com/plenumdb/plenum/sqlite"
 )
 
 // TestReap_HeartbeatAfterReadSavesClaim checks that a reaper releases an
@@ -69,5 +70,69 @@ func TestReap_HeartbeatAfterReadSavesClaim(t *testing.T) {
 				t.Fatalf("Reap = %+v, item %s; want one timeout and the item available", r, it.State)
 			}
 		})
+	}
+}
+
+// TestReap_ReclaimedAfterReadIsNotReleased checks that a reaper's release
+// compares the claim token it read: between its read of orphaned claims
+// and its release, another reaper releases the orphan and a live owner
+// claims the item again. The first reaper must leave the new claim alone,
+// and the crash must be counted once.
+func TestReap_ReclaimedAfterReadIsNotReleased(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	b := setup(t, core.Options{})
+	c := claimOne(t, b, "q") // b.owner's claim; b.owner never heartbeats again
+	// Both reapers work ten minutes later, where b.owner is stale.
+	const later, stale = 10 * time.Minute, 5 * time.Minute
+	first, err := core.Open(ctx, b.db, b.f, core.Options{ClockOffset: later})
+	if err != nil {
+		t.Fatal(err)
+	}
+	other, err := core.Open(ctx, b.db, sqlite.Dialect(), core.Options{ClockOffset: later})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var reclaimed atomic.Pointer[core.Claim]
+	b.f.afterCommit = func(stmts []string) {
+		for _, q := range stmts {
+			if !strings.Contains(q, "NOT EXISTS") || reclaimed.Load() != nil {
+				continue
+			}
+			r, err := other.Reap(ctx, core.ReapParams{StaleAfter: stale})
+			if err != nil || r.Crashed != 1 {
+				t.Errorf("the other reaper: %+v, %v; want one crash released", r, err)
+				return
+			}
+			owner, err := other.RegisterOwner(ctx, core.OwnerParams{})
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			cs, err := other.Claim(ctx, core.ClaimParams{Queue: "q", Owner: owner, Limit: 1, Lease: time.Minute})
+			if err != nil || len(cs) != 1 || cs[0].ID != c.ID {
+				t.Errorf("claim again: %v, %d claims", err, len(cs))
+				return
+			}
+			reclaimed.Store(&cs[0])
+		}
+	}
+	r, err := first.Reap(ctx, core.ReapParams{StaleAfter: stale})
+	if err != nil {
+		t.Fatal(err)
+	}
+	again := reclaimed.Load()
+	if again == nil {
+		t.Fatal("the item was not claimed again between the reaper's read and its release")
+	}
+	it, err := b.store.Get(ctx, c.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Crashed != 0 || it.State != core.StateClaimed || it.CrashCount != 1 {
+		t.Fatalf("stale reaper: %+v; item %s with %d crashes; want nothing released, the new claim held, one crash", r, it.State, it.CrashCount)
+	}
+	if err := other.Complete(ctx, *again, nil); err != nil {
+		t.Fatalf("the new owner's completion: %v", err)
 	}
 }

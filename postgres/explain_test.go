@@ -54,6 +54,26 @@ func claimSpec(d dialect.Dialect, prefix, queue string, owner, token uuid.UUID, 
 	}
 }
 
+// explainTables creates Plenum's tables under a random prefix, dropped
+// when the test ends, and returns the database and the prefix.
+func explainTables(t *testing.T) (*sql.DB, string) {
+	t.Helper()
+	db := conformance.Opener(postgres.DriverName, harness.DSN(t))(t)
+	d := postgres.Dialect()
+	prefix := fmt.Sprintf("px%08x_", rand.Uint32())
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		if err := migrations.Drop(ctx, db, d, prefix); err != nil {
+			t.Error(err)
+		}
+	})
+	if _, err := migrations.Apply(t.Context(), db, d, prefix); err != nil {
+		t.Fatal(err)
+	}
+	return db, prefix
+}
+
 func planText(t *testing.T, rows *sql.Rows) string {
 	t.Helper()
 	defer rows.Close()
@@ -78,21 +98,9 @@ func planText(t *testing.T, rows *sql.Rows) string {
 // 'available') in order and stop after the limit, with no sort and no scan
 // of the table.
 func TestClaimPlan_UsesPartialIndex(t *testing.T) {
-	dsn := harness.DSN(t)
-	db := conformance.Opener(postgres.DriverName, dsn)(t)
+	db, prefix := explainTables(t)
 	ctx := t.Context()
 	d := postgres.Dialect()
-	prefix := fmt.Sprintf("px%08x_", rand.Uint32())
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-		defer cancel()
-		if err := migrations.Drop(ctx, db, d, prefix); err != nil {
-			t.Error(err)
-		}
-	})
-	if _, err := migrations.Apply(ctx, db, d, prefix); err != nil {
-		t.Fatal(err)
-	}
 	names := migrations.NamesFor(prefix)
 	const rows, queues = 20000, 10
 	if _, err := db.ExecContext(ctx, `INSERT INTO `+names.Items+` (id, queue, kind, priority, state, available_at, attempt, max_attempts, crash_count, created_at)
@@ -157,21 +165,9 @@ func TestClaimPlan_UsesPartialIndex(t *testing.T) {
 // barriers (created_at, id WHERE fired_at IS NULL) in order, with no sort
 // and no scan of the table.
 func TestUnfiredBarriersPlan_UsesPartialIndex(t *testing.T) {
-	dsn := harness.DSN(t)
-	db := conformance.Opener(postgres.DriverName, dsn)(t)
+	db, prefix := explainTables(t)
 	ctx := t.Context()
 	d := postgres.Dialect()
-	prefix := fmt.Sprintf("px%08x_", rand.Uint32())
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-		defer cancel()
-		if err := migrations.Drop(ctx, db, d, prefix); err != nil {
-			t.Error(err)
-		}
-	})
-	if _, err := migrations.Apply(ctx, db, d, prefix); err != nil {
-		t.Fatal(err)
-	}
 	names := migrations.NamesFor(prefix)
 	const rows = 20000
 	if _, err := db.ExecContext(ctx, `INSERT INTO `+names.Barriers+` (id, owner_id, name, expected, arrived, failed, sealed, fired_at,

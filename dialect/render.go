@@ -90,6 +90,13 @@ func IndexDDL(table string, ix Index) string {
 // standard SQL literal: quotes doubled), "column IS NOT NULL" or "column IS
 // NULL".
 func Condition(conds []Cond) string {
+	return ConditionQuoted(conds, func(v string) string { return "'" + strings.ReplaceAll(v, "'", "''") + "'" })
+}
+
+// ConditionQuoted is Condition with the values written as literals by
+// quote, for a database whose string literals need more than doubled
+// quotes (MySQL reads a backslash as an escape).
+func ConditionQuoted(conds []Cond, quote func(string) string) string {
 	parts := make([]string, len(conds))
 	for i, c := range conds {
 		switch {
@@ -98,7 +105,7 @@ func Condition(conds []Cond) string {
 		case c.Null:
 			parts[i] = c.Column + " IS NULL"
 		default:
-			parts[i] = c.Column + " = '" + strings.ReplaceAll(c.Value, "'", "''") + "'"
+			parts[i] = c.Column + " = " + quote(c.Value)
 		}
 	}
 	return strings.Join(parts, " AND ")

@@ -116,21 +116,9 @@ func (d *mysqlDialect) CreateIndex(table string, ix dialect.Index) []string {
 // markerColumn names the generated column of a unique partial index.
 func markerColumn(index string) string { return index + "_on" }
 
-// condition renders a partial index's conditions as one SQL condition.
-func condition(where []dialect.Cond) string {
-	parts := make([]string, len(where))
-	for i, c := range where {
-		switch {
-		case c.NotNull:
-			parts[i] = c.Column + " IS NOT NULL"
-		case c.Null:
-			parts[i] = c.Column + " IS NULL"
-		default:
-			parts[i] = c.Column + " = " + quote(c.Value)
-		}
-	}
-	return strings.Join(parts, " AND ")
-}
+// condition renders a partial index's conditions as one SQL condition,
+// with MySQL's literals.
+func condition(where []dialect.Cond) string { return dialect.ConditionQuoted(where, quote) }
 
 // DropTable renders DROP TABLE IF EXISTS; the table's indexes go with it.
 func (d *mysqlDialect) DropTable(table string) []string {

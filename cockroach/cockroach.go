@@ -40,7 +40,11 @@ const LockTable = "plenum_locks"
 const openTimeout = 30 * time.Second
 
 func init() {
-	dialect.Register(Dialect())
+	dialect.Register(dialect.Registration{
+		Dialect: Dialect(),
+		Open:    Open,
+		DSN:     dialect.DSNForm{Example: "postgresql://root@localhost:26257/defaultdb?sslmode=disable"},
+	})
 }
 
 // crdbDialect is the PostgreSQL dialect with what CockroachDB does
@@ -86,7 +90,7 @@ func Open(dsn string) (*sql.DB, error) {
 	defer cancel()
 	if err := db.PingContext(ctx); err != nil {
 		db.Close()
-		return nil, fmt.Errorf("cockroach: open: cannot reach the server: %w", err)
+		return nil, postgres.ConnectError("cockroach: open", err)
 	}
 	return db, nil
 }

@@ -13,10 +13,13 @@
 // do: a new database is one package that implements Dialect and passes the
 // conformance suite.
 //
-// Writing a dialect: implement Dialect in one package, register it from
-// init, add it to the generator's list in migrations/internal/generate (go
-// generate ./migrations then writes its SQL), and run conformance.Run from
-// the package's test against a real server. The contract's sharp edges:
+// Writing a dialect: implement Dialect in one package; register it once,
+// from init, with a Registration (the Dialect, an Open that turns a DSN
+// into a ready *sql.DB, and what its DSNs look like: see Register); add the
+// package's import to dialect/builtin, which the CLI and the migration
+// generator link (go generate ./migrations then writes its SQL, and every
+// CLI command can open it); and run conformance.Run from the package's test
+// against a real server. The contract's sharp edges:
 //
 //   - Now must move between statements of one transaction, and should hold
 //     still within one statement (PostgreSQL's statement_timestamp(): not

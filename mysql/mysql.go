@@ -46,7 +46,11 @@ const openPingTimeout = 15 * time.Second
 const driverDefaultMaxAllowedPacket = 64 << 20
 
 func init() {
-	dialect.Register(Dialect())
+	dialect.Register(dialect.Registration{
+		Dialect: Dialect(),
+		Open:    Open,
+		DSN:     dialect.DSNForm{Example: "user:password@tcp(localhost:3306)/db"},
+	})
 }
 
 type mysqlDialect struct{}

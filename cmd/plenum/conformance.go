@@ -145,8 +145,11 @@ func conformancePlan(ctx context.Context, o conformanceOptions) (conformance.Con
 	if err != nil {
 		return conformance.Config{}, nil, fmt.Errorf("%s database: %w", d.Name(), err)
 	}
-	open := openers[d.Name()]
-	dsn := o.DSN
+	r, err := lookupRegistration(d.Name())
+	if err != nil {
+		return conformance.Config{}, nil, err
+	}
+	open, dsn := r.Open, o.DSN
 	cfg := conformance.Config{
 		Dialect: d,
 		// Every call opens a new handle, as Config.Open requires.

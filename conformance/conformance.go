@@ -45,7 +45,8 @@ type Config struct {
 	// Misconfigured, when set, returns a new handle on a database of the
 	// kind under test that lacks a setting the dialect depends on (SQLite: a
 	// file opened without WAL and busy_timeout). The bad-input subtest then
-	// checks that core.Open refuses it and creates nothing. It follows the
+	// checks that core.Open refuses it (core.ErrMisconfigured) and creates
+	// nothing. It follows the
 	// contract of Open. Default: not checked.
 	Misconfigured func(t testing.TB) *sql.DB
 

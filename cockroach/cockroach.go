@@ -44,7 +44,19 @@ func init() {
 		Dialect: Dialect(),
 		Open:    Open,
 		DSN:     dialect.DSNForm{Example: "postgresql://root@localhost:26257/defaultdb?sslmode=disable"},
+		Version: serverVersion,
 	})
+}
+
+// serverVersion returns the first words of version(): "CockroachDB CCL
+// v24.3.5".
+func serverVersion(ctx context.Context, db *sql.DB) (string, error) {
+	var v string
+	if err := db.QueryRowContext(ctx, "SELECT version()").Scan(&v); err != nil {
+		return "", fmt.Errorf("cockroach: version: %w", err)
+	}
+	f := strings.Fields(v)
+	return strings.Join(f[:min(3, len(f))], " "), nil
 }
 
 // crdbDialect is the PostgreSQL dialect with what CockroachDB does

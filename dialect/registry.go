@@ -37,6 +37,11 @@ type Registration struct {
 	// DSN says what the dialect's DSNs look like. Example is required.
 	DSN DSNForm
 
+	// Version, when set, returns the server's product and version
+	// ("PostgreSQL 15.18", "MariaDB 10.11.19-MariaDB"), for reports such as
+	// the CLI's conformance table. Optional.
+	Version func(ctx context.Context, db *sql.DB) (string, error)
+
 	// Checkpoint, when set, folds work the database keeps for later into
 	// its files (SQLite's write-ahead log), so that a benchmark's
 	// measurements each start clean. Optional.

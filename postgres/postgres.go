@@ -36,7 +36,17 @@ func init() {
 		Dialect: Dialect(),
 		Open:    Open,
 		DSN:     dialect.DSNForm{Example: "postgres://user:password@localhost:5432/db?sslmode=disable"},
+		Version: serverVersion,
 	})
+}
+
+// serverVersion returns "PostgreSQL " and the server_version setting.
+func serverVersion(ctx context.Context, db *sql.DB) (string, error) {
+	var v string
+	if err := db.QueryRowContext(ctx, "SELECT current_setting('server_version')").Scan(&v); err != nil {
+		return "", fmt.Errorf("postgres: version: %w", err)
+	}
+	return "PostgreSQL " + v, nil
 }
 
 type pgDialect struct{}

@@ -42,7 +42,17 @@ func init() {
 		Open:       Open,
 		DSN:        dialect.DSNForm{Example: "./jobs.db", File: true},
 		Checkpoint: Checkpoint,
+		Version:    serverVersion,
 	})
+}
+
+// serverVersion names the SQLite library the driver embeds.
+func serverVersion(ctx context.Context, db *sql.DB) (string, error) {
+	var v string
+	if err := db.QueryRowContext(ctx, "SELECT sqlite_version()").Scan(&v); err != nil {
+		return "", fmt.Errorf("sqlite: version: %w", err)
+	}
+	return "SQLite " + v, nil
 }
 
 // Checkpoint empties the write-ahead log into the database file

@@ -294,6 +294,18 @@ func TestConformance_RefusesWhereItCannotCreateTables(t *testing.T) {
 		}
 	})
 	u.User = url.User(role)
-	wantStderr(t, []string{"conformance", "--dialect", "postgres", "--dsn", u.String()}, exitFailure,
-		[]string{"--dsn: the suite cannot create tables in this postgres database (PostgreSQL ", "permission denied", "never touches existing tables"})
+	// In a subprocess: were the refusal missing, the suite would run and
+	// end the process.
+	code, out := runCLI(t, "conformance", "--dialect", "postgres", "--dsn", u.String(), "--run", "Claim_Order")
+	if code != exitFailure {
+		t.Errorf("exit %d, want %d", code, exitFailure)
+	}
+	for _, want := range []string{"--dsn: the suite cannot create tables in this postgres database (PostgreSQL ", "permission denied", "never touches existing tables"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+	if strings.Contains(out, "Guarantees on") {
+		t.Errorf("the suite ran on a database where it cannot create tables:\n%s", out)
+	}
 }

@@ -22,14 +22,17 @@ const requireName = "docker"
 // t (fails it, when PLENUM_REQUIRE lists docker) saying why there is none.
 func started(t *testing.T, what string, start func(testing.TB) (string, bool)) string {
 	t.Helper()
+	// The two lines' shape is what the test summary of internal/gotest
+	// reads.
 	if dsn, ok := start(t); ok {
+		t.Logf("conformance: %s: testing the database of a container", what)
 		return dsn
 	}
 	_, reason := testdb.Docker()
 	if reason == "" {
 		reason = "the container did not start (see the log above)"
 	}
-	msg := "containers: no " + what + " container: " + reason
+	msg := "conformance: no " + what + " database: " + reason
 	if conformance.Required(requireName) {
 		t.Fatalf("%s; it is required: %s lists %s", msg, conformance.RequireEnv, requireName)
 	}
@@ -46,7 +49,7 @@ func missingSchema(driver, dsn string) func(t testing.TB) *sql.DB {
 }
 
 func TestConformance_PostgresContainer(t *testing.T) {
-	dsn := started(t, "PostgreSQL", testdb.Postgres)
+	dsn := started(t, "postgres-container", testdb.Postgres)
 	conformance.Run(t, conformance.Config{
 		Dialect:       postgres.Dialect(),
 		Open:          conformance.Opener(postgres.DriverName, dsn),
@@ -55,7 +58,7 @@ func TestConformance_PostgresContainer(t *testing.T) {
 }
 
 func TestConformance_CockroachContainer(t *testing.T) {
-	dsn := started(t, "CockroachDB", testdb.Cockroach)
+	dsn := started(t, "cockroach-container", testdb.Cockroach)
 	conformance.Run(t, conformance.Config{
 		Dialect:       cockroach.Dialect(),
 		Open:          conformance.Opener(cockroach.DriverName, dsn),
@@ -64,11 +67,11 @@ func TestConformance_CockroachContainer(t *testing.T) {
 }
 
 func TestConformance_MySQL8Container(t *testing.T) {
-	runMySQL(t, started(t, "MySQL 8", testdb.MySQL))
+	runMySQL(t, started(t, "mysql8-container", testdb.MySQL))
 }
 
 func TestConformance_MariaDBContainer(t *testing.T) {
-	runMySQL(t, started(t, "MariaDB", testdb.MariaDB))
+	runMySQL(t, started(t, "mariadb-container", testdb.MariaDB))
 }
 
 func runMySQL(t *testing.T, dsn string) {

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"database/sql"
 	"errors"
 	"fmt"
@@ -8,6 +9,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/plenumdb/plenum/dialect"
 	_ "github.com/plenumdb/plenum/dialect/builtin" // every dialect the module ships
@@ -62,7 +64,26 @@ func openDialect(name, dsn string) (*sql.DB, dialect.Dialect, error) {
 	if err != nil {
 		return nil, nil, dsnError(err)
 	}
+	if err := checkSettings(db, r.Dialect); err != nil {
+		db.Close()
+		return nil, nil, err
+	}
 	return db, r.Dialect, nil
+}
+
+// checkTimeout bounds the dialect's Check at open.
+const checkTimeout = 30 * time.Second
+
+// checkSettings runs the dialect's Check on a database just opened, so that
+// a setting the DSN lacks (or a server setting it meets) is named as the
+// fault of --dsn, before any command does work.
+func checkSettings(db *sql.DB, d dialect.Dialect) error {
+	ctx, cancel := context.WithTimeout(context.Background(), checkTimeout)
+	defer cancel()
+	if err := d.Check(ctx, db); err != nil {
+		return dsnError(fmt.Errorf("the %s database cannot be used as it is: %w", d.Name(), err))
+	}
+	return nil
 }
 
 // dsnError names --dsn in an error of a dialect's Open.
@@ -115,6 +136,10 @@ func openExisting(r dialect.Registration, path string) (*sql.DB, error) {
 	db, err := r.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("--db: %w", err)
+	}
+	if err := checkSettings(db, r.Dialect); err != nil {
+		db.Close()
+		return nil, err
 	}
 	return db, nil
 }

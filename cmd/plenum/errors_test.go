@@ -106,6 +106,26 @@ func TestCLI_PostgresRefusedCredentialsAreNotUnreachable(t *testing.T) {
 		[]string{"--dsn", "no such database", "3D000"}, "cannot reach")
 }
 
+// A server setting the dialect refuses is the fault of --dsn, named before
+// the command does anything.
+func TestCLI_RefusedSettingNamesDSN(t *testing.T) {
+	t.Parallel()
+	u := pgURL(t)
+	q := u.Query()
+	q.Set("search_path", "plenum_no_such_schema")
+	u.RawQuery = q.Encode()
+	for _, cmd := range []string{"inspect", "bench"} {
+		wantStderr(t, []string{cmd, "--dialect", "postgres", "--dsn", u.String()}, exitFailure,
+			[]string{"--dsn: the postgres database cannot be used as it is", "search_path"})
+	}
+	// In a subprocess: were the refusal missing, the suite would run and
+	// end the process.
+	code, out := runCLI(t, "conformance", "--dialect", "postgres", "--dsn", u.String(), "--run", "Claim_Order")
+	if code != exitFailure || !strings.Contains(out, "--dsn: the postgres database cannot be used as it is") || strings.Contains(out, "Guarantees on") {
+		t.Errorf("conformance on a refused setting: exit %d, output:\n%s", code, out)
+	}
+}
+
 // The postgres dialect pointed at a MySQL server says so, in words.
 func TestCLI_PostgresDialectAtAMySQLPort(t *testing.T) {
 	t.Parallel()

@@ -128,5 +128,6 @@
 // transaction in runs under load) than the dialect's budget allows.
 // TestCockroachDB runs the DDL, the lock and the whole conformance suite
 // against a real CockroachDB, with the dialect's own budget, where
-// PLENUM_COCKROACH_DSN is set or Docker answers.
+// PLENUM_COCKROACH_DSN is set; the containers module (containers/) runs the
+// suite on a CockroachDB it starts where Docker answers.
 package cockroach

@@ -217,8 +217,9 @@
 // # Not verified on MySQL 8
 //
 // The package's tests ran against MariaDB 10.11; the MySQL 8 conformance test
-// runs where Docker answers (TestConformance_MySQL8) or PLENUM_MYSQL8_DSN
-// names a server. What rests on MySQL's documentation alone: SKIP LOCKED
+// runs where PLENUM_MYSQL8_DSN names a server (TestConformance_MySQL8), and
+// the containers module (containers/) runs it on MySQL 8.4 where Docker
+// answers. What rests on MySQL's documentation alone: SKIP LOCKED
 // (since 8.0.1) and the locking clause not reaching subqueries; the absence of
 // CREATE INDEX IF NOT EXISTS; the claim's plan (the EXPLAIN test asserts it
 // on whichever server it meets, but its output was seen on MariaDB only);

@@ -57,6 +57,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	r := newReport(stdout)
+	r.verbose = verbose(args)
 	r.read(out)
 	err = cmd.Wait()
 	r.summary()
@@ -85,13 +86,28 @@ type suite struct {
 	failed  map[string]bool
 }
 
+// verbose reports whether args ask go test for -v output.
+func verbose(args []string) bool {
+	for _, a := range args {
+		if a == "--" {
+			break // what follows goes to the test binaries
+		}
+		switch strings.TrimLeft(a, "-") {
+		case "v", "v=true", "test.v", "test.v=true":
+			return true
+		}
+	}
+	return false
+}
+
 // report prints test output as go test would, and keeps what the summary
 // needs.
 type report struct {
-	w      io.Writer
-	lines  map[string][]string // package + test -> its output
-	failed map[string][]string // package -> failed tests, in order
-	suites map[string]*suite
+	w       io.Writer
+	verbose bool                // print every line, as go test -v does
+	lines   map[string][]string // package + test -> its output
+	failed  map[string][]string // package -> failed tests, in order
+	suites  map[string]*suite
 	// seen maps package + test to the database names its output named.
 	seen map[string][]string
 }
@@ -128,6 +144,9 @@ func (r *report) handle(e event) {
 	case "build-output":
 		fmt.Fprint(r.w, e.Output)
 	case "output":
+		if r.verbose {
+			fmt.Fprint(r.w, e.Output)
+		}
 		r.lines[id] = append(r.lines[id], e.Output)
 		r.note(id, e.Output)
 	case "skip", "pass", "fail":
@@ -168,6 +187,9 @@ func (r *report) note(id, line string) {
 // when it passed, every failed test's output and the package's own when
 // it failed.
 func (r *report) endPackage(e event) {
+	if r.verbose {
+		return // every line was printed as it came
+	}
 	pkgID := e.Package + "\x00"
 	own := r.lines[pkgID]
 	if e.Action != "fail" {

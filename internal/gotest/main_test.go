@@ -77,3 +77,25 @@ func TestReport_NoSuitesNoSummary(t *testing.T) {
 		t.Errorf("output %q", out.String())
 	}
 }
+
+// With -v every line is printed, as go test -v prints it, and the summary
+// follows.
+func TestReport_VerbosePrintsEverything(t *testing.T) {
+	t.Parallel()
+	if !verbose([]string{"-race", "-v", "./..."}) || verbose([]string{"-run", "V"}) || verbose([]string{"--", "-v"}) {
+		t.Error("verbose() misreads its arguments")
+	}
+	var out bytes.Buffer
+	r := newReport(&out)
+	r.verbose = true
+	r.read(strings.NewReader(stream))
+	r.summary()
+	for _, want := range []string{"=== RUN   TestConformance\n", "testing the database of PLENUM_POSTGRES_DSN\n", "PASS\n", "ok  \tp/pg\t0.1s\n", "Not tested, and how to test them:"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("verbose output lacks %q:\n%s", want, out.String())
+		}
+	}
+	if n := strings.Count(out.String(), "    x_test.go:9: it broke\n"); n != 1 {
+		t.Errorf("a failed test's line printed %d times, want once:\n%s", n, out.String())
+	}
+}

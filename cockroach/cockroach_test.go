@@ -363,3 +363,20 @@ func TestLockAndCheck_RefuseOtherDrivers(t *testing.T) {
 		t.Fatal("Lock(nil) succeeded")
 	}
 }
+
+// CockroachDB names an index by its table; the PostgreSQL-compatible mode
+// drops it as PostgreSQL does.
+func TestDDL_DropIndexNamesItsTable(t *testing.T) {
+	t.Parallel()
+	ix := dialect.Index{Name: "p_a", Columns: []string{"a"}, Sequential: true}
+	if got := Dialect().DropIndex("p_t", ix); len(got) != 1 || got[0] != "DROP INDEX IF EXISTS p_t@p_a" {
+		t.Errorf("DropIndex = %q", got)
+	}
+	if got := postgresCompatible("t").DropIndex("p_t", ix); len(got) != 1 || got[0] != "DROP INDEX IF EXISTS p_a" {
+		t.Errorf("compatible DropIndex = %q", got)
+	}
+	name := dialect.Column{Name: "name", Type: dialect.String, Size: 255, Nullable: true}
+	if got := Dialect().AddColumn("p_t", name); len(got) != 1 || got[0] != "ALTER TABLE p_t ADD COLUMN IF NOT EXISTS name varchar(255)" {
+		t.Errorf("AddColumn = %q", got)
+	}
+}

@@ -71,7 +71,7 @@ func TestMigrationsUp_AppliesOnce(t *testing.T) {
 	t.Parallel()
 	path := filepath.Join(t.TempDir(), "app.db")
 	code, out, errOut := cli(t, "migrations", "up", "--dialect", "sqlite", "--dsn", path, "--prefix", "app_")
-	if code != exitOK || !strings.Contains(out, "applied version 1") {
+	if code != exitOK || !strings.Contains(out, "applied versions 1, 2") {
 		t.Fatalf("first up: exit %d\n%s%s", code, out, errOut)
 	}
 	code, out, errOut = cli(t, "migrations", "up", "--dialect", "sqlite", "--dsn", path, "--prefix", "app_")

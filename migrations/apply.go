@@ -234,7 +234,7 @@ func run(ctx context.Context, q dialect.Querier, d dialect.Dialect, prefix strin
 		case !applied[m.Version]:
 			_, record = q.ExecContext(ctx, insertVersion(d, prefix), m.Version, m.Name)
 		}
-		if record == nil && resumable {
+		if record == nil && (resumable || started[m.Version]) {
 			_, record = q.ExecContext(ctx, deleteVersion(d, prefix), -m.Version)
 		}
 		if record != nil {

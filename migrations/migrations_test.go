@@ -570,3 +570,50 @@ func TestGooseStatementBlocks(t *testing.T) {
 		t.Fatalf("goose file wraps statements that need no wrapping:\n%s", s)
 	}
 }
+
+// Up, Down and Status refuse what they cannot do, and a version applied by
+// a newer build shows in Status and is never rolled back blindly.
+func TestUpDownStatus_Edges(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	d := sqlite.Dialect()
+	db := openDB(t)
+	for _, c := range []struct {
+		name string
+		err  error
+		want string
+	}{
+		{"Up(0)", func() error { _, err := migrations.Up(ctx, db, d, prefix, 0); return err }(), "version 0: this build knows versions 1 to 2"},
+		{"Up(3)", func() error { _, err := migrations.Up(ctx, db, d, prefix, 3); return err }(), "version 3: this build knows versions 1 to 2"},
+		{"Down(-1)", func() error { _, err := migrations.Down(ctx, db, d, prefix, -1); return err }(), "version -1: this build knows versions 0 to 2"},
+		{"Down(nil db)", func() error { _, err := migrations.Down(ctx, nil, d, prefix, 0); return err }(), "nil database"},
+		{"Status(nil dialect)", func() error { _, err := migrations.Status(ctx, db, nil, prefix); return err }(), "nil database or dialect"},
+		{"Status(bad prefix)", func() error { _, err := migrations.Status(ctx, db, d, "X"); return err }(), "invalid table prefix"},
+		{"Down(bad prefix)", func() error { _, err := migrations.Down(ctx, db, d, "X", 0); return err }(), "invalid table prefix"},
+	} {
+		if c.err == nil || !strings.Contains(c.err.Error(), c.want) {
+			t.Errorf("%s = %v, want %q", c.name, c.err, c.want)
+		}
+	}
+
+	if _, err := migrations.Apply(ctx, db, d, prefix); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.Exec("INSERT INTO plenum_migrations (version, name, applied_at) VALUES (3, 'future', 0)"); err != nil {
+		t.Fatal(err)
+	}
+	st, err := migrations.Status(ctx, db, d, prefix)
+	if err != nil || len(st) != 3 || !st[2].Unknown || st[2].State != migrations.Applied || st[2].Name != "future" {
+		t.Fatalf("Status with a newer version = %+v, %v", st, err)
+	}
+	if v := version(t, db, d); v != 3 {
+		t.Fatalf("Version = %d, want 3", v)
+	}
+	if _, err := migrations.Down(ctx, db, d, prefix, 1); err == nil || !strings.Contains(err.Error(), "version 3 (future) was applied by a newer build") {
+		t.Fatalf("Down past a newer version = %v", err)
+	}
+	if _, err := migrations.Down(ctx, db, d, prefix, 2); err == nil {
+		t.Fatal("Down(2) under a newer version 3 succeeded")
+	}
+	checkSchema(t, db)
+}

@@ -203,3 +203,16 @@ func (d *mysqlDialect) ColumnExists(ctx context.Context, q dialect.Querier, tabl
 	}
 	return n > 0, nil
 }
+
+// MigrationNotes says what golang-migrate needs to run the generated files
+// (migrations.Noter): it sends each file to the server whole, which
+// go-sql-driver/mysql allows only with multiStatements=true in the DSN.
+// (goose splits the statements itself; Plenum's own migrator runs them one
+// by one.) Keep that setting to the migration tool's DSN: a store needs
+// none.
+func (d *mysqlDialect) MigrationNotes(format string) []string {
+	if format != "golang-migrate" {
+		return nil
+	}
+	return []string{"golang-migrate sends each file whole: its DSN needs multiStatements=true (mysql://user:password@tcp(host:3306)/db?multiStatements=true)."}
+}

@@ -1,6 +1,13 @@
 // Package migrations holds Plenum's one schema definition, renders it to each
-// dialect's DDL, writes the per-dialect SQL files (go generate), and applies
-// pending versions to a database under a lock.
+// dialect's DDL, writes the per-dialect SQL files (go generate, Render,
+// WriteFiles), and migrates a database under a lock: Apply and Up apply
+// pending versions, Down rolls versions back, Status and Version report
+// where a database stands.
+//
+// A version (Migration) is a list of changes, each with its down: a table
+// or an index to create, an index to drop, a nullable column to add, a
+// data step. A version that has landed is never edited: a schema change is
+// the next version.
 package migrations
 
 import (

@@ -188,6 +188,10 @@ func runDemo(ctx context.Context, w io.Writer, o demoOptions) (demoReport, error
 	defer closeDB()
 	st, err := core.Open(ctx, db, sqlite.Dialect(), core.Options{Prefix: o.Prefix, Migrate: true})
 	if err != nil {
+		if ctx.Err() != nil {
+			// Stopped while migrating the scratch file: the same as later.
+			return demoReport{}, fmt.Errorf("demo: interrupted: %w", err)
+		}
 		return demoReport{}, fmt.Errorf("demo: %w", err)
 	}
 	if err := checkEmpty(ctx, st); err != nil {

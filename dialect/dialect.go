@@ -7,7 +7,9 @@
 // transaction begins (Begin), the claim statement (Claim), insert-or-ignore
 // (InsertIgnore), how values are bound and read back (UUID, JSON, Bool,
 // ScanTime), how errors are classified (Classify), the DDL for the schema
-// (CreateTable, CreateIndex, DropTable) and a check that a connection has the
+// (CreateTable, CreateIndex, DropTable, DropIndex, AddColumn, DropColumn:
+// shared shapes in TableDDL, IndexDDL, AddColumnDDL, DropColumnDDL and
+// DropIndexDDL) and a check that a connection has the
 // settings the dialect depends on (Check). Everything else is a capability flag
 // in Capabilities. The core never asks a dialect for its name to decide what to
 // do: a new database is one package that implements Dialect and passes the
@@ -40,6 +42,12 @@
 //     runs the whole transaction again.
 //   - Classify must report a connection lost as ConnectionLost: at commit
 //     that becomes ErrCommitUnknown instead of a blind retry.
+//   - Where DDL is not transactional, a migration that failed half way is
+//     completed by running it again, so every DDL statement must be safe to
+//     run again after it succeeded: IF [NOT] EXISTS where the database has
+//     it, else the dialect implements the migrations package's probers
+//     (TableProber, IndexProber, ColumnProber) and the migrator skips what
+//     is already done.
 package dialect
 
 import (
@@ -157,6 +165,15 @@ type Dialect interface {
 	CreateIndex(table string, ix Index) []string
 	// DropTable returns the statements that drop table if it exists.
 	DropTable(table string) []string
+	// DropIndex returns the statements that drop index ix of table, as
+	// CreateIndex created it (with whatever CreateIndex added for it: a
+	// substitute's generated column, say).
+	DropIndex(table string, ix Index) []string
+	// AddColumn returns the statements that add column c to table, which
+	// may hold rows: c is nullable (the migrator adds no other).
+	AddColumn(table string, c Column) []string
+	// DropColumn returns the statements that drop column c of table.
+	DropColumn(table string, c Column) []string
 
 	// Lock takes a lock named name, waiting for it as long as ctx allows,
 	// and returns the function that releases it: a session-level lock on

@@ -85,6 +85,10 @@ func (w wrapped) IndexExists(ctx context.Context, q dialect.Querier, table, inde
 	return w.Dialect.(migrations.IndexProber).IndexExists(ctx, q, table, index)
 }
 
+func (w wrapped) ColumnExists(ctx context.Context, q dialect.Querier, table, column string) (bool, error) {
+	return w.Dialect.(migrations.ColumnProber).ColumnExists(ctx, q, table, column)
+}
+
 // countingDialect counts the distinct server errors 1213 and 1205 that it
 // classifies as retryable. The core classifies one error more than once
 // at times, so errors are counted by identity.

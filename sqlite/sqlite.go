@@ -36,6 +36,15 @@ const WriterQueueTimeout = 10 * time.Second
 // minBusyTimeout is the smallest busy_timeout Check accepts, in ms.
 const minBusyTimeout = 1000
 
+// nowExpr is the database clock in whole microseconds (see Now). 2440587.5
+// is the Julian day of the Unix epoch.
+const nowExpr = "CAST(ROUND((julianday('now') - 2440587.5) * 86400000) AS INTEGER) * 1000"
+
+// MinVersion is the oldest SQLite the dialect supports: 3.35.0 brought
+// RETURNING (the claim) and ALTER TABLE DROP COLUMN (the down migrations).
+// Check refuses older libraries.
+const MinVersion = "3.35.0"
+
 func init() {
 	dialect.Register(dialect.Registration{
 		Dialect:    Dialect(),
@@ -169,12 +178,14 @@ func (d *sqliteDialect) Rebind(query string) string { return dialect.RebindQuest
 // Param returns "?": SQLite is dynamically typed and never needs a cast.
 func (d *sqliteDialect) Param(dialect.ColumnType) string { return "?" }
 
-// Now returns the database clock in microseconds. unixepoch('subsec') is a
-// float of seconds with millisecond precision; it is rounded, not
-// truncated, because the float times 1000 often lands just below the whole
-// millisecond.
+// Now returns the database clock in microseconds. julianday('now') is the
+// clock SQLite keeps internally (whole milliseconds) as a float of days;
+// it is shifted to the Unix epoch and rounded, not truncated, because the
+// float times 86400000 often lands just below the whole millisecond.
+// julianday works on every SQLite this dialect supports, where
+// unixepoch() needs 3.38 and unixepoch('subsec') 3.42.
 func (d *sqliteDialect) Now(offset time.Duration) string {
-	const now = "CAST(ROUND(unixepoch('subsec') * 1000) AS INTEGER) * 1000"
+	const now = nowExpr
 	us := offset.Microseconds()
 	switch {
 	case us > 0:

@@ -83,6 +83,7 @@ type guarantee struct {
 var guarantees = []guarantee{
 	{"Claim_ExclusiveUnderConcurrency", testClaimExclusive},
 	{"Claim_Order", testClaimOrder},
+	{"Claim_OrderOfOneEnqueueAcrossStatements", testEnqueueOrderAcrossStatements},
 	{"Claim_LocksOnlyRowsItTakes", testClaimLocksOnlyRowsItTakes},
 	{"Fence_StaleHolderChangesNothing", testFenceStaleHolder},
 	{"Fence_CommitsWithFnOrNotAtAll", testFenceAtomic},

@@ -198,23 +198,28 @@ const (
 // scoped by it. Statements: one per batch, plus one lookup per batch in
 // which some keyed row already existed.
 //
-// Ids are made in the caller's order, so that items of one call with the
-// same priority and available time are claimed in that order; rows are
-// bound in key order, so that two transactions inserting overlapping keys
-// take the unique index's locks in the same order instead of deadlocking
-// (InnoDB's ON DUPLICATE KEY locks each key it meets).
+// Ids are made in the caller's order, and rows are split into statements
+// in the caller's order (rows available at once first, then delayed ones),
+// so that items of one call with the same priority and delay are claimed in
+// that order: each statement stamps its own {now}, which never runs behind
+// an earlier statement's, and within one statement the ids decide. Inside
+// a statement the rows are bound in key order, so that two transactions
+// inserting overlapping keys take the unique index's locks in the same
+// order instead of deadlocking (InnoDB's ON DUPLICATE KEY locks each key it
+// meets); a deadlock across statements is retried like any other.
 func (s *Store) insertItems(ctx context.Context, q dialect.Querier, specs []ItemSpec, barrier uuid.UUID, keyScope string) ([]Enqueued, error) {
 	out := make([]Enqueued, len(specs))
 	for i := range out {
 		out[i].ID = uuid.Must(uuid.NewV7())
 	}
-	order := keyOrder(specs)
+	order := delayOrder(specs)
 	sorted := make([]ItemSpec, len(specs))
 	for i, j := range order {
 		sorted[i] = specs[j]
 	}
 	for start := 0; start < len(sorted); {
 		end := s.batchEnd(sorted, start)
+		sortByKey(sorted[start:end], order[start:end])
 		batch := sorted[start:end]
 		ids := make([]uuid.UUID, len(batch))
 		args := make([]any, 0, len(batch)*argsPerInsert)
@@ -264,28 +269,45 @@ func (s *Store) insertItems(ctx context.Context, q dialect.Querier, specs []Item
 	return out, nil
 }
 
-// keyOrder returns the indexes of specs sorted by queue and key, with rows
-// that are not delayed first (a batch holds rows of one kind) and keyless
-// rows in the caller's order.
-func keyOrder(specs []ItemSpec) []int {
+// delayOrder returns the indexes of specs with the rows that are not
+// delayed first (a batch holds rows of one kind), each kind in the
+// caller's order.
+func delayOrder(specs []ItemSpec) []int {
 	order := make([]int, len(specs))
 	for i := range order {
 		order[i] = i
 	}
 	slices.SortStableFunc(order, func(a, b int) int {
-		x, y := &specs[a], &specs[b]
-		if dx, dy := x.Delay > 0, y.Delay > 0; dx != dy {
-			if dy {
+		if da, db := specs[a].Delay > 0, specs[b].Delay > 0; da != db {
+			if db {
 				return -1
 			}
 			return 1
 		}
+		return 0
+	})
+	return order
+}
+
+// sortByKey sorts one statement's rows by queue and key, keyless rows in
+// the caller's order, and order (the rows' positions in the caller's
+// slice) along with them.
+func sortByKey(batch []ItemSpec, order []int) {
+	perm := make([]int, len(batch))
+	for i := range perm {
+		perm[i] = i
+	}
+	slices.SortStableFunc(perm, func(a, b int) int {
+		x, y := &batch[a], &batch[b]
 		if c := strings.Compare(x.Queue, y.Queue); c != 0 {
 			return c
 		}
 		return strings.Compare(x.Key, y.Key)
 	})
-	return order
+	specs, idx := slices.Clone(batch), slices.Clone(order)
+	for i, p := range perm {
+		batch[i], order[i] = specs[p], idx[p]
+	}
 }
 
 // batchEnd returns the end of the batch that starts at start: rows of one

@@ -97,6 +97,7 @@ var guarantees = []guarantee{
 	{"Heartbeat_ExtendsLeases", testHeartbeatExtends},
 	{"Clock_DatabaseTimeGatesVisibility", testClock},
 	{"FanOut_IdempotentResume", testFanOutResume},
+	{"FanOut_ChildKeysCannotBeTaken", testFanOutChildKeysReserved},
 	{"FanIn_ExactlyOnceUnderConcurrency", testFanInExactlyOnce},
 	{"FanIn_FiresAtSealWhenChildrenAlreadyDone", testFanInFiresAtSeal},
 	{"FanIn_NestedFireInOrder", testFanInNested},

@@ -35,7 +35,10 @@ type ItemSpec struct {
 	MaxAttempts int
 	// Key, when not empty, makes the enqueue idempotent: an item with the
 	// same Queue and Key that already exists is returned instead of a new
-	// one. Up to 200 characters.
+	// one. Up to 200 characters. Keys that begin with a UUID in its
+	// 36-character text form and a slash ("0190…-…/x") are reserved for the
+	// stored keys of barriers' children and refused, so that no caller's
+	// key can take a child's place.
 	Key string
 }
 
@@ -83,8 +86,12 @@ func (s *Store) validateSpecs(specs []ItemSpec) error {
 		return invalid("specs", "nothing to enqueue")
 	}
 	for i := range specs {
-		if err := s.validateSpec(&specs[i], fmt.Sprintf("specs[%d].", i)); err != nil {
+		at := fmt.Sprintf("specs[%d].", i)
+		if err := s.validateSpec(&specs[i], at); err != nil {
 			return err
+		}
+		if reservedKey(specs[i].Key) {
+			return invalid(at+"Key", "%q begins with a UUID and a slash, the form reserved for the keys of barriers' children", specs[i].Key)
 		}
 	}
 	return nil
@@ -254,7 +261,7 @@ func (s *Store) insertItems(ctx context.Context, q dialect.Querier, specs []Item
 			return nil, err
 		}
 		if int(inserted) < len(batch) {
-			existing, err := s.resolveExisting(ctx, q, batch, ids, keyScope)
+			existing, err := s.resolveExisting(ctx, q, batch, ids, barrier, keyScope)
 			if err != nil {
 				return nil, err
 			}
@@ -333,8 +340,10 @@ func (s *Store) batchEnd(specs []ItemSpec, start int) int {
 
 // resolveExisting finds, for each keyed spec of a batch in which not every
 // row was inserted, the item that holds its key: the result at i has
-// Existed set when that is not the row with ids[i].
-func (s *Store) resolveExisting(ctx context.Context, q dialect.Querier, batch []ItemSpec, ids []uuid.UUID, keyScope string) ([]Enqueued, error) {
+// Existed set when that is not the row with ids[i]. For a barrier's
+// children, a row holding the key that is not a child of the barrier is
+// ErrKeyConflict: a child is never silently taken for another item.
+func (s *Store) resolveExisting(ctx context.Context, q dialect.Querier, batch []ItemSpec, ids []uuid.UUID, barrier uuid.UUID, keyScope string) ([]Enqueued, error) {
 	byQueue := map[string][]string{}
 	for _, sp := range batch {
 		if sp.Key != "" {
@@ -349,16 +358,28 @@ func (s *Store) resolveExisting(ctx context.Context, q dialect.Querier, batch []
 			for _, k := range chunk {
 				args = append(args, k)
 			}
-			rows, err := q.QueryContext(ctx, s.sql("SELECT id, unique_key FROM {items} WHERE queue = ? AND unique_key IN ("+dialect.Placeholders(len(chunk))+")"), args...)
+			// A child's row is its barrier's own when it reports there, or
+			// when it expanded and handed its membership to its own join.
+			own, ownArgs := "1", []any(nil)
+			if barrier != uuid.Nil {
+				own = "CASE WHEN barrier_id = ? OR EXISTS (SELECT 1 FROM {barriers} b WHERE b.owner_id = {items}.id AND b.parent_barrier_id = ?) THEN 1 ELSE 0 END"
+				ownArgs = []any{s.d.UUID(barrier), s.d.UUID(barrier)}
+			}
+			rows, err := q.QueryContext(ctx, s.sql("SELECT id, unique_key, "+own+" FROM {items} WHERE queue = ? AND unique_key IN ("+dialect.Placeholders(len(chunk))+")"), append(ownArgs, args...)...)
 			if err != nil {
 				return nil, err
 			}
 			for rows.Next() {
 				var id uuid.UUID
 				var key string
-				if err := rows.Scan(&id, &key); err != nil {
+				var mine int
+				if err := rows.Scan(&id, &key, &mine); err != nil {
 					rows.Close()
 					return nil, err
+				}
+				if mine != 1 {
+					rows.Close()
+					return nil, fmt.Errorf("plenum: child key %q of barrier %s in queue %q is held by item %s, which is not a child of that barrier: %w", key, barrier, queue, id, ErrKeyConflict)
 				}
 				found[[2]string{queue, key}] = id
 			}

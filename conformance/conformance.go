@@ -101,6 +101,7 @@ var guarantees = []guarantee{
 	{"FanIn_ExactlyOnceUnderConcurrency", testFanInExactlyOnce},
 	{"FanIn_FiresAtSealWhenChildrenAlreadyDone", testFanInFiresAtSeal},
 	{"FanIn_NestedFireInOrder", testFanInNested},
+	{"FanIn_ParentJoinWaitsForParentAndSubFanIn", testFanInHandover},
 	{"FanIn_FailBarrierPolicy", testFanInFailBarrier},
 	{"FanIn_UnfiredBarriersOldestFirst", testUnfiredBarriers},
 	{"Join_ReadsResultsByKeysetPages", testJoinPages},

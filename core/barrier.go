@@ -57,8 +57,8 @@ type Barrier struct {
 	ID      uuid.UUID
 	OwnerID uuid.UUID
 	Name    string
-	// ParentBarrierID is the barrier the join reports to; set at sealing,
-	// when the owner hands its own membership over to the join.
+	// ParentBarrierID is the barrier the join reports to: the owner's own
+	// barrier, set at sealing (see Fenced.Seal).
 	ParentBarrierID uuid.UUID
 	// Expected counts the children really inserted; Arrived those
 	// completed; Failed those dead or cancelled.
@@ -216,14 +216,26 @@ func (f *Fenced) AddChildren(ctx context.Context, p AddChildrenParams) (int, err
 	return inserted, err
 }
 
-// Seal ends the barrier's dispatch: no child can be added after it. The
-// fenced item hands its own membership of a barrier over to the barrier's
-// join item, so that it does not itself arrive there: nested fan-ins fire in
-// order. Sealing tries to fire the barrier (one whose children all finished
-// before the seal, or that has none, fires here) and reports whether it
-// fired. Sealing a sealed barrier does nothing.
+// Seal ends the barrier's dispatch: no child can be added after it. It
+// tries to fire the barrier (one whose children all finished before the
+// seal, or that has none, fires here) and reports whether it fired.
+// Sealing a sealed barrier does nothing.
+//
+// The barrier's join reports where the fenced item reports (its own
+// barrier, B1): B1 then expects one more arrival, the join's. The fenced
+// item stays a member of B1 too, and its own end (completed, dead or
+// cancelled) counts there, unless it completes in this same transaction
+// (Fenced.Complete after Seal, as Expand does with CompleteParent): then
+// the join takes the item's place at B1 instead. Either way B1 fires only
+// after both the item and the join have finished, so the join of B1 never
+// runs before the item and its own fan-in are done, and never misses the
+// item's failure. Seal after Complete in the same fence is refused: the
+// item's arrival could already have fired B1.
 func (f *Fenced) Seal(ctx context.Context, barrier uuid.UUID) (fired bool, err error) {
 	s := f.s
+	if f.completed {
+		return false, invalid("Seal", "the fenced item was already completed in this fence: seal before completing, so that the barrier's join reports where the item did")
+	}
 	var sealed bool
 	err = f.tx.QueryRowContext(ctx, s.sql("SELECT sealed FROM {barriers} WHERE id = ? AND owner_id = ?{lock}"),
 		s.d.UUID(barrier), s.d.UUID(f.c.ID)).Scan(&sealed)
@@ -237,26 +249,33 @@ func (f *Fenced) Seal(ctx context.Context, barrier uuid.UUID) (fired bool, err e
 	if err := f.tx.QueryRowContext(ctx, s.sql("SELECT barrier_id FROM {items} WHERE id = ?"), s.d.UUID(f.c.ID)).Scan(&own); err != nil {
 		return false, err
 	}
-	parent := own.UUID
+	above := own.UUID
 	if !own.Valid {
 		// The item already handed its membership to an earlier barrier's
-		// join. This barrier's join reports to the same place, which then
-		// expects one more arrival (unless it already fired).
+		// join (tables written before the item stayed a member): this join
+		// reports to the same place.
 		var earlier uuid.NullUUID
 		err := f.tx.QueryRowContext(ctx, s.sql("SELECT parent_barrier_id FROM {barriers} WHERE owner_id = ? AND parent_barrier_id IS NOT NULL"+s.d.Limit(1)),
 			s.d.UUID(f.c.ID)).Scan(&earlier)
 		if err != nil && !dialect.IsNoRows(err) {
 			return false, err
 		}
-		if earlier.Valid {
-			res, err := f.tx.ExecContext(ctx, s.sql("UPDATE {barriers} SET expected = expected + 1 WHERE id = ? AND fired_at IS NULL"), s.d.UUID(earlier.UUID))
-			if err != nil {
-				return false, err
-			}
-			if n, err := res.RowsAffected(); err != nil {
-				return false, err
-			} else if n == 1 {
-				parent = earlier.UUID
+		above = earlier.UUID
+	}
+	parent := uuid.Nil
+	if above != uuid.Nil {
+		// The join is one more arrival there (unless it already fired,
+		// which a member that has not finished keeps from happening).
+		res, err := f.tx.ExecContext(ctx, s.sql("UPDATE {barriers} SET expected = expected + 1 WHERE id = ? AND fired_at IS NULL"), s.d.UUID(above))
+		if err != nil {
+			return false, err
+		}
+		if n, err := res.RowsAffected(); err != nil {
+			return false, err
+		} else if n == 1 {
+			parent = above
+			if own.Valid {
+				f.handover = above
 			}
 		}
 	}
@@ -264,13 +283,21 @@ func (f *Fenced) Seal(ctx context.Context, barrier uuid.UUID) (fired bool, err e
 		s.d.Bool(true), nullUUID(s.d, parent), s.d.UUID(barrier)); err != nil {
 		return false, err
 	}
-	if own.Valid {
-		if _, err := f.tx.ExecContext(ctx, s.sql("UPDATE {items} SET barrier_id = NULL WHERE id = ?"), s.d.UUID(f.c.ID)); err != nil {
-			return false, err
-		}
-		f.h.barrier = uuid.Nil
-	}
 	return s.tryFire(ctx, f.tx, barrier)
+}
+
+// handOver gives the fenced item's place at its barrier to the join of a
+// barrier it sealed in this transaction, just before the item completes:
+// the item leaves the barrier and the expected count it held goes to the
+// join, which Seal already added. The item's completion then counts
+// nowhere, and the barrier above fires when the join arrives.
+func (f *Fenced) handOver(ctx context.Context) error {
+	s := f.s
+	if _, err := f.tx.ExecContext(ctx, s.sql("UPDATE {items} SET barrier_id = NULL WHERE id = ?"), s.d.UUID(f.c.ID)); err != nil {
+		return err
+	}
+	_, err := f.tx.ExecContext(ctx, s.sql("UPDATE {barriers} SET expected = expected - 1 WHERE id = ?"), s.d.UUID(f.handover))
+	return err
 }
 
 // arrival is one barrier's share of the terminal transitions of one

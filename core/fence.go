@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/google/uuid"
 	"github.com/plenumdb/plenum/dialect"
 )
 
@@ -63,6 +64,10 @@ type Fenced struct {
 	h  held
 	// completed is set once the item was completed through this handle.
 	completed bool
+	// handover is the item's own barrier, once a Seal in this transaction
+	// made the sealed barrier's join report there: completing the item
+	// in the same transaction hands its place over to the join.
+	handover uuid.UUID
 }
 
 // Claim returns the claim the fence holds.
@@ -95,6 +100,11 @@ func (f *Fenced) Complete(ctx context.Context, result json.RawMessage) error {
 	if err := f.s.validJSON("result", result); err != nil {
 		return err
 	}
+	if f.handover != uuid.Nil {
+		if err := f.handOver(ctx); err != nil {
+			return err
+		}
+	}
 	lost, err := f.s.complete(ctx, f.tx, []Completion{{Claim: f.c, Result: result}})
 	if err != nil {
 		return err
@@ -103,6 +113,12 @@ func (f *Fenced) Complete(ctx context.Context, result json.RawMessage) error {
 		return fmt.Errorf("plenum: complete %s: %w", f.c.ID, ErrClaimLost)
 	}
 	f.completed = true
+	if f.handover != uuid.Nil {
+		// A join the seal fired dead may already have counted there.
+		if _, err := f.s.tryFire(ctx, f.tx, f.handover); err != nil {
+			return err
+		}
+	}
 	return nil
 }
 

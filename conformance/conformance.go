@@ -109,6 +109,7 @@ var guarantees = []guarantee{
 	{"EnqueueTx_Outbox", testEnqueueTxOutbox},
 	{"Cancel_And_Revive", testCancelRevive},
 	{"BadInput_ChangesNothing", testBadInput},
+	{"BadInput_IntegersFitEveryDatabase", testBadInputIntegers},
 	{"Migrate_ConcurrentStartupsDoNotCollide", testMigrateConcurrent},
 	{"Transient_RetriedUnderContention", testTransientRetried},
 	{"Transient_DeadlockRetriedWholeFence", testTransientDeadlock},

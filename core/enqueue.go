@@ -26,12 +26,13 @@ type ItemSpec struct {
 	// strings: PostgreSQL's jsonb cannot store one, and a payload is
 	// refused alike on every database. Results follow the same rules.
 	Payload json.RawMessage
-	// Priority: lower numbers are claimed first. Default 0.
+	// Priority: lower numbers are claimed first. Default 0; within
+	// ±MaxPriority.
 	Priority int
 	// Delay postpones the first claim, counted on the database clock.
 	Delay time.Duration
 	// MaxAttempts bounds the claims that may fail before the item is dead.
-	// Default Options.DefaultMaxAttempts.
+	// Default (0) Options.DefaultMaxAttempts; at most MaxAttemptsCeiling.
 	MaxAttempts int
 	// Key, when not empty, makes the enqueue idempotent: an item with the
 	// same Queue and Key that already exists is returned instead of a new
@@ -113,11 +114,11 @@ func (s *Store) validateSpec(sp *ItemSpec, at string) error {
 	if sp.Delay < 0 || sp.Delay > MaxDelay {
 		return invalid(at+"Delay", "%v is outside [0, %v]", sp.Delay, MaxDelay)
 	}
-	if sp.MaxAttempts < 0 {
-		return invalid(at+"MaxAttempts", "%d is negative", sp.MaxAttempts)
+	if sp.MaxAttempts < 0 || sp.MaxAttempts > MaxAttemptsCeiling {
+		return invalid(at+"MaxAttempts", "%d is outside [0, %d] (0 for the store's default)", sp.MaxAttempts, MaxAttemptsCeiling)
 	}
-	if sp.Priority < -1<<30 || sp.Priority > 1<<30 {
-		return invalid(at+"Priority", "%d is outside ±2^30", sp.Priority)
+	if sp.Priority < -MaxPriority || sp.Priority > MaxPriority {
+		return invalid(at+"Priority", "%d is outside ±%d", sp.Priority, MaxPriority)
 	}
 	return nil
 }

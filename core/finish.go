@@ -301,7 +301,7 @@ func (s *Store) fail(ctx context.Context, tx dialect.Querier, c Claim, p FailPar
 	}
 	delay := p.RetryIn
 	if delay == 0 {
-		delay = s.opts.Backoff(h.attempt)
+		delay = s.opts.backoff(h.attempt)
 	}
 	_, err = tx.ExecContext(ctx, s.sql("UPDATE {items} SET state = 'available', available_at = {now+}, lease_expires_at = NULL, last_error = ? WHERE id = ?"),
 		micros(delay), cleanError(p.Error), s.d.UUID(c.ID))

@@ -47,15 +47,15 @@ func Open(ctx context.Context, db *sql.DB, d dialect.Dialect, opts Options) (*St
 	if d == nil {
 		return nil, invalid("dialect", "nil dialect: pass one, e.g. sqlite.Dialect()")
 	}
+	if err := opts.validate(); err != nil {
+		return nil, err
+	}
 	if opts.Retry.MaxAttempts <= 0 {
 		opts.Retry.MaxAttempts = d.Capabilities().RetryAttempts
 	}
 	opts = opts.withDefaults()
 	if err := migrations.ValidatePrefix(opts.Prefix); err != nil {
 		return nil, &InputError{Field: "Prefix", Reason: err.Error()}
-	}
-	if opts.MaxPayloadBytes > MaxPayloadCeiling {
-		return nil, invalid("MaxPayloadBytes", "%d is above the ceiling of %d", opts.MaxPayloadBytes, MaxPayloadCeiling)
 	}
 	if err := db.PingContext(ctx); err != nil {
 		return nil, wrapDBError("open", err)

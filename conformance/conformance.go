@@ -110,6 +110,7 @@ var guarantees = []guarantee{
 	{"Cancel_And_Revive", testCancelRevive},
 	{"BadInput_ChangesNothing", testBadInput},
 	{"BadInput_IntegersFitEveryDatabase", testBadInputIntegers},
+	{"BadInput_JSONEveryDatabaseStores", testBadInputJSON},
 	{"Migrate_ConcurrentStartupsDoNotCollide", testMigrateConcurrent},
 	{"Transient_RetriedUnderContention", testTransientRetried},
 	{"Transient_DeadlockRetriedWholeFence", testTransientDeadlock},

@@ -1,7 +1,6 @@
 package core
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -135,50 +134,6 @@ func validName(field, v string, max int, required bool) error {
 		return invalid(field, "contains a NUL byte")
 	}
 	return nil
-}
-
-func (s *Store) validJSON(field string, b json.RawMessage) error {
-	if b == nil {
-		return nil
-	}
-	if len(b) > s.opts.MaxPayloadBytes {
-		return invalid(field, "%d bytes is over the limit of %d (Options.MaxPayloadBytes)", len(b), s.opts.MaxPayloadBytes)
-	}
-	if !json.Valid(b) {
-		return invalid(field, "is not valid JSON")
-	}
-	// json.Valid lets invalid UTF-8 inside strings through; databases with
-	// a checked character set refuse it.
-	if !utf8.Valid(b) {
-		return invalid(field, "is not valid UTF-8")
-	}
-	if escapesNUL(b) {
-		return invalid(field, `holds the NUL character (\u0000), which PostgreSQL's jsonb cannot store; it is refused on every database so that a payload means the same everywhere`)
-	}
-	return nil
-}
-
-// escapesNUL reports whether the valid JSON document b holds the escape
-// \u0000 in a string. Raw control characters are not valid JSON, so the
-// escape is the only way in. A backslash is an escape's own when an odd
-// number of backslashes runs up to it: in \\u0000 the first escapes the
-// second, and u0000 is plain text.
-func escapesNUL(b []byte) bool {
-	for i := 0; ; {
-		j := bytes.Index(b[i:], []byte(`\u0000`))
-		if j < 0 {
-			return false
-		}
-		at := i + j
-		run := 1
-		for k := at - 1; k >= 0 && b[k] == '\\'; k-- {
-			run++
-		}
-		if run%2 == 1 {
-			return true
-		}
-		i = at + 1
-	}
 }
 
 // insertColumns and insertRow are the shape of every new item: enqueued

@@ -111,6 +111,7 @@ var guarantees = []guarantee{
 	{"BadInput_ChangesNothing", testBadInput},
 	{"BadInput_IntegersFitEveryDatabase", testBadInputIntegers},
 	{"BadInput_JSONEveryDatabaseStores", testBadInputJSON},
+	{"BadInput_TextEveryDatabaseStores", testBadInputText},
 	{"Migrate_ConcurrentStartupsDoNotCollide", testMigrateConcurrent},
 	{"Transient_RetriedUnderContention", testTransientRetried},
 	{"Transient_DeadlockRetriedWholeFence", testTransientDeadlock},

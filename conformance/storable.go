@@ -3,6 +3,8 @@ package conformance
 import (
 	"context"
 	"errors"
+	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/plenumdb/plenum/core"
@@ -109,4 +111,87 @@ func testBadInputJSON(e *env) {
 		}
 	}
 	e.complete(e.s, c, `["\ud83d\ude00",1e131071]`)
+}
+
+// Guarantee 8: every text a caller passes (dispatch cursors, queue names
+// in reads, barrier names, hosts) is refused, with an *core.InputError
+// naming the field, when some database cannot store it: invalid UTF-8 or
+// a NUL byte. A refused page changes nothing, and the fan-out goes on
+// past it once its source gives a storable cursor.
+func testBadInputText(e *env) {
+	const queue, kidsQ = "text", "text-kids"
+	ctx := e.ctx
+	o := e.owner(e.s)
+	e.enqueueOne(e.s, core.ItemSpec{Queue: queue})
+	c := e.claimOne(e.s, o, queue)
+	spec := core.BarrierSpec{Name: "b", Join: core.JoinSpec{Queue: "text-join"}}
+	var bar core.Barrier
+	if held, err := e.s.Fence(ctx, c, func(ctx context.Context, f *core.Fenced) error {
+		var err error
+		bar, err = f.OpenBarrier(ctx, spec)
+		return err
+	}); !held || err != nil {
+		e.t.Fatalf("OpenBarrier: held %v, %v", held, err)
+	}
+	add := func(from, to string) error {
+		held, err := e.s.Fence(ctx, c, func(ctx context.Context, f *core.Fenced) error {
+			_, err := f.AddChildren(ctx, core.AddChildrenParams{Barrier: bar.ID, From: from, To: to, Children: kids(kidsQ, "k", 2)})
+			return err
+		})
+		if !held {
+			return errors.New("fence not held")
+		}
+		return err
+	}
+	expand := func(next string) error {
+		_, err := e.s.Expand(ctx, c, core.ExpandParams{Barrier: spec, Next: func(_ context.Context, cursor string) (core.ChildPage, error) {
+			if cursor != "" { // a cursor taken: stop there
+				return core.ChildPage{}, errors.New("source stops")
+			}
+			return core.ChildPage{Children: kids(kidsQ, "k", 2), Next: next}, nil
+		}})
+		return err
+	}
+	for _, bad := range []string{"page\x00two", "page\xff", "\xc3", strings.Repeat("c", core.MaxCursorBytes+1)} {
+		for _, tc := range []struct {
+			where, field string
+			err          error
+		}{
+			{"AddChildren To", "To", add("", bad)},
+			{"AddChildren From", "From", add(bad, "next")},
+			{"ChildPage.Next", "Next", expand(bad)},
+			{"Counts", "queue", func() error { _, err := e.s.Counts(ctx, bad); return err }()},
+			{"OpenBarrier Name", "Name", func() error {
+				_, err := e.s.Expand(ctx, c, core.ExpandParams{Barrier: core.BarrierSpec{Name: bad, Join: spec.Join},
+					Next: func(context.Context, string) (core.ChildPage, error) { return core.ChildPage{Done: true}, nil }})
+				return err
+			}()},
+			{"RegisterOwner Host", "Host", func() error { _, err := e.s.RegisterOwner(ctx, core.OwnerParams{Host: bad}); return err }()},
+		} {
+			var ie *core.InputError
+			if !errors.As(tc.err, &ie) || !strings.HasSuffix(ie.Field, tc.field) {
+				e.t.Errorf("%s %.20q = %v, want an *core.InputError naming %s", tc.where, bad, tc.err, tc.field)
+			}
+		}
+	}
+	if n := e.total(kidsQ); n != 0 {
+		e.t.Errorf("refused pages left %d children", n)
+	}
+	if b := e.barrier(bar.ID); b.Expected != 0 || b.Cursor != "" {
+		e.t.Errorf("barrier after refused pages: expected %d, cursor %q; want 0, none", b.Expected, b.Cursor)
+	}
+
+	// The fan-out goes on with storable cursors, any text included.
+	cursors := []string{"página 2 ✓", "\U0001F600 3", "end"}
+	r, err := e.s.Expand(ctx, c, core.ExpandParams{Barrier: spec, CompleteParent: true,
+		Next: func(_ context.Context, cursor string) (core.ChildPage, error) {
+			i := 0 // the page after cursor
+			if cursor != "" {
+				i = slices.Index(cursors, cursor) + 1
+			}
+			return core.ChildPage{Children: kids(kidsQ, fmt.Sprintf("p%d-", i), 2), Next: cursors[i], Done: i == len(cursors)-1}, nil
+		}})
+	if err != nil || r.Inserted != 6 || !r.Barrier.Sealed || r.Barrier.Cursor != "end" {
+		e.t.Fatalf("Expand with text cursors = %v, inserted %d, barrier %+v; want 6 children, sealed at \"end\"", err, r.Inserted, r.Barrier)
+	}
 }

@@ -152,7 +152,8 @@ type AddChildrenParams struct {
 	Barrier uuid.UUID
 	// From is the dispatch cursor the batch starts at: the barrier's saved
 	// cursor must equal it, or ErrCursorMoved is returned and nothing is
-	// added. To is the cursor saved with the batch.
+	// added. To is the cursor saved with the batch. Both are text: valid
+	// UTF-8 without NUL bytes, at most MaxCursorBytes.
 	From, To string
 	Children []ChildSpec
 }
@@ -164,6 +165,12 @@ type AddChildrenParams struct {
 // children were new.
 func (f *Fenced) AddChildren(ctx context.Context, p AddChildrenParams) (int, error) {
 	s := f.s
+	if err := validText("From", p.From, MaxCursorBytes); err != nil {
+		return 0, err
+	}
+	if err := validText("To", p.To, MaxCursorBytes); err != nil {
+		return 0, err
+	}
 	specs := make([]ItemSpec, len(p.Children))
 	seen := make(map[string]bool, len(p.Children))
 	for i, c := range p.Children {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/plenumdb/plenum/dialect"
+	"github.com/plenumdb/plenum/migrations"
 )
 
 // ClaimParams say what to claim.
@@ -77,7 +78,7 @@ func (s *Store) Begin(ctx context.Context) (dialect.Tx, error) {
 }
 
 func (s *Store) validateClaim(p ClaimParams) error {
-	if err := validName("Queue", p.Queue, 128, true); err != nil {
+	if err := validName("Queue", p.Queue, migrations.MaxQueueLen, true); err != nil {
 		return err
 	}
 	if p.Owner == uuid.Nil {

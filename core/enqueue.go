@@ -122,6 +122,26 @@ func (s *Store) validateSpec(sp *ItemSpec, at string) error {
 	return nil
 }
 
+// MaxCursorBytes bounds a dispatch cursor (ChildPage.Next,
+// AddChildrenParams.From and To).
+const MaxCursorBytes = 64 << 10
+
+// validText refuses text that some database cannot store in a text
+// column: invalid UTF-8 (PostgreSQL 22021, MySQL 1366), the NUL byte
+// (PostgreSQL 22021), or more than max bytes. SQLite would store all of
+// it; it is refused there too, so that what one database refuses, all do.
+func validText(field, v string, max int) error {
+	switch {
+	case len(v) > max:
+		return invalid(field, "%d bytes is over the limit of %d", len(v), max)
+	case !utf8.ValidString(v):
+		return invalid(field, "is not valid UTF-8")
+	case strings.IndexByte(v, 0) >= 0:
+		return invalid(field, "contains a NUL byte")
+	}
+	return nil
+}
+
 func validName(field, v string, max int, required bool) error {
 	switch {
 	case v == "" && required:

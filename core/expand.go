@@ -9,7 +9,9 @@ import (
 // ChildPage is one batch of children from an ExpandParams.Next source.
 type ChildPage struct {
 	Children []ChildSpec
-	// Next is the cursor after this page, saved with it.
+	// Next is the cursor after this page, saved with it: valid UTF-8
+	// without NUL bytes, at most MaxCursorBytes (a source that needs bytes
+	// can encode them, e.g. in base64).
 	Next string
 	// Done is set on the last page; the barrier is sealed with it.
 	Done bool
@@ -77,6 +79,9 @@ func (s *Store) Expand(ctx context.Context, c Claim, p ExpandParams) (ExpandResu
 		page, err := p.Next(ctx, cursor)
 		if err != nil {
 			return r, fmt.Errorf("plenum: expand %s: source at cursor %q: %w", c.ID, cursor, err)
+		}
+		if err := validText("ChildPage.Next", page.Next, MaxCursorBytes); err != nil {
+			return r, err
 		}
 		var inserted int
 		var fired bool

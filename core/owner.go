@@ -12,7 +12,8 @@ import (
 
 // OwnerParams describe a process that claims work.
 type OwnerParams struct {
-	// Host defaults to os.Hostname().
+	// Host defaults to os.Hostname(); up to 255 characters of valid UTF-8
+	// without NUL bytes.
 	Host string
 	// PID defaults to os.Getpid(). It is for people reading the table: the
 	// owner's identity is its random id, never the pid, which the OS reuses.

@@ -134,7 +134,7 @@ func (f *Fenced) OpenBarrier(ctx context.Context, spec BarrierSpec) (Barrier, er
 	id := uuid.Must(uuid.NewV7())
 	stmt := s.d.InsertIgnore(s.names.Barriers,
 		[]string{"id", "owner_id", "name", "expected", "arrived", "failed", "sealed", "join_queue", "join_kind", "join_payload", "join_priority", "join_max_attempts", "on_child_failure", "created_at"},
-		s.expand.Replace("?, ?, ?, 0, 0, 0, ?, ?, ?, {json}, ?, ?, ?, {now}"), 1, []string{"owner_id", "name"})
+		s.expand.Replace("?, ?, ?, 0, 0, 0, ?, ?, ?, {json?}, ?, ?, ?, {now}"), 1, []string{"owner_id", "name"})
 	if _, err := f.tx.ExecContext(ctx, stmt, s.d.UUID(id), s.d.UUID(f.c.ID), spec.Name, s.d.Bool(false),
 		j.Queue, j.Kind, s.jsonArg(j.Payload), j.Priority, j.MaxAttempts, string(spec.OnChildFailure)); err != nil {
 		return Barrier{}, err
@@ -400,14 +400,14 @@ func (s *Store) fireOnce(ctx context.Context, tx dialect.Querier, barrier uuid.U
 	cols := "id, queue, kind, payload, priority, state, available_at, attempt, max_attempts, crash_count, barrier_id, join_barrier_id, created_at"
 	args := []any{s.d.UUID(joinID), queue, kind.String, s.jsonArg(json.RawMessage(payload)), priority, maxAtt, nullUUID(s.d, parent.UUID), s.d.UUID(barrier)}
 	if FailurePolicy(policy) == FailBarrier && failed > 0 {
-		stmt := "INSERT INTO {items} (" + cols + ", last_error, finished_at) VALUES (?, ?, ?, {json}, ?, 'dead', {now}, 0, ?, 0, ?, ?, {now}, ?, {now})"
+		stmt := "INSERT INTO {items} (" + cols + ", last_error, finished_at) VALUES (?, ?, ?, {json?}, ?, 'dead', {now}, 0, ?, 0, ?, ?, {now}, ?, {now})"
 		args = append(args, fmt.Sprintf("barrier failed: %d children failed", failed))
 		if _, err := tx.ExecContext(ctx, s.sql(stmt), args...); err != nil {
 			return arrival{}, false, err
 		}
 		return arrival{barrier: parent.UUID, failed: 1}, true, nil
 	}
-	stmt := "INSERT INTO {items} (" + cols + ") VALUES (?, ?, ?, {json}, ?, 'available', {now}, 0, ?, 0, ?, ?, {now})"
+	stmt := "INSERT INTO {items} (" + cols + ") VALUES (?, ?, ?, {json?}, ?, 'available', {now}, 0, ?, 0, ?, ?, {now})"
 	if _, err := tx.ExecContext(ctx, s.sql(stmt), args...); err != nil {
 		return arrival{}, false, err
 	}
@@ -451,7 +451,7 @@ func (s *Store) UnfiredBarriers(ctx context.Context, p UnfiredBarriersParams) ([
 	if p.Limit < 1 || p.Limit > 10000 {
 		return nil, invalid("Limit", "%d is outside [1, 10000]", p.Limit)
 	}
-	rows, err := s.db.QueryContext(ctx, s.sql("SELECT "+barrierColumns+" FROM {barriers} WHERE fired_at IS NULL AND created_at <= {now+} ORDER BY created_at, id"+s.d.Limit(p.Limit)),
+	rows, err := s.db.QueryContext(ctx, s.sql("SELECT "+barrierColumns+" FROM {barriers} WHERE fired_at IS NULL AND created_at <= {now+?} ORDER BY created_at, id"+s.d.Limit(p.Limit)),
 		-micros(p.OlderThan))
 	if err != nil {
 		return nil, wrapDBError("unfired barriers", err)

@@ -118,7 +118,7 @@ func (s *Store) claim(ctx context.Context, q dialect.Querier, p ClaimParams) ([]
 		FilterArgs: []any{p.Queue, s.d.UUID(p.Owner)},
 		OrderBy:    "priority, available_at, id",
 		Limit:      limit,
-		Set:        s.expand.Replace("state = 'claimed', claim_token = ?, claimed_by = ?, claimed_at = {now}, lease_expires_at = {now+}, attempt = attempt + 1"),
+		Set:        s.expand.Replace("state = 'claimed', claim_token = ?, claimed_by = ?, claimed_at = {now}, lease_expires_at = {now+?}, attempt = attempt + 1"),
 		SetArgs:    []any{s.d.UUID(token), s.d.UUID(p.Owner), micros(p.Lease)},
 		Returning:  itemColumnList,
 	}

@@ -166,8 +166,8 @@ const (
 	// delay. Keeping the arithmetic out of rows that need none matters:
 	// SQLite's prepare time grows with the square of the number of distinct
 	// per-row expressions, so a batch is all of one kind.
-	insertRowNow   = "?, ?, ?, ?, {json}, ?, 'available', {now}, 0, ?, 0, ?, {now}"
-	insertRowLater = "?, ?, ?, ?, {json}, ?, 'available', {now+}, 0, ?, 0, ?, {now}"
+	insertRowNow   = "?, ?, ?, ?, {json?}, ?, 'available', {now}, 0, ?, 0, ?, {now}"
+	insertRowLater = "?, ?, ?, ?, {json?}, ?, 'available', {now+?}, 0, ?, 0, ?, {now}"
 	argsPerInsert  = 9
 	rowOverhead    = 256 // bytes per row besides its payload, for packet limits
 	// maxInsertRows caps the rows of one INSERT: past a few hundred rows a

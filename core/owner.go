@@ -66,7 +66,7 @@ func (s *Store) Heartbeat(ctx context.Context, owner uuid.UUID, lease time.Durat
 		} else if n == 0 {
 			return fmt.Errorf("plenum: heartbeat %s: %w", owner, ErrOwnerLost)
 		}
-		if _, err := tx.ExecContext(ctx, s.sql("UPDATE {items} SET lease_expires_at = {now+} WHERE claimed_by = ? AND state = 'claimed'"),
+		if _, err := tx.ExecContext(ctx, s.sql("UPDATE {items} SET lease_expires_at = {now+?} WHERE claimed_by = ? AND state = 'claimed'"),
 			micros(lease), s.d.UUID(owner)); err != nil {
 			return err
 		}

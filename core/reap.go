@@ -87,7 +87,7 @@ const reapBatch = 100
 
 func (s *Store) reap(ctx context.Context, p ReapParams, r *ReapResult) error {
 	err := s.inTx(ctx, "reap", func(tx dialect.Tx) error {
-		res, err := tx.ExecContext(ctx, s.sql("DELETE FROM {processes} WHERE last_heartbeat_at < {now+}"), -micros(p.StaleAfter))
+		res, err := tx.ExecContext(ctx, s.sql("DELETE FROM {processes} WHERE last_heartbeat_at < {now+?}"), -micros(p.StaleAfter))
 		if err != nil {
 			return err
 		}
@@ -131,7 +131,7 @@ func (s *Store) reap(ctx context.Context, p ReapParams, r *ReapResult) error {
 			var args []any
 			when.WriteString("CASE id")
 			for _, o := range again {
-				when.WriteString(" WHEN ? THEN {now+}")
+				when.WriteString(" WHEN ? THEN {now+?}")
 				args = append(args, s.d.UUID(o.id), micros(s.opts.backoff(o.attempt)))
 			}
 			when.WriteString(" END")

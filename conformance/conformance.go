@@ -88,6 +88,7 @@ var guarantees = []guarantee{
 	{"Fence_StaleHolderChangesNothing", testFenceStaleHolder},
 	{"Fence_CommitsWithFnOrNotAtAll", testFenceAtomic},
 	{"Fence_HoldsClaimUntilCommit", testFenceHoldsClaim},
+	{"Fence_OnlyOwnLossIsNotHeld", testFenceOnlyOwnLossNotHeld},
 	{"Complete_IdempotentWithSameToken", testCompleteIdempotent},
 	{"Recovery_OwnerStopsHeartbeating", testRecoveryOwnerStops},
 	{"Recovery_PoisonItemDeadLettered", testRecoveryPoison},

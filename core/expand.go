@@ -26,7 +26,10 @@ type ExpandParams struct {
 	// last saved cursor, and keys make a repeated page harmless.
 	Next func(ctx context.Context, cursor string) (ChildPage, error)
 	// CompleteParent completes the parent item, with Result, in the
-	// transaction that seals the barrier.
+	// transaction that seals the barrier: the barrier's join then takes
+	// the parent's place at the barrier the parent reports to. Without
+	// it the parent stays a member there, and that barrier waits for the
+	// parent and the join both (see Fenced.Seal).
 	CompleteParent bool
 	Result         json.RawMessage
 }

@@ -110,6 +110,43 @@ func testFanInHandover(e *env) {
 		fired(e, gb, 2, 1)
 	})
 
+	e.run("SealThenCompleteInOneFence", func(e *env) {
+		// Through the handle: the join takes C2's place at G's barrier.
+		e.enqueueOne(e.s, core.ItemSpec{Queue: "h-g"})
+		o := e.owner(e.s)
+		gb := e.fanOut(e.s, e.claimOne(e.s, o, "h-g"), core.BarrierSpec{Name: "g", Join: core.JoinSpec{Queue: "h-gjoin"}}, kids("h-c", "c", 2))
+		cs := e.claimAll(e.s, o, "h-c", 2)
+		e.complete(e.s, cs[0], "")
+		held, err := e.s.Fence(e.ctx, cs[1], func(ctx context.Context, f *core.Fenced) error {
+			b, err := f.OpenBarrier(ctx, core.BarrierSpec{Name: "x", Join: core.JoinSpec{Queue: "h-xjoin"}})
+			if err != nil {
+				return err
+			}
+			if _, err := f.AddChildren(ctx, core.AddChildrenParams{Barrier: b.ID, To: "end", Children: kids("h-x", "x", 2)}); err != nil {
+				return err
+			}
+			if _, err := f.Seal(ctx, b.ID); err != nil {
+				return err
+			}
+			return f.Complete(ctx, nil)
+		})
+		if !held || err != nil {
+			e.t.Fatalf("fence sealing and completing C2 = held %v, %v", held, err)
+		}
+		if it := e.get(cs[1].ID); it.State != core.StateCompleted || it.BarrierID != uuid.Nil {
+			e.t.Errorf("C2 after sealing and completing: %s, barrier %s; want completed, its place handed to its join", it.State, it.BarrierID)
+		}
+		if b := e.barrier(gb.ID); b.Expected != 2 || b.Arrived != 1 {
+			e.t.Errorf("G's barrier after the hand-over: arrived %d of %d, want 1 of 2", b.Arrived, b.Expected)
+		}
+		for _, c := range e.claimAll(e.s, o, "h-x", 2) {
+			e.complete(e.s, c, "")
+		}
+		notFired(e, gb, "X fired, its join not run yet")
+		e.complete(e.s, e.claimOne(e.s, o, "h-xjoin"), "")
+		fired(e, gb, 2, 0)
+	})
+
 	e.run("SealAfterCompleteRefused", func(e *env) {
 		const queue = "h-late"
 		id := e.enqueueOne(e.s, core.ItemSpec{Queue: queue})

@@ -239,6 +239,13 @@ func (f *Fenced) AddChildren(ctx context.Context, p AddChildrenParams) (int, err
 // item's failure. Seal after Complete in the same fence is refused: the
 // item's arrival could already have fired B1.
 func (f *Fenced) Seal(ctx context.Context, barrier uuid.UUID) (fired bool, err error) {
+	return f.seal(ctx, barrier, false)
+}
+
+// seal is Seal; completing says the caller completes the item right after,
+// in this transaction (Expand with CompleteParent), so the join takes the
+// item's place at once: no count moves at the barrier above.
+func (f *Fenced) seal(ctx context.Context, barrier uuid.UUID, completing bool) (fired bool, err error) {
 	s := f.s
 	if f.completed {
 		return false, invalid("Seal", "the fenced item was already completed in this fence: seal before completing, so that the barrier's join reports where the item did")
@@ -270,7 +277,13 @@ func (f *Fenced) Seal(ctx context.Context, barrier uuid.UUID) (fired bool, err e
 		above = earlier.UUID
 	}
 	parent := uuid.Nil
-	if above != uuid.Nil {
+	if own.Valid && completing {
+		// The join takes the item's place, and the item leaves.
+		parent = own.UUID
+		if _, err := f.tx.ExecContext(ctx, s.sql("UPDATE {items} SET barrier_id = NULL WHERE id = ?"), s.d.UUID(f.c.ID)); err != nil {
+			return false, err
+		}
+	} else if above != uuid.Nil {
 		// The join is one more arrival there (unless it already fired,
 		// which a member that has not finished keeps from happening).
 		res, err := f.tx.ExecContext(ctx, s.sql("UPDATE {barriers} SET expected = expected + 1 WHERE id = ? AND fired_at IS NULL"), s.d.UUID(above))

@@ -94,7 +94,7 @@ func (s *Store) Expand(ctx context.Context, c Claim, p ExpandParams) (ExpandResu
 			if err != nil || !page.Done {
 				return err
 			}
-			if fired, err = f.Seal(ctx, r.Barrier.ID); err != nil {
+			if fired, err = f.seal(ctx, r.Barrier.ID, p.CompleteParent); err != nil {
 				return err
 			}
 			if p.CompleteParent {

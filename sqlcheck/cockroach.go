@@ -15,11 +15,16 @@ import (
 
 // ParseCockroach parses sql, which must be one statement, with
 // CockroachDB's own grammar (github.com/cockroachdb/cockroachdb-parser,
-// the parser of the server, v25.2) and returns its tree.
+// the parser of the server, v25.2) and returns its tree: nil for an empty
+// query (a comment alone, such as pgx's "-- ping"), which the server
+// answers with an empty result.
 func ParseCockroach(sql string) (tree.Statement, error) {
 	stmts, err := parser.Parse(sql)
 	if err != nil {
 		return nil, err
+	}
+	if len(stmts) == 0 {
+		return nil, nil
 	}
 	if len(stmts) != 1 {
 		return nil, fmt.Errorf("%d statements, want one", len(stmts))
@@ -32,7 +37,7 @@ func ParseCockroach(sql string) (tree.Statement, error) {
 // LOCKED. It reports whether sql is a claim.
 func CheckCockroach(sql string) (claim bool, err error) {
 	ast, err := ParseCockroach(sql)
-	if err != nil {
+	if err != nil || ast == nil {
 		return false, err
 	}
 	return cockroachClaim(ast)

@@ -4,7 +4,16 @@ go 1.26.8
 
 require (
 	github.com/cockroachdb/cockroachdb-parser v0.25.2
+	github.com/go-sql-driver/mysql v1.10.1
 	vitess.io/vitess v0.24.4
+)
+
+require (
+	filippo.io/edwards25519 v1.2.0 // indirect
+	github.com/jackc/pgpassfile v1.0.0 // indirect
+	github.com/jackc/pgservicefile v0.0.0-20240606120523-5a60cdf6a761 // indirect
+	github.com/jackc/pgx/v5 v5.12.0 // indirect
+	github.com/jackc/puddle/v2 v2.2.3 // indirect
 )
 
 require (

@@ -52,9 +52,10 @@ var dollarTag = regexp.MustCompile(`^\$[A-Za-z_]*\$`)
 
 var (
 	// testPrefix matches the random table prefixes (and lock tables and
-	// schemas) that tests create: two letters and eight hex digits, as
-	// conformance's "pc1a2b3c4d_" and the lock tables' "pl1a2b3c4d_locks".
-	testPrefix = regexp.MustCompile(`\b[a-z]{2}[0-9a-f]{8}_`)
+	// schemas) that tests and bench create: two letters and eight hex
+	// digits, as conformance's "pc1a2b3c4d_" and the lock tables'
+	// "pl1a2b3c4d_locks", and bench's "bench_1a2b3c_" and "base_1a2b3c_".
+	testPrefix = regexp.MustCompile(`\b(?:[a-z]{2}[0-9a-f]{8}|bench_[0-9a-f]{6}|base_[0-9a-f]{6})_`)
 	// ownSchema matches the schema the recording runs create.
 	ownSchema = regexp.MustCompile(`\bsqlcheck_[0-9a-f]{8}\b`)
 	// numbered matches PostgreSQL's numbered placeholders.

@@ -62,6 +62,7 @@ func runPlanted(t *testing.T, db *sql.DB, rec *Recorder, runs []plantedRun, chec
 // INDEX IF NOT EXISTS is MariaDB's). Passing the suite on MariaDB proves
 // nothing about such statements: the check must catch them.
 func TestRecorded_MySQL8RefusesWhatMariaDBRuns(t *testing.T) {
+	t.Parallel()
 	s := newMySQLSetup(t)
 	if s == nil {
 		return
@@ -88,6 +89,7 @@ func TestRecorded_MySQL8RefusesWhatMariaDBRuns(t *testing.T) {
 // and the claim check refuses a claim without SKIP LOCKED, which
 // PostgreSQL runs as a claim that waits.
 func TestRecorded_CockroachRefusesWhatPostgreSQLRuns(t *testing.T) {
+	t.Parallel()
 	s := newPGSetup(t)
 	if s == nil {
 		return

@@ -26,6 +26,7 @@ import (
 // one of them must be a claim, and every claim must lock FOR UPDATE SKIP
 // LOCKED.
 func TestRecorded_Cockroach(t *testing.T) {
+	t.Parallel()
 	s := newPGSetup(t)
 	if s == nil {
 		return
@@ -77,6 +78,7 @@ func TestRecorded_Cockroach(t *testing.T) {
 // tx_isolation, some 1093 subqueries), so its passing the suite proves
 // nothing about them.
 func TestRecorded_MySQL8(t *testing.T) {
+	t.Parallel()
 	s := newMySQLSetup(t)
 	if s == nil {
 		return

@@ -72,7 +72,8 @@ func TestRecorded_Cockroach(t *testing.T) {
 
 // TestRecorded_MySQL8 runs the whole conformance suite with the mysql
 // dialect against the local MariaDB, and then the paths the suite does
-// not take (the CLI's bench and inspect), through a Recorder, and checks
+// not take (the CLI's bench, inspect and migrations up), through a
+// Recorder, and checks
 // every distinct statement that reached the server with MySQL 8's
 // grammar and rules: MariaDB accepts what MySQL 8 refuses (RETURNING,
 // tx_isolation, some 1093 subqueries), so its passing the suite proves
@@ -107,6 +108,14 @@ func TestRecorded_MySQL8(t *testing.T) {
 		out = runCLI(t, "bench", "--dialect", mysql.Name, "--dsn", s.dsn, "--items", "200", "--batch", "20", "--workers", "2")
 		if !strings.Contains(out, "claim") {
 			t.Errorf("bench printed no claim figures:\n%s", out)
+		}
+		// The CLI's migrator, applying and then finding nothing to apply.
+		fresh := fmt.Sprintf("pq%08x_", rand.Uint32())
+		t.Cleanup(func() { _ = migrations.Drop(context.Background(), db, d, fresh) })
+		for _, want := range []string{"applied version", "nothing to apply"} {
+			if out := runCLI(t, "migrations", "up", "--dialect", mysql.Name, "--dsn", s.dsn, "--prefix", fresh); !strings.Contains(out, want) {
+				t.Errorf("migrations up printed %q, want %q", out, want)
+			}
 		}
 	})
 

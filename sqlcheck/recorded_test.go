@@ -57,7 +57,7 @@ func TestRecorded_Cockroach(t *testing.T) {
 	})
 
 	claims := 0
-	checkRecorded(t, s.rec, func(stmt string) error {
+	shapes := checkRecorded(t, s.rec, func(stmt string) error {
 		claim, err := CheckCockroach(stmt)
 		if claim {
 			claims++
@@ -68,6 +68,18 @@ func TestRecorded_Cockroach(t *testing.T) {
 		t.Error("no claim statement was recorded: the run or the claim detection is broken")
 	}
 	t.Logf("claims among them: %d", claims)
+	// The dialect's own paths were taken: its Check to the end, its
+	// Begin (through pgx), its lock's session and table.
+	wantRecorded(t, shapes,
+		"SELECT version()",
+		"SELECT current_schema(), current_setting('search_path'), current_setting('default_transaction_read_only')",
+		"begin isolation level serializable",
+		"SET lock_timeout = 0",
+		"CREATE TABLE IF NOT EXISTS plenum_locks ",
+		"INSERT INTO plenum_locks (name) VALUES ($1)",
+		"DROP TABLE IF EXISTS plenum_items",
+		"SELECT queue, state, COUNT(*) FROM plenum_items",
+	)
 }
 
 // TestRecorded_MySQL8 runs the whole conformance suite with the mysql
@@ -119,7 +131,38 @@ func TestRecorded_MySQL8(t *testing.T) {
 		}
 	})
 
-	checkRecorded(t, s.rec, CheckMySQL8)
+	shapes := checkRecorded(t, s.rec, CheckMySQL8)
+	// The dialect's own paths were taken: its Check to the end, its
+	// Begin (through the driver), its lock, bench's baseline, inspect.
+	wantRecorded(t, shapes,
+		"SELECT VERSION(), DATABASE()",
+		"SELECT @@SESSION.binlog_format",
+		"UPDATE plenum_check_probe SET v = 1 WHERE id = 1",
+		"SET TRANSACTION ISOLATION LEVEL READ COMMITTED",
+		"START TRANSACTION",
+		"SELECT GET_LOCK(?, ?)",
+		"SELECT RELEASE_LOCK(?)",
+		"SELECT COUNT(*) FROM information_schema.STATISTICS ",
+		"UPDATE plenum_barriers SET arrived = arrived + 1 WHERE id = ?",
+		"SELECT queue, state, COUNT(*) FROM plenum_items",
+	)
+}
+
+// wantRecorded fails t for each prefix that begins no recorded shape.
+func wantRecorded(t *testing.T, shapes map[string]int, prefixes ...string) {
+	t.Helper()
+	for _, p := range prefixes {
+		found := false
+		for s := range shapes {
+			if strings.HasPrefix(s, p) {
+				found = true
+				break
+			}
+		}
+		if !found {
+			t.Errorf("no recorded statement begins %q: a path meant to be checked did not run through the recorder", p)
+		}
+	}
 }
 
 // mysqlWrapped passes the migrator's optional interfaces through, as the
@@ -164,8 +207,8 @@ func storeWithWork(t *testing.T, db *sql.DB, d dialect.Dialect) string {
 // checkRecorded normalises the statements rec recorded, dedupes them, and
 // checks each distinct one with check, failing t for each it refuses. It
 // logs how many were sent, distinct, and checked, and, with -v, each
-// statement checked.
-func checkRecorded(t *testing.T, rec *Recorder, check func(string) error) {
+// statement checked. It returns the shapes, with how often each was sent.
+func checkRecorded(t *testing.T, rec *Recorder, check func(string) error) map[string]int {
 	t.Helper()
 	raw := rec.Statements()
 	shapes := map[string]int{}
@@ -190,4 +233,5 @@ func checkRecorded(t *testing.T, rec *Recorder, check func(string) error) {
 	}
 	t.Logf("%d statements sent, %d distinct texts, %d distinct shapes checked in %v, %d refused",
 		sent, len(raw), len(shapes), time.Since(start).Round(time.Millisecond), failed)
+	return shapes
 }

@@ -82,7 +82,7 @@ func TestRecorded_MySQL8RefusesWhatMariaDBRuns(t *testing.T) {
 		{sql: "UPDATE plenum_planted SET v = v + 1 WHERE id IN (SELECT id FROM plenum_planted WHERE v > ?)", args: []any{0}, refuse: true},
 		{sql: "CREATE INDEX IF NOT EXISTS plenum_planted_v ON plenum_planted (v)", refuse: true},
 		{sql: "DROP TEMPORARY TABLE plenum_planted"},
-	}, CheckMySQL8)
+	}, func(stmt string) error { _, err := CheckMySQL8(stmt); return err })
 }
 
 // PostgreSQL runs all of these; CockroachDB refuses MERGE and LOCK TABLE,

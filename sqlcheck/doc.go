@@ -31,7 +31,8 @@
 // PASSWORD(), ...), and error 1093: a subquery that reads the table an
 // UPDATE or DELETE changes, other than through a derived table MySQL
 // materializes (MariaDB 10.3 and later run such updates, so passing the
-// suite there proves nothing).
+// suite there proves nothing). As on CockroachDB, a claim's candidates (a
+// locking SELECT with ORDER BY and LIMIT) must be FOR UPDATE SKIP LOCKED.
 //
 // # Which statements are checked
 //
@@ -73,7 +74,7 @@
 // Sequential index or a UUID key without USING HASH, a partial index
 // without its predicate on CockroachDB; a partial index, INSERT, UPDATE
 // and DELETE ... RETURNING, CREATE INDEX IF NOT EXISTS, tx_isolation, a
-// 1093 subquery on MySQL 8. Some of them are also run for real on the
+// 1093 subquery, a claim without SKIP LOCKED on MySQL 8. Some of them are also run for real on the
 // stand-in server through the Recorder, which accepts them, and the
 // recorded statements are refused.
 //

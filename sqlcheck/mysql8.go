@@ -34,13 +34,32 @@ func ParseMySQL8(sql string) (sqlparser.Statement, error) {
 // MySQL 8 that a grammar does not see: no system variable, function or
 // information_schema table that MySQL 8 removed (removedInMySQL8), and no
 // subquery that reads the table an UPDATE or DELETE changes (error 1093,
-// ER_UPDATE_TABLE_USED).
-func CheckMySQL8(sql string) error {
+// ER_UPDATE_TABLE_USED). It also reports whether sql is a claim's locking
+// SELECT, and refuses one that does not skip locked rows (mysqlClaim).
+func CheckMySQL8(sql string) (claim bool, err error) {
 	stmt, err := ParseMySQL8(sql)
 	if err != nil {
-		return err
+		return false, err
 	}
-	return errors.Join(removedInMySQL8(stmt), targetTableInSubquery(stmt))
+	claim, err = mysqlClaim(stmt)
+	return claim, errors.Join(err, removedInMySQL8(stmt), targetTableInSubquery(stmt))
+}
+
+// mysqlClaim reports whether stmt is a claim's candidates: a SELECT that
+// locks the rows it reads and takes the first of them in an order (ORDER
+// BY and LIMIT). Without UPDATE ... RETURNING a claim is that SELECT, an
+// UPDATE and a read-back; the SELECT must be FOR UPDATE SKIP LOCKED, or
+// claimers queue behind each other's locks (a fence's lock, by key and
+// without LIMIT, waits on purpose).
+func mysqlClaim(stmt sqlparser.Statement) (bool, error) {
+	sel, ok := stmt.(*sqlparser.Select)
+	if !ok || sel.Lock == sqlparser.NoLock || sel.Limit == nil || len(sel.OrderBy) == 0 {
+		return false, nil
+	}
+	if sel.Lock != sqlparser.ForUpdateLockSkipLocked {
+		return true, fmt.Errorf("a claim's candidates (SELECT ... ORDER BY ... LIMIT with a lock) are locked %q, not FOR UPDATE SKIP LOCKED", strings.TrimSpace(sel.Lock.ToString()))
+	}
+	return true, nil
 }
 
 // removedVariables are system variables MySQL 8.0 removed that MariaDB

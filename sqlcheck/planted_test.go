@@ -97,10 +97,21 @@ func TestMySQL8_RefusesPlantedStatements(t *testing.T) {
 		{"a 1093 through a derived table MySQL merges", "UPDATE plenum_items SET state = 'claimed' WHERE id IN (SELECT id FROM (SELECT id FROM plenum_items WHERE state = 'available') t)", "error 1093"},
 		{"PostgreSQL's casts", "SELECT payload::text FROM plenum_items WHERE id = ?", "syntax error"},
 		{"PostgreSQL's ON CONFLICT", "INSERT INTO plenum_items (id) VALUES (?) ON CONFLICT DO NOTHING", "syntax error"},
+		{"a claim without SKIP LOCKED", "SELECT id FROM plenum_items WHERE state = 'available' AND queue = ? ORDER BY priority, available_at, id LIMIT 10 FOR UPDATE", "not FOR UPDATE SKIP LOCKED"},
+		{"a claim that waits (NOWAIT)", "SELECT id FROM plenum_items WHERE state = 'available' ORDER BY id LIMIT 10 FOR UPDATE NOWAIT", "not FOR UPDATE SKIP LOCKED"},
+		{"a claim that shares (LOCK IN SHARE MODE)", "SELECT id FROM plenum_items WHERE state = 'available' ORDER BY id LIMIT 10 LOCK IN SHARE MODE", "not FOR UPDATE SKIP LOCKED"},
+		{"a misspelt SKIP LOKED", "SELECT id FROM plenum_items ORDER BY id LIMIT 10 FOR UPDATE SKIP LOKED", "syntax error"},
 	} {
-		if err := CheckMySQL8(c.sql); err == nil || !strings.Contains(err.Error(), c.want) {
+		if _, err := CheckMySQL8(c.sql); err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%s: CheckMySQL8 = %v, want an error with %q\n%s", c.name, err, c.want, c.sql)
 		}
+	}
+	// The claim's SELECT counts as a claim; a fence's lock by key does not.
+	if claim, err := CheckMySQL8("SELECT id FROM plenum_items WHERE state = 'available' ORDER BY id LIMIT 10 FOR UPDATE SKIP LOCKED"); !claim || err != nil {
+		t.Errorf("the claim's SELECT: claim %v, %v", claim, err)
+	}
+	if claim, err := CheckMySQL8("SELECT id, barrier_id FROM plenum_items WHERE id IN (?) AND claim_token = ? ORDER BY id FOR UPDATE"); claim || err != nil {
+		t.Errorf("a fence's lock: claim %v, %v", claim, err)
 	}
 	// What MySQL 8 accepts passes: the derived-table forms it
 	// materializes, the claim, the lock, transaction_isolation.
@@ -113,7 +124,7 @@ func TestMySQL8_RefusesPlantedStatements(t *testing.T) {
 		"SELECT @@SESSION.transaction_isolation",
 		"ALTER TABLE plenum_items ADD COLUMN k_on TINYINT GENERATED ALWAYS AS (CASE WHEN unique_key IS NOT NULL THEN 1 END) VIRTUAL, ADD UNIQUE INDEX k (queue, unique_key, k_on)",
 	} {
-		if err := CheckMySQL8(sql); err != nil {
+		if _, err := CheckMySQL8(sql); err != nil {
 			t.Errorf("CheckMySQL8(%s) = %v, want nil", sql, err)
 		}
 	}

@@ -112,7 +112,6 @@ func TestRecorded_MySQL8(t *testing.T) {
 	t.Run("OwnPaths", func(t *testing.T) {
 		db := open(t)
 		prefix := storeWithWork(t, db, d)
-		t.Cleanup(func() { _ = migrations.Drop(context.Background(), db, d, prefix) })
 		out := runCLI(t, "inspect", "--dialect", mysql.Name, "--dsn", s.dsn, "--prefix", prefix)
 		if !strings.Contains(out, prefix) {
 			t.Errorf("inspect printed no tables %s*:\n%s", prefix, out)
@@ -123,7 +122,11 @@ func TestRecorded_MySQL8(t *testing.T) {
 		}
 		// The CLI's migrator, applying and then finding nothing to apply.
 		fresh := fmt.Sprintf("pq%08x_", rand.Uint32())
-		t.Cleanup(func() { _ = migrations.Drop(context.Background(), db, d, fresh) })
+		t.Cleanup(func() {
+			if err := migrations.Drop(context.Background(), db, d, fresh); err != nil {
+				t.Errorf("drop the tables of prefix %q: %v", fresh, err)
+			}
+		})
 		for _, want := range []string{"applied version", "nothing to apply"} {
 			if out := runCLI(t, "migrations", "up", "--dialect", mysql.Name, "--dsn", s.dsn, "--prefix", fresh); !strings.Contains(out, want) {
 				t.Errorf("migrations up printed %q, want %q", out, want)
@@ -189,12 +192,19 @@ func (w mysqlWrapped) IndexExists(ctx context.Context, q dialect.Querier, table,
 }
 
 // storeWithWork opens a store under a new prefix on db and leaves work in
-// it for inspect to show: items in two states, an owner, a barrier. It
-// returns the prefix.
+// it for inspect to show: items in two states and an owner. It returns
+// the prefix, whose tables are dropped when t ends.
 func storeWithWork(t *testing.T, db *sql.DB, d dialect.Dialect) string {
 	t.Helper()
 	ctx := t.Context()
 	prefix := fmt.Sprintf("pq%08x_", rand.Uint32())
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		if err := migrations.Drop(ctx, db, d, prefix); err != nil {
+			t.Errorf("drop the tables of prefix %q: %v", prefix, err)
+		}
+	})
 	st, err := core.Open(ctx, db, d, core.Options{Prefix: prefix, Migrate: true})
 	if err != nil {
 		t.Fatal(err)

@@ -176,6 +176,17 @@ func newMySQLSetup(t *testing.T) *mysqlSetup {
 	return s
 }
 
+// cliDir holds the plenum binary plenumCLI builds; TestMain removes it.
+var cliDir string
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if cliDir != "" {
+		os.RemoveAll(cliDir)
+	}
+	os.Exit(code)
+}
+
 // plenumCLI builds the plenum command once per test binary, from the
 // parent module with its own dependencies, with the race detector so that
 // the build reuses what the parent's race-enabled tests compiled.
@@ -184,6 +195,7 @@ var plenumCLI = sync.OnceValues(func() (string, error) {
 	if err != nil {
 		return "", err
 	}
+	cliDir = dir
 	bin := filepath.Join(dir, "plenum")
 	cmd := exec.Command("go", "build", "-race", "-o", bin, "./cmd/plenum")
 	cmd.Dir = ".."

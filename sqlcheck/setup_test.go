@@ -49,6 +49,7 @@ func record(t *testing.T, target string, proto Protocol) *Recorder {
 // pgSetup is the PostgreSQL server the cockroach dialect runs on here,
 // through a Recorder.
 type pgSetup struct {
+	target string // the server's host:port
 	rec    *Recorder
 	schema string // of the run's own: every table lands there
 	dsn    string // through the recorder, into schema, serializable
@@ -97,6 +98,7 @@ func newPGSetup(t *testing.T) *pgSetup {
 			t.Errorf("drop schema %s: %v", s.schema, err)
 		}
 	})
+	s.target = u.Host
 	s.rec = record(t, u.Host, PostgreSQL)
 	u.Host = s.rec.Addr()
 	q := u.Query()
@@ -113,6 +115,19 @@ func (s *pgSetup) withParam(k, v string) string {
 	u, _ := url.Parse(s.dsn)
 	q := u.Query()
 	q.Set(k, v)
+	u.RawQuery = q.Encode()
+	return u.String()
+}
+
+// through returns a DSN for the postgres dialect through another
+// Recorder, rec: into the same schema, but with pg_catalog searched first
+// (so that version() is PostgreSQL's), at the server's default isolation.
+func (s *pgSetup) through(rec *Recorder) string {
+	u, _ := url.Parse(s.dsn)
+	u.Host = rec.Addr()
+	q := u.Query()
+	q.Set("search_path", s.schema)
+	q.Del("default_transaction_isolation")
 	u.RawQuery = q.Encode()
 	return u.String()
 }

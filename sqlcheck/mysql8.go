@@ -208,6 +208,11 @@ func readTables(q sqlparser.TableStatement) []string {
 					walk(t.Select)
 				}
 				return false, nil
+			case *sqlparser.ColName:
+				// A column's qualifier names a table, but reading an outer
+				// table's column from a correlated subquery is no read of
+				// that table: only table references count.
+				return false, nil
 			case sqlparser.TableName:
 				if !t.Name.IsEmpty() {
 					out = append(out, strings.ToLower(t.Name.String()))

@@ -120,6 +120,7 @@ func TestMySQL8_RefusesPlantedStatements(t *testing.T) {
 		"UPDATE plenum_items r JOIN (SELECT id FROM plenum_items WHERE state = 'available' ORDER BY id LIMIT 10 FOR UPDATE SKIP LOCKED) t ON r.id = t.id SET r.state = 'claimed'",
 		"UPDATE plenum_barriers SET arrived = arrived + (SELECT COUNT(*) FROM plenum_items WHERE barrier_id = ?) WHERE id = ?",
 		"SELECT id FROM plenum_items WHERE state = 'available' AND queue = ? ORDER BY priority, available_at, id LIMIT 10 FOR UPDATE SKIP LOCKED",
+		"DELETE FROM plenum_attempts WHERE EXISTS (SELECT 1 FROM plenum_items i WHERE i.id = plenum_attempts.item_id)",
 		"SELECT GET_LOCK(?, ?)",
 		"SELECT @@SESSION.transaction_isolation",
 		"ALTER TABLE plenum_items ADD COLUMN k_on TINYINT GENERATED ALWAYS AS (CASE WHEN unique_key IS NOT NULL THEN 1 END) VIRTUAL, ADD UNIQUE INDEX k (queue, unique_key, k_on)",

@@ -38,7 +38,7 @@ It prints progress every second, then a summary, and exits with status 1
 naming the invariant if any did not hold. The database lives in a new
 temporary directory, removed afterwards unless --keep (or --db) is given.`
 
-// demoLease is the lease of every claim and heartbeat. It is far above the
+// demoLease is the lease of every claim: the handlers' deadline. It is far above the
 // reaper's StaleAfter, so that a dead worker's claims are released as
 // crashes (owner gone) and never as timeouts (lease expired).
 const demoLease = 30 * time.Second
@@ -331,7 +331,7 @@ func (r *demoRun) register(ctx context.Context) (*demoOwner, error) {
 				return
 			case <-t.C:
 			}
-			_, err := r.st.Heartbeat(hctx, id, demoLease)
+			err := r.st.Heartbeat(hctx, id)
 			switch {
 			case err == nil:
 			case errors.Is(err, core.ErrOwnerLost):

@@ -99,6 +99,7 @@ var guarantees = []guarantee{
 	{"Extend_ManyFencedPerClaim", testExtendMany},
 	{"Fence_StoreCallInsideRefused", testFenceStoreCallRefused},
 	{"Fence_FailCommitsWithWrites", testFenceFail},
+	{"Retention_PurgeKeepsWhatBarriersNeed", testPurge},
 	{"Clock_DatabaseTimeGatesVisibility", testClock},
 	{"FanOut_IdempotentResume", testFanOutResume},
 	{"FanIn_ExactlyOnceUnderConcurrency", testFanInExactlyOnce},

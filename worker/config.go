@@ -36,6 +36,13 @@ type Config struct {
 	// at once. Default 10 s.
 	ReapInterval time.Duration
 
+	// RetainFor is how long finished items (completed, dead, cancelled)
+	// and fired barriers are kept before the maintenance loop deletes them
+	// (core.Store.Purge, which keeps whatever a barrier still needs);
+	// negative keeps everything. It runs with the reaper, so not at all
+	// when ReapInterval is negative. Default 24 h.
+	RetainFor time.Duration
+
 	// MaxCrashes dead-letters an item whose owners died this many times
 	// while holding it (core.ReapParams.MaxCrashes). Default 3.
 	MaxCrashes int
@@ -95,6 +102,7 @@ const (
 	defaultStale     = 30 * time.Second
 	defaultReap      = 10 * time.Second
 	defaultTimeout   = 60 * time.Second
+	defaultRetain    = 24 * time.Hour
 	defaultMargin    = time.Second
 	defaultBatch     = 100
 )
@@ -111,6 +119,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.ReapInterval == 0 {
 		c.ReapInterval = defaultReap
+	}
+	if c.RetainFor == 0 {
+		c.RetainFor = defaultRetain
 	}
 	if c.MaxCrashes == 0 {
 		c.MaxCrashes = core.DefaultMaxCrashes
@@ -154,6 +165,8 @@ func (c Config) validate(s *core.Store) error {
 		return configErr("StaleAfter", "%v is outside [%v, %v]", c.StaleAfter, 2*s.MinLease(), core.MaxLease)
 	case c.StaleAfter < 3*c.HeartbeatInterval:
 		return configErr("StaleAfter", "%v is less than three heartbeat intervals (%v)", c.StaleAfter, c.HeartbeatInterval)
+	case c.RetainFor > 0 && (c.RetainFor < s.MinLease() || c.RetainFor > core.MaxDelay):
+		return configErr("RetainFor", "%v is outside [%v, %v]", c.RetainFor, s.MinLease(), core.MaxDelay)
 	case c.MaxCrashes < 1:
 		return configErr("MaxCrashes", "%d is below 1", c.MaxCrashes)
 	case c.DeadlineMargin < 0:

@@ -33,6 +33,8 @@ const (
 	// EventReaped: a reaper pass of this worker's maintenance released
 	// claims or removed owners; Reap counts what it did.
 	EventReaped EventKind = "reaped"
+	// EventPurged: a retention pass deleted what Purge counts.
+	EventPurged EventKind = "purged"
 	// EventQueueDepth: Depth holds Queue's item counts by state, read by
 	// the maintenance loop.
 	EventQueueDepth EventKind = "queue_depth"
@@ -51,6 +53,8 @@ type Event struct {
 	Duration time.Duration
 	// Reap is what a reaper pass did, for EventReaped.
 	Reap core.ReapResult
+	// Purge is what a retention pass deleted, for EventPurged.
+	Purge core.PurgeResult
 	// Depth counts Queue's items by state, for EventQueueDepth.
 	Depth map[core.State]int64
 }

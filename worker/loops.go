@@ -86,8 +86,42 @@ func (w *Worker) watch() {
 	}
 }
 
-// maintain runs a reaper pass every ReapInterval (with jitter, so that
-// processes started together spread out), and reports queue depths to
+// purge deletes what is past RetainFor, in bounded passes with a pause
+// between them, so that claiming goes on at full speed meanwhile; a tick
+// stops after purgePasses passes and the next one goes on.
+func (w *Worker) purge() {
+	for range purgePasses {
+		r, err := w.store.Purge(w.bg, core.PurgeParams{OlderThan: w.cfg.RetainFor, Limit: purgeLimit})
+		if err != nil {
+			if w.bg.Err() == nil {
+				w.log.Warn("plenum/worker: purge", "err", err)
+			}
+			return
+		}
+		if r != (core.PurgeResult{}) {
+			w.event(w.bg, Event{Kind: EventPurged, Purge: r})
+		}
+		if r.Items < purgeLimit && r.Barriers < purgeLimit {
+			return
+		}
+		select {
+		case <-w.bg.Done():
+			return
+		case <-time.After(purgePause):
+		}
+	}
+}
+
+// Retention's pace: passes of purgeLimit rows, purgePause apart, at most
+// purgePasses per maintenance tick.
+const (
+	purgeLimit  = 500
+	purgePause  = 20 * time.Millisecond
+	purgePasses = 20
+)
+
+// maintain runs a reaper pass and retention every ReapInterval (with
+// jitter, so that processes started together spread out), and reports queue depths to
 // the hooks.
 func (w *Worker) maintain() {
 	defer w.background.Done()
@@ -107,6 +141,9 @@ func (w *Worker) maintain() {
 		}
 		if r != (core.ReapResult{}) {
 			w.event(w.bg, Event{Kind: EventReaped, Reap: r})
+		}
+		if w.cfg.RetainFor > 0 {
+			w.purge()
 		}
 		if w.cfg.Hooks == nil {
 			continue

@@ -39,13 +39,27 @@ func (s *slots) release() {
 	}
 }
 
+// gatherDelay is how long a full queue waits, once a slot frees, for
+// others to free before it claims.
+const gatherDelay = 2 * time.Millisecond
+
+// completeLinger bounds how long the completer gathers completions for a
+// batch; completeGap is the pause after which it stops gathering.
+const (
+	completeLinger = 5 * time.Millisecond
+	completeGap    = 300 * time.Microsecond
+)
+
 // claimLoop claims queue's items in batches sized to its free slots and
 // starts a handler on each, until claiming stops.
 func (w *Worker) claimLoop(queue string, q QueueConfig) {
 	defer w.loops.Done()
 	sl := &slots{max: q.MaxWorkers, freed: make(chan struct{}, 1)}
-	poll := time.NewTimer(0)
+	poll, gather := time.NewTimer(time.Hour), time.NewTimer(time.Hour)
 	defer poll.Stop()
+	defer gather.Stop()
+	threshold := max(1, sl.max/4)
+	var waiting time.Time // since when the loop waits for free slots
 	for {
 		select {
 		case <-w.claimStop:
@@ -53,14 +67,41 @@ func (w *Worker) claimLoop(queue string, q QueueConfig) {
 		default:
 		}
 		free := sl.max - int(sl.running.Load())
-		if free <= 0 {
+		// Claim in batches: with fewer than a quarter of the slots free,
+		// wait for more (up to a poll interval) before claiming what is
+		// free; with none free, wait for one.
+		if free <= 0 || (free < threshold && (waiting.IsZero() || time.Since(waiting) < w.cfg.PollInterval)) {
+			if waiting.IsZero() {
+				waiting = time.Now()
+			}
+			var timeout <-chan time.Time
+			if free > 0 {
+				poll.Reset(w.cfg.PollInterval - time.Since(waiting))
+				timeout = poll.C
+			}
 			select {
 			case <-w.claimStop:
 				return
+			case <-timeout:
 			case <-sl.freed:
+				// Slots free in bursts (a batch of completions commits
+				// at once): let the burst land.
+				gather.Reset(gatherDelay)
+				select {
+				case <-w.claimStop:
+					return
+				case <-gather.C:
+				}
+			}
+			if !poll.Stop() {
+				select {
+				case <-poll.C:
+				default:
+				}
 			}
 			continue
 		}
+		waiting = time.Time{}
 		// The deadline counts from before the claim: the lease began no
 		// earlier than this, on the database's clock.
 		requested := time.Now()
@@ -267,18 +308,31 @@ func (w *Worker) complete(ctx context.Context, r *run) error {
 func (w *Worker) completer() {
 	defer close(w.completed)
 	batch := make([]*completion, 0, w.cfg.CompleteBatch)
+	linger := time.NewTimer(time.Hour)
+	defer linger.Stop()
 	for first := range w.completions {
 		batch = append(batch[:0], first)
+		// Handlers that finish together complete together: gather what
+		// keeps arriving (gaps under completeGap), for at most
+		// completeLinger, up to a full batch.
+		until := time.Now().Add(completeLinger)
 	drain:
 		for len(batch) < w.cfg.CompleteBatch {
+			linger.Reset(min(completeGap, time.Until(until)))
 			select {
 			case c, ok := <-w.completions:
 				if !ok {
 					break drain
 				}
 				batch = append(batch, c)
-			default:
+			case <-linger.C:
 				break drain
+			}
+		}
+		if !linger.Stop() {
+			select {
+			case <-linger.C:
+			default:
 			}
 		}
 		cs := make([]core.Completion, len(batch))

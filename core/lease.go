@@ -99,11 +99,13 @@ func (s *Store) extendGroup(ctx context.Context, tx dialect.Querier, token uuid.
 	return got, err
 }
 
-// Lost returns the ids of cs whose claim is no longer held: the item was
-// cancelled, finished, or released and claimed again. It only reads (one
-// query per batch of claims sharing a token, taking no lock), so a runtime
-// can poll it for the claims its handlers run on, to cancel a handler whose
-// item was cancelled.
+// Lost returns the ids of cs whose claim was taken away: the item was
+// cancelled, released (by a reaper, or given back) or claimed again, or
+// is gone. An item finished under the claim itself (completed, or dead
+// after Fail, with the claim's token) is not lost. It only reads (one
+// query per batch of claims sharing a token, taking no lock), so a
+// runtime can poll it for the claims its handlers run on, to cancel a
+// handler whose item was cancelled.
 func (s *Store) Lost(ctx context.Context, cs []Claim) ([]uuid.UUID, error) {
 	for i, c := range cs {
 		if err := validClaim(fmt.Sprintf("claims[%d]", i), c); err != nil {
@@ -112,9 +114,13 @@ func (s *Store) Lost(ctx context.Context, cs []Claim) ([]uuid.UUID, error) {
 	}
 	var lost []uuid.UUID
 	for token, ids := range byToken(cs) {
-		for _, batch := range chunks(ids, s.inListMax(2)) {
-			where, args := s.heldBy(batch, token, StateClaimed)
-			rows, err := s.db.QueryContext(ctx, s.sql("SELECT id, barrier_id FROM {items} WHERE "+where), args...)
+		for _, batch := range chunks(ids, s.inListMax(1)) {
+			args := make([]any, 0, len(batch)+1)
+			for _, id := range batch {
+				args = append(args, s.d.UUID(id))
+			}
+			args = append(args, s.d.UUID(token))
+			rows, err := s.db.QueryContext(ctx, s.sql("SELECT id, barrier_id FROM {items} WHERE id IN ("+dialect.Placeholders(len(batch))+") AND claim_token = ? AND state IN ('claimed', 'completed', 'dead')"), args...)
 			if err != nil {
 				return nil, wrapDBError("lost", err)
 			}

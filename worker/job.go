@@ -22,6 +22,11 @@ type Job[T any] struct {
 // the first), crash count, key and raw payload.
 func (j *Job[T]) Item() core.Item { return j.r.claim.Item }
 
+// Claim returns the claim this run holds, for the store calls that take
+// one: Store.Expand to fan out, Store.Extend for more time. Its lease is
+// the run's deadline; the handler's context ends a margin before it.
+func (j *Job[T]) Claim() core.Claim { return j.r.claim }
+
 // ID returns the item's id.
 func (j *Job[T]) ID() uuid.UUID { return j.r.claim.ID }
 

@@ -81,10 +81,15 @@ type QueueConfig struct {
 
 // KindConfig configures the handling of one kind.
 type KindConfig struct {
-	// Timeout is the handler's deadline and its claim's lease. Keep it
-	// above StaleAfter plus HeartbeatInterval, or the claims of a worker
-	// that died would be counted as timeouts rather than crashes. Default
-	// 60 s.
+	// Timeout is the handler's deadline, counted from when its claim was
+	// requested: its context ends DeadlineMargin before, and a result
+	// after that is refused (a timeout: the attempt counts). A claim takes
+	// items of any kind, so its lease is the longest Timeout among the
+	// worker's kinds (and DefaultKind's): a reaper times out a handler that
+	// hangs in a live worker after that. Keep it above StaleAfter plus
+	// HeartbeatInterval, or the claims of a worker that died could be
+	// counted as timeouts rather than crashes (New and Handle refuse
+	// less). Default 60 s.
 	Timeout time.Duration
 	// MaxAttempts dead-letters the item after this many failed attempts,
 	// or the item's own MaxAttempts where that is lower. Default: the

@@ -74,9 +74,10 @@ func New(store *core.Store, cfg Config) (*Worker, error) {
 
 // Start registers the worker as an owner and starts claiming, heartbeating
 // and (unless Config.ReapInterval is negative) reaping. It returns once the
-// worker runs; cancelling ctx later stops the worker as Stop with an
-// expired context would (handlers cancelled at once, unfinished items given
-// back). A worker starts once.
+// worker runs. ctx bounds the start only (its values, not its end, pass on
+// to the worker's work): the worker runs until Stop, which is what decides
+// how long running handlers get to finish, or until it stops itself after
+// losing its owner (Done, Err). A worker starts once.
 func (w *Worker) Start(ctx context.Context) error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
@@ -111,15 +112,6 @@ func (w *Worker) Start(ctx context.Context) error {
 		w.loops.Add(1)
 		go w.claimLoop(name, q)
 	}
-	go func() {
-		select {
-		case <-ctx.Done():
-			expired, cancel := context.WithCancel(context.Background())
-			cancel()
-			_ = w.Stop(expired)
-		case <-w.done:
-		}
-	}()
 	return nil
 }
 

@@ -39,8 +39,9 @@ func (s *Store) ExtendMany(ctx context.Context, cs []Claim, lease time.Duration)
 	}
 	err = s.inTx(ctx, "extend", func(tx dialect.Tx) error {
 		lost = lost[:0]
-		for token, ids := range byToken(cs) {
-			for _, batch := range chunks(ids, s.inListMax(2)) {
+		groups := byToken(cs)
+		for _, token := range sortedKeys(groups) {
+			for _, batch := range chunks(groups[token], s.inListMax(2)) {
 				got, err := s.extendGroup(ctx, tx, token, batch, lease)
 				if err != nil {
 					return err
@@ -113,8 +114,9 @@ func (s *Store) Lost(ctx context.Context, cs []Claim) ([]uuid.UUID, error) {
 		}
 	}
 	var lost []uuid.UUID
-	for token, ids := range byToken(cs) {
-		for _, batch := range chunks(ids, s.inListMax(1)) {
+	groups := byToken(cs)
+	for _, token := range sortedKeys(groups) {
+		for _, batch := range chunks(groups[token], s.inListMax(1)) {
 			args := make([]any, 0, len(batch)+1)
 			for _, id := range batch {
 				args = append(args, s.d.UUID(id))
@@ -150,4 +152,15 @@ func byToken(cs []Claim) map[uuid.UUID][]uuid.UUID {
 		slices.SortFunc(ids, func(a, b uuid.UUID) int { return bytes.Compare(a[:], b[:]) })
 	}
 	return out
+}
+
+// sortedKeys returns the tokens of groups in a fixed order, so that
+// transactions over several tokens lock in the same order every time.
+func sortedKeys(groups map[uuid.UUID][]uuid.UUID) []uuid.UUID {
+	keys := make([]uuid.UUID, 0, len(groups))
+	for k := range groups {
+		keys = append(keys, k)
+	}
+	slices.SortFunc(keys, func(a, b uuid.UUID) int { return bytes.Compare(a[:], b[:]) })
+	return keys
 }

@@ -119,11 +119,11 @@ func (s *Store) claim(ctx context.Context, q dialect.Querier, p ClaimParams) ([]
 		Key:   "id",
 		// The owner must still be registered: a reaped owner that has not
 		// noticed yet must not take new work it would hold as a ghost.
-		Filter:     s.expand.Replace("queue = ? AND state = 'available' AND available_at <= {now} AND EXISTS (SELECT 1 FROM {processes} p WHERE p.id = ?)"),
+		Filter:     s.expand.Replace(claimFilter),
 		FilterArgs: []any{p.Queue, s.d.UUID(p.Owner)},
-		OrderBy:    "priority, available_at, id",
+		OrderBy:    claimOrderBy,
 		Limit:      limit,
-		Set:        s.expand.Replace("state = 'claimed', claim_token = ?, claimed_by = ?, claimed_at = {now}, lease_expires_at = {now+?}, attempt = attempt + 1"),
+		Set:        s.expand.Replace(claimSet),
 		SetArgs:    []any{s.d.UUID(token), s.d.UUID(p.Owner), micros(p.Lease)},
 		Returning:  itemColumnList,
 	}
@@ -157,7 +157,7 @@ func (s *Store) claim(ctx context.Context, q dialect.Querier, p ClaimParams) ([]
 	if len(out) == 0 {
 		// Nothing claimed: tell a lost owner apart from an empty queue.
 		var one int
-		err := q.QueryRowContext(ctx, s.sql("SELECT COUNT(*) FROM {processes} WHERE id = ?"), s.d.UUID(p.Owner)).Scan(&one)
+		err := q.QueryRowContext(ctx, s.sql(qOwnerExists), s.d.UUID(p.Owner)).Scan(&one)
 		if err != nil {
 			return nil, err
 		}

@@ -227,7 +227,7 @@ func (s *Store) insertItems(ctx context.Context, q dialect.Querier, specs []Item
 		if batch[0].Delay > 0 {
 			row = insertRowLater
 		}
-		stmt := s.d.InsertIgnore(s.names.Items, insertColumns, s.expand.Replace(row), len(batch), []string{"queue", "unique_key"})
+		stmt := s.d.InsertIgnore(s.names.Items, insertColumns, s.expand.Replace(row), len(batch), itemConflict)
 		res, err := q.ExecContext(ctx, stmt, args...)
 		if err != nil {
 			return nil, err
@@ -336,12 +336,11 @@ func (s *Store) resolveExisting(ctx context.Context, q dialect.Querier, batch []
 			}
 			// A child's row is its barrier's own when it reports there, or
 			// when it expanded and handed its membership to its own join.
-			own, ownArgs := "1", []any(nil)
+			var ownArgs []any
 			if barrier != uuid.Nil {
-				own = "CASE WHEN barrier_id = ? OR EXISTS (SELECT 1 FROM {barriers} b WHERE b.owner_id = {items}.id AND b.parent_barrier_id = ?) THEN 1 ELSE 0 END"
 				ownArgs = []any{s.d.UUID(barrier), s.d.UUID(barrier)}
 			}
-			rows, err := q.QueryContext(ctx, s.sql("SELECT id, unique_key, "+own+" FROM {items} WHERE queue = ? AND unique_key IN ("+dialect.Placeholders(len(chunk))+")"), append(ownArgs, args...)...)
+			rows, err := q.QueryContext(ctx, s.sql(qExisting(len(chunk), barrier != uuid.Nil)), append(ownArgs, args...)...)
 			if err != nil {
 				return nil, err
 			}

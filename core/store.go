@@ -161,7 +161,7 @@ func (s *Store) noteAttempts(n int) {
 // Plenum (shifted by Options.ClockOffset, if set).
 func (s *Store) Now(ctx context.Context) (time.Time, error) {
 	v := timeValue{d: s.d}
-	q := "SELECT {now}"
+	q := qNow
 	if s.caps.DualTable != "" {
 		q += " FROM " + s.caps.DualTable
 	}

@@ -132,8 +132,7 @@ func (f *Fenced) OpenBarrier(ctx context.Context, spec BarrierSpec) (Barrier, er
 		j.MaxAttempts = s.opts.DefaultMaxAttempts
 	}
 	id := uuid.Must(uuid.NewV7())
-	stmt := s.d.InsertIgnore(s.names.Barriers,
-		barrierOpenColumns, s.expand.Replace(barrierOpen), 1, barrierOpenConflict)
+	stmt := s.barrierOpenSQL()
 	if _, err := f.tx.ExecContext(ctx, stmt, s.d.UUID(id), s.d.UUID(f.c.ID), spec.Name, s.d.Bool(false),
 		j.Queue, j.Kind, s.jsonArg(j.Payload), j.Priority, j.MaxAttempts, string(spec.OnChildFailure)); err != nil {
 		return Barrier{}, err
@@ -457,8 +456,8 @@ func (s *Store) UnfiredBarriers(ctx context.Context, p UnfiredBarriersParams) ([
 	if p.Limit == 0 {
 		p.Limit = 100
 	}
-	if p.Limit < 1 || p.Limit > 10000 {
-		return nil, invalid("Limit", "%d is outside [1, 10000]", p.Limit)
+	if p.Limit < 1 || p.Limit > maxPage {
+		return nil, invalid("Limit", "%d is outside [1, %d]", p.Limit, maxPage)
 	}
 	rows, err := s.db.QueryContext(ctx, s.sql(qUnfired(s.d, p.Limit)),
 		-micros(p.OlderThan))
@@ -490,8 +489,8 @@ type ChildrenParams struct {
 // page: cost independent of how far in the page is). A join reads its
 // barrier's results with it, page after page, however large the fan-in.
 func (s *Store) Children(ctx context.Context, p ChildrenParams) ([]Item, error) {
-	if p.Limit < 1 || p.Limit > 10000 {
-		return nil, invalid("Limit", "%d is outside [1, 10000]", p.Limit)
+	if p.Limit < 1 || p.Limit > maxPage {
+		return nil, invalid("Limit", "%d is outside [1, %d]", p.Limit, maxPage)
 	}
 	rows, err := s.db.QueryContext(ctx, s.sql(qChildren(s.d, p.Limit)),
 		s.d.UUID(p.Barrier), s.d.UUID(p.After))

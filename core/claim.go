@@ -113,21 +113,7 @@ func (s *Store) MinLease() time.Duration {
 
 func (s *Store) claim(ctx context.Context, q dialect.Querier, p ClaimParams) ([]Claim, error) {
 	token := uuid.Must(uuid.NewV7())
-	limit := min(p.Limit, s.inListMax(0))
-	spec := dialect.ClaimSpec{
-		Table: s.names.Items,
-		Key:   "id",
-		// The owner must still be registered: a reaped owner that has not
-		// noticed yet must not take new work it would hold as a ghost.
-		Filter:     s.expand.Replace(claimFilter),
-		FilterArgs: []any{p.Queue, s.d.UUID(p.Owner)},
-		OrderBy:    claimOrderBy,
-		Limit:      limit,
-		Set:        s.expand.Replace(claimSet),
-		SetArgs:    []any{s.d.UUID(token), s.d.UUID(p.Owner), micros(p.Lease)},
-		Returning:  itemColumnList,
-	}
-	rows, err := s.d.Claim(ctx, q, spec)
+	rows, err := s.d.Claim(ctx, q, s.claimSpec(p, token))
 	if err != nil {
 		return nil, err
 	}
@@ -166,4 +152,21 @@ func (s *Store) claim(ctx context.Context, q dialect.Querier, p ClaimParams) ([]
 		}
 	}
 	return out, nil
+}
+
+// claimSpec is what a claim of p under token asks of the dialect.
+func (s *Store) claimSpec(p ClaimParams, token uuid.UUID) dialect.ClaimSpec {
+	return dialect.ClaimSpec{
+		Table: s.names.Items,
+		Key:   "id",
+		// The owner must still be registered: a reaped owner that has not
+		// noticed yet must not take new work it would hold as a ghost.
+		Filter:     s.expand.Replace(claimFilter),
+		FilterArgs: []any{p.Queue, s.d.UUID(p.Owner)},
+		OrderBy:    claimOrderBy,
+		Limit:      min(p.Limit, s.claimMax()),
+		Set:        s.expand.Replace(claimSet),
+		SetArgs:    []any{s.d.UUID(token), s.d.UUID(p.Owner), micros(p.Lease)},
+		Returning:  itemColumnList,
+	}
 }

@@ -227,7 +227,7 @@ func (s *Store) insertItems(ctx context.Context, q dialect.Querier, specs []Item
 		if batch[0].Delay > 0 {
 			row = insertRowLater
 		}
-		stmt := s.d.InsertIgnore(s.names.Items, insertColumns, s.expand.Replace(row), len(batch), itemConflict)
+		stmt := s.insertSQL(row, len(batch))
 		res, err := q.ExecContext(ctx, stmt, args...)
 		if err != nil {
 			return nil, err
@@ -297,10 +297,7 @@ func sortByKey(batch []ItemSpec, order []int) {
 // kind (delayed or not), bounded by maxInsertRows, the bind-parameter limit,
 // the IN-list limit and the statement size limit.
 func (s *Store) batchEnd(specs []ItemSpec, start int) int {
-	maxRows := min(maxInsertRows, max(1, s.caps.MaxBindParams/argsPerInsert))
-	if s.caps.MaxInList > 0 {
-		maxRows = min(maxRows, s.caps.MaxInList)
-	}
+	maxRows := s.insertRowsMax()
 	delayed := specs[start].Delay > 0
 	end, bytes := start, 0
 	for end < len(specs) && end-start < maxRows && (specs[end].Delay > 0) == delayed {
@@ -328,7 +325,7 @@ func (s *Store) resolveExisting(ctx context.Context, q dialect.Querier, batch []
 	}
 	found := map[[2]string]uuid.UUID{}
 	for queue, keys := range byQueue {
-		for _, chunk := range chunks(keys, s.inListMax(1)) {
+		for _, chunk := range chunks(keys, s.keysMax()) {
 			args := make([]any, 0, len(chunk)+1)
 			args = append(args, queue)
 			for _, k := range chunk {
@@ -375,6 +372,22 @@ func (s *Store) resolveExisting(ctx context.Context, q dialect.Querier, batch []
 		}
 	}
 	return out, nil
+}
+
+// insertSQL is the insert-or-ignore of n item rows, each written as row.
+func (s *Store) insertSQL(row string, n int) string {
+	return s.d.InsertIgnore(s.names.Items, insertColumns, s.expand.Replace(row), n, itemConflict)
+}
+
+// insertRowsMax is the most rows one INSERT of items carries: maxInsertRows,
+// within the bind-parameter limit and the IN-list limit (the lookup of the
+// keys that existed lists them).
+func (s *Store) insertRowsMax() int {
+	maxRows := min(maxInsertRows, max(1, s.caps.MaxBindParams/argsPerInsert))
+	if s.caps.MaxInList > 0 {
+		maxRows = min(maxRows, s.caps.MaxInList)
+	}
+	return maxRows
 }
 
 // inListMax is the most values an IN list may carry next to extra other

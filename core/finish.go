@@ -125,7 +125,7 @@ func (s *Store) complete(ctx context.Context, tx dialect.Querier, cs []Completio
 // with a fixed overhead per item. A single completion over the limit still
 // goes alone.
 func (s *Store) completionBatches(cs []Completion) [][]Completion {
-	maxN := max(1, s.inListMax(2)/3)
+	maxN := s.completionMax()
 	var out [][]Completion
 	start, bytes := 0, 0
 	for i, c := range cs {

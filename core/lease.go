@@ -41,7 +41,7 @@ func (s *Store) ExtendMany(ctx context.Context, cs []Claim, lease time.Duration)
 		lost = lost[:0]
 		groups := byToken(cs)
 		for _, token := range sortedKeys(groups) {
-			for _, batch := range chunks(groups[token], s.inListMax(2)) {
+			for _, batch := range chunks(groups[token], s.extendMax()) {
 				got, err := s.extendGroup(ctx, tx, token, batch, lease)
 				if err != nil {
 					return err
@@ -114,7 +114,7 @@ func (s *Store) Lost(ctx context.Context, cs []Claim) ([]uuid.UUID, error) {
 	var lost []uuid.UUID
 	groups := byToken(cs)
 	for _, token := range sortedKeys(groups) {
-		for _, batch := range chunks(groups[token], s.inListMax(1)) {
+		for _, batch := range chunks(groups[token], s.lostMax()) {
 			args := make([]any, 0, len(batch)+1)
 			for _, id := range batch {
 				args = append(args, s.d.UUID(id))

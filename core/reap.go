@@ -186,9 +186,7 @@ func scanCandidate(rows *sql.Rows, extra ...any) (reapCandidate, error) {
 // at their barriers. On commit it adds the claims taken back to released
 // and the dead ones to dead.
 func (s *Store) release(ctx context.Context, cands []reapCandidate, leased bool, released, dead *int, apply func(tx dialect.Tx, held []reapCandidate) (dead []reapCandidate, err error)) error {
-	// Three binds per claim at most: the IN list and a CASE pair.
-	size := min(reapBatch, s.inListMax(1), (s.caps.MaxBindParams-1)/3)
-	for _, batch := range chunks(cands, max(1, size)) {
+	for _, batch := range chunks(cands, s.releaseMax()) {
 		var held, gone []reapCandidate
 		err := s.inTx(ctx, "reap", func(tx dialect.Tx) error {
 			var err error

@@ -87,7 +87,7 @@ func (s *Store) purge(ctx context.Context, table, cond string, age int64, limit 
 		return 0, err
 	}
 	deleted := 0
-	for _, batch := range chunks(ids, min(reapBatch, s.inListMax(1))) {
+	for _, batch := range chunks(ids, s.purgeDeleteMax()) {
 		args := []any{age}
 		for _, id := range batch {
 			args = append(args, s.d.UUID(id))

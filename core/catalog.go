@@ -1,0 +1,330 @@
+package core
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/plenumdb/plenum/dialect"
+	"github.com/plenumdb/plenum/migrations"
+)
+
+// Statement is one statement a Store can send, rendered exactly as the store
+// sends it on its dialect: tables named under the prefix, the clock and lock
+// clause expanded, placeholders rebound.
+type Statement struct {
+	// Name names the template in the core ("lost", "item.get", "claim",
+	// ...). One template may render to several statements at one size
+	// (the dialect's claim, where it takes more than one).
+	Name string
+	// Size is the count the statement was rendered at (rows of an INSERT,
+	// values of an IN list, branches of a CASE, a LIMIT): 0 for a template
+	// that takes none.
+	Size int
+	// SQL is the text as sent.
+	SQL string
+}
+
+// LargestSize, passed to Catalog.Statements, renders each size-dependent
+// statement at the largest size the store sends it at on the dialect
+// (within the bind-parameter and IN-list limits, and the batch sizes the
+// store splits its work into).
+const LargestSize = -1
+
+// Catalog is the enumeration of every statement template the core sends,
+// for one dialect and one store's options. It exists so that a test can see
+// every statement the store can send (to check it with a database's
+// grammar, say), and tell whether a statement recorded on the wire is one
+// of them. Statements the dialect writes itself (its Check, Begin, Lock and
+// DDL) and the migrations package's are not in it; the claim statements
+// are, as the dialect's Claim writes them.
+//
+// A Catalog is safe for concurrent use. It never touches a database: a
+// dialect's Claim runs against a stand-in connection that records what it
+// is sent.
+type Catalog struct {
+	s       *Store
+	mu      sync.Mutex
+	matched map[string]match
+}
+
+type match struct {
+	st Statement
+	ok bool
+}
+
+// NewCatalog returns the catalog of the statements a store opened with d and
+// opts sends. Only opts.Prefix and opts.ClockOffset change the text.
+func NewCatalog(d dialect.Dialect, opts Options) (*Catalog, error) {
+	if d == nil {
+		return nil, invalid("dialect", "nil dialect")
+	}
+	if err := opts.validate(); err != nil {
+		return nil, err
+	}
+	opts = opts.withDefaults()
+	if err := migrations.ValidatePrefix(opts.Prefix); err != nil {
+		return nil, &InputError{Field: "Prefix", Reason: err.Error()}
+	}
+	s := &Store{d: d, caps: d.Capabilities(), opts: opts, log: opts.Logger, names: migrations.NamesFor(opts.Prefix)}
+	s.expand = strings.NewReplacer(expansions(d, s.names, opts.ClockOffset)...)
+	return &Catalog{s: s, matched: map[string]match{}}, nil
+}
+
+// Statements renders every template: each fixed one once, and each
+// size-dependent one at every size given (LargestSize for its largest; a
+// size above a template's largest renders the largest). With no sizes, it
+// renders them at 1, 2 and LargestSize. Sizes below 1 other than
+// LargestSize are an *InputError.
+func (c *Catalog) Statements(sizes ...int) ([]Statement, error) {
+	if len(sizes) == 0 {
+		sizes = []int{1, 2, LargestSize}
+	}
+	for i, n := range sizes {
+		if n < 1 && n != LargestSize {
+			return nil, invalid(fmt.Sprintf("sizes[%d]", i), "%d: a size is at least 1, or LargestSize", n)
+		}
+	}
+	var out []Statement
+	for _, e := range catalog {
+		if e.max == nil {
+			for _, q := range e.render(c.s, 0) {
+				out = append(out, Statement{Name: e.name, SQL: q})
+			}
+			continue
+		}
+		largest := e.max(c.s)
+		var done []int
+		for _, n := range sizes {
+			if n == LargestSize || n > largest {
+				n = largest
+			}
+			if slices.Contains(done, n) {
+				continue
+			}
+			done = append(done, n)
+			for _, q := range e.render(c.s, n) {
+				out = append(out, Statement{Name: e.name, Size: n, SQL: q})
+			}
+		}
+	}
+	return out, nil
+}
+
+// Match returns the catalog statement whose text is exactly sql, at
+// whatever size, and whether there is one. A statement of the dialect's own
+// (Check, Begin, DDL) or of the migrations package is not matched.
+func (c *Catalog) Match(sql string) (Statement, bool) {
+	c.mu.Lock()
+	m, seen := c.matched[sql]
+	c.mu.Unlock()
+	if seen {
+		return m.st, m.ok
+	}
+	m.st, m.ok = c.find(sql)
+	c.mu.Lock()
+	c.matched[sql] = m
+	c.mu.Unlock()
+	return m.st, m.ok
+}
+
+func (c *Catalog) find(sql string) (Statement, bool) {
+	for _, e := range catalog {
+		if e.max == nil {
+			if slices.Contains(e.render(c.s, 0), sql) {
+				return Statement{Name: e.name, SQL: sql}, true
+			}
+			continue
+		}
+		largest := e.max(c.s)
+		for _, n := range e.sizesFor(c.s, sql, largest) {
+			if slices.Contains(e.render(c.s, n), sql) {
+				return Statement{Name: e.name, Size: n, SQL: sql}, true
+			}
+		}
+	}
+	return Statement{}, false
+}
+
+// sizesFor are the sizes at which e might render sql: the integers written
+// in it (a LIMIT), and, for each statement e renders, the size at which its
+// length is sql's (a statement grows with its size).
+func (e entry) sizesFor(s *Store, sql string, largest int) []int {
+	first := e.render(s, 1)
+	if !slices.ContainsFunc(first, func(q string) bool { return sharedPrefix(q, sql) >= min(len(q), len(sql), 16) }) {
+		return nil
+	}
+	var out []int
+	for _, f := range strings.FieldsFunc(sql, func(r rune) bool { return r < '0' || r > '9' }) {
+		if n, err := strconv.Atoi(f); err == nil && n >= 1 && n <= largest {
+			out = append(out, n)
+		}
+	}
+	for i := range first {
+		length := func(n int) int {
+			qs := e.render(s, n)
+			if i >= len(qs) {
+				return -1
+			}
+			return len(qs[i])
+		}
+		// The smallest n whose statement is at least as long as sql.
+		hi := 1
+		for hi < largest && length(hi) < len(sql) {
+			hi = min(2*hi, largest)
+		}
+		lo := hi / 2
+		for lo < hi {
+			mid := (lo + hi) / 2
+			if mid < 1 || length(mid) < len(sql) {
+				lo = mid + 1
+			} else {
+				hi = mid
+			}
+		}
+		out = append(out, max(1, hi))
+	}
+	return out
+}
+
+func sharedPrefix(a, b string) int {
+	n := 0
+	for n < len(a) && n < len(b) && a[n] == b[n] {
+		n++
+	}
+	return n
+}
+
+// entry is one template of the catalog: render gives the statements it
+// sends at size n (0 for a fixed one, whose max is nil).
+type entry struct {
+	name   string
+	max    func(s *Store) int
+	render func(s *Store, n int) []string
+}
+
+// fixed is an entry for a constant template sent through Store.sql.
+func fixed(name, q string) entry {
+	return entry{name: name, render: func(s *Store, _ int) []string { return []string{s.sql(q)} }}
+}
+
+// sized is an entry for a template of n sent through Store.sql.
+func sized(name string, largest func(s *Store) int, q func(s *Store, n int) string) entry {
+	return entry{name: name, max: largest, render: func(s *Store, n int) []string { return []string{s.sql(q(s, n))} }}
+}
+
+func pageMax(*Store) int  { return maxPage }
+func limitMax(*Store) int { return MaxClaimLimit }
+func (s *Store) keysLookupMax() int {
+	// A lookup follows one INSERT: its keys are at most that INSERT's rows.
+	return min(s.keysMax(), s.insertRowsMax())
+}
+
+// catalog is every template the core sends. Adding a statement to the core
+// means adding its entry here: see statements.go.
+var catalog = []entry{
+	{name: "now", render: func(s *Store, _ int) []string { return []string{s.sql(s.nowSQL())} }},
+	fixed("item.get", qItemGet),
+	fixed("item.lock", qItemLock),
+	fixed("item.cancel", qItemCancel),
+	fixed("item.revive", qItemRevive),
+	fixed("item.barrier", qItemBarrier),
+	fixed("item.leave-barrier", qItemLeaveBarrier),
+	fixed("counts.all", qCountsAll),
+	fixed("counts.queue", qCountsQueue),
+	fixed("claim.lock", qClaimLock),
+	fixed("fail.dead", qFailDead),
+	fixed("fail.retry", qFailRetry),
+	fixed("release", qRelease),
+	fixed("owner.exists", qOwnerExists),
+	fixed("owner.register", qOwnerRegister),
+	fixed("owner.heartbeat", qOwnerHeartbeat),
+	fixed("owner.release-items", qOwnerReleaseItems),
+	fixed("owner.delete", qOwnerDelete),
+	fixed("reap.owners", qReapOwners),
+	fixed("barrier.unfail", qBarrierUnfail),
+	fixed("barrier.by-name", qBarrierByName),
+	fixed("barrier.lock-dispatch", qBarrierLockDispatch),
+	fixed("barrier.dispatched", qBarrierDispatched),
+	fixed("barrier.lock-sealed", qBarrierLockSealed),
+	fixed("barrier.expect-one", qBarrierExpectOne),
+	fixed("barrier.seal", qBarrierSeal),
+	fixed("barrier.hand-over", qBarrierHandOver),
+	fixed("barrier.arrive", qBarrierArrive),
+	fixed("barrier.fire", qBarrierFire),
+	fixed("barrier.join-spec", qBarrierJoinSpec),
+	fixed("barrier.get", qBarrierGet),
+	fixed("join.insert", qJoinInsert),
+	fixed("join.insert-dead", qJoinDead),
+	{name: "barrier.earlier-parent", render: func(s *Store, _ int) []string { return []string{s.sql(qEarlierParent(s.d))} }},
+	{name: "barrier.open", render: func(s *Store, _ int) []string { return []string{s.barrierOpenSQL()} }},
+
+	{name: "enqueue.now", max: (*Store).insertRowsMax, render: func(s *Store, n int) []string { return []string{s.insertSQL(insertRowNow, n)} }},
+	{name: "enqueue.later", max: (*Store).insertRowsMax, render: func(s *Store, n int) []string { return []string{s.insertSQL(insertRowLater, n)} }},
+	sized("enqueue.existing", (*Store).keysLookupMax, func(_ *Store, n int) string { return qExisting(n, false) }),
+	sized("enqueue.existing-child", (*Store).keysLookupMax, func(_ *Store, n int) string { return qExisting(n, true) }),
+	{name: "claim", max: (*Store).claimMax, render: (*Store).claimStatements},
+	sized("complete.one-result", (*Store).completionMax, func(_ *Store, n int) string { return qComplete(n, n, true, false) }),
+	sized("complete.one-result-returning", (*Store).completionMax, func(_ *Store, n int) string { return qComplete(n, n, true, true) }),
+	sized("complete.each-result", (*Store).completionMax, func(_ *Store, n int) string { return qComplete(n, n, false, false) }),
+	sized("complete.each-result-returning", (*Store).completionMax, func(_ *Store, n int) string { return qComplete(n, n, false, true) }),
+	sized("held.lock", (*Store).extendMax, func(_ *Store, n int) string { return qHeldLock(n) }),
+	sized("held.completed", (*Store).completionMax, func(_ *Store, n int) string { return qHeldCompleted(n) }),
+	sized("extend", (*Store).extendMax, func(_ *Store, n int) string { return qExtend(n, false) }),
+	sized("extend-returning", (*Store).extendMax, func(_ *Store, n int) string { return qExtend(n, true) }),
+	sized("lost", (*Store).lostMax, func(_ *Store, n int) string { return qLost(n) }),
+	sized("barrier.unfired", pageMax, func(s *Store, n int) string { return qUnfired(s.d, n) }),
+	sized("barrier.children", pageMax, func(s *Store, n int) string { return qChildren(s.d, n) }),
+	sized("reap.orphans", limitMax, func(s *Store, n int) string { return qReapable(s.d, reapOrphan, n) }),
+	sized("reap.expired", limitMax, func(s *Store, n int) string { return qReapable(s.d, reapExpired, n) }),
+	sized("reap.lock", (*Store).releaseMax, func(_ *Store, n int) string { return qReapLock(n) }),
+	sized("reap.crash-retry", (*Store).releaseMax, func(_ *Store, n int) string { return qUpdateIDs(reapCrashRetry, n) }),
+	sized("reap.crash-dead", (*Store).releaseMax, func(_ *Store, n int) string { return qUpdateIDs(reapCrashDead, n) }),
+	sized("reap.timeout-retry", (*Store).releaseMax, func(_ *Store, n int) string { return qUpdateIDs(reapTimeoutRetry(n), n) }),
+	sized("reap.timeout-dead", (*Store).releaseMax, func(_ *Store, n int) string { return qUpdateIDs(reapTimeoutDead, n) }),
+	sized("purge.barriers.select", limitMax, func(s *Store, n int) string { return qPurgeSelect(s.d, "{barriers}", purgeBarrierGone, n) }),
+	sized("purge.items.select", limitMax, func(s *Store, n int) string { return qPurgeSelect(s.d, "{items}", purgeItemGone, n) }),
+	sized("purge.barriers.delete", (*Store).purgeDeleteMax, func(_ *Store, n int) string { return qPurgeDelete("{barriers}", purgeBarrierGone, n) }),
+	sized("purge.items.delete", (*Store).purgeDeleteMax, func(_ *Store, n int) string { return qPurgeDelete("{items}", purgeItemGone, n) }),
+}
+
+// claimStatements are the statements the dialect's Claim sends for a
+// claim of n rows: once with n rows to take, and once with none (a
+// dialect that claims in several steps may send other statements then).
+func (s *Store) claimStatements(n int) []string {
+	p := ClaimParams{Queue: "q", Owner: uuid.Nil, Limit: n, Lease: time.Minute}
+	var out []string
+	for _, rows := range []int{n, 0} {
+		for _, q := range recordClaim(s.d, s.claimSpec(p, uuid.Nil), rows) {
+			if !slices.Contains(out, q) {
+				out = append(out, q)
+			}
+		}
+	}
+	return out
+}
+
+// recordClaim runs d's Claim for spec against a stand-in connection on
+// which every query returns rows rows, and returns the statements sent.
+func recordClaim(d dialect.Dialect, spec dialect.ClaimSpec, rows int) []string {
+	r := &recorder{rows: rows}
+	db := openRecorder(r)
+	defer db.Close()
+	ctx := context.Background()
+	conn, err := db.Conn(ctx)
+	if err != nil {
+		return nil
+	}
+	defer conn.Close()
+	if rs, err := d.Claim(ctx, conn, spec); err == nil {
+		for rs.Next() {
+		}
+		rs.Close()
+	}
+	return r.sent()
+}

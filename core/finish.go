@@ -169,16 +169,24 @@ func (s *Store) completeGroup(ctx context.Context, tx dialect.Querier, token uui
 	if same {
 		args = append(args, s.jsonArg(group[0].Result))
 	} else {
+		// A CASE branch for each held item only: the statement's shape
+		// then depends on one count, the catalog's size.
+		keep := make(map[uuid.UUID]bool, len(held))
+		for _, id := range held {
+			keep[id] = true
+		}
 		for _, c := range group {
-			args = append(args, s.d.UUID(c.Claim.ID), s.jsonArg(c.Result))
+			if keep[c.Claim.ID] {
+				args = append(args, s.d.UUID(c.Claim.ID), s.jsonArg(c.Result))
+			}
 		}
 	}
 	args = append(args, s.heldArgs(held, token)...)
 	if !s.caps.ReturningUpdate {
-		_, err := tx.ExecContext(ctx, s.sql(qComplete(len(group), len(held), same, false)), args...)
+		_, err := tx.ExecContext(ctx, s.sql(qComplete(len(held), same, false)), args...)
 		return changed, err
 	}
-	rows, err := tx.QueryContext(ctx, s.sql(qComplete(len(group), len(held), same, true)), args...)
+	rows, err := tx.QueryContext(ctx, s.sql(qComplete(len(held), same, true)), args...)
 	if err != nil {
 		return nil, err
 	}

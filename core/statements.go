@@ -124,16 +124,15 @@ func qHeldCompleted(n int) string {
 }
 
 // qComplete completes n items of one token: with one result for all
-// (same), or a CASE of one result for each of cases items; returning adds
-// RETURNING.
-func qComplete(cases, n int, same, returning bool) string {
+// (same), or a CASE of one result each; returning adds RETURNING.
+func qComplete(n int, same, returning bool) string {
 	var b strings.Builder
 	b.WriteString("UPDATE {items} SET state = 'completed', finished_at = {now}, lease_expires_at = NULL, result = ")
 	if same {
 		b.WriteString("{json?}")
 	} else {
 		b.WriteString("CASE id")
-		for range cases {
+		for range n {
 			b.WriteString(" WHEN ? THEN {json?}")
 		}
 		b.WriteString(" END")

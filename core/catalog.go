@@ -49,6 +49,7 @@ const LargestSize = -1
 // is sent.
 type Catalog struct {
 	s       *Store
+	shapes  []shape // of catalog's entries, in order
 	mu      sync.Mutex
 	matched map[string]match
 }
@@ -73,7 +74,11 @@ func NewCatalog(d dialect.Dialect, opts Options) (*Catalog, error) {
 	}
 	s := &Store{d: d, caps: d.Capabilities(), opts: opts, log: opts.Logger, names: migrations.NamesFor(opts.Prefix)}
 	s.expand = strings.NewReplacer(expansions(d, s.names, opts.ClockOffset)...)
-	return &Catalog{s: s, matched: map[string]match{}}, nil
+	c := &Catalog{s: s, matched: map[string]match{}}
+	for _, e := range catalog {
+		c.shapes = append(c.shapes, shapeOf(s, e))
+	}
+	return c, nil
 }
 
 // Statements renders every template: each fixed one once, and each
@@ -134,15 +139,14 @@ func (c *Catalog) Match(sql string) (Statement, bool) {
 }
 
 func (c *Catalog) find(sql string) (Statement, bool) {
-	for _, e := range catalog {
+	for k, e := range catalog {
 		if e.max == nil {
-			if slices.Contains(e.render(c.s, 0), sql) {
+			if slices.Contains(c.shapes[k].fixed, sql) {
 				return Statement{Name: e.name, SQL: sql}, true
 			}
 			continue
 		}
-		largest := e.max(c.s)
-		for _, n := range e.sizesFor(c.s, sql, largest) {
+		for _, n := range c.sizesFor(k, sql) {
 			if slices.Contains(e.render(c.s, n), sql) {
 				return Statement{Name: e.name, Size: n, SQL: sql}, true
 			}
@@ -151,23 +155,52 @@ func (c *Catalog) find(sql string) (Statement, bool) {
 	return Statement{}, false
 }
 
-// sizesFor are the sizes at which e might render sql: the integers written
-// in it (a LIMIT), and, for each statement e renders, the size at which its
-// length is sql's (a statement grows with its size).
-func (e entry) sizesFor(s *Store, sql string, largest int) []int {
-	first := e.render(s, 1)
-	if !slices.ContainsFunc(first, func(q string) bool { return sharedPrefix(q, sql) >= min(len(q), len(sql), 16) }) {
-		return nil
+// shape is what an entry's renderings share, to pass over the entries a
+// statement cannot be cheaply: a fixed entry's statements, or, for each
+// statement a sized one renders, the text before and after what its size
+// changes.
+type shape struct {
+	fixed    []string
+	prefixes []string
+	suffixes []string
+	largest  int
+}
+
+func shapeOf(s *Store, e entry) shape {
+	if e.max == nil {
+		return shape{fixed: e.render(s, 0)}
 	}
+	one, two := e.render(s, 1), e.render(s, 2)
+	sh := shape{largest: e.max(s)}
+	for i := range min(len(one), len(two)) {
+		p := sharedPrefix(one[i], two[i])
+		q := sharedSuffix(one[i][p:], two[i][p:])
+		sh.prefixes = append(sh.prefixes, one[i][:p])
+		sh.suffixes = append(sh.suffixes, one[i][len(one[i])-q:])
+	}
+	return sh
+}
+
+// sizesFor are the sizes at which entry k might render sql: the numbers
+// written in it (a LIMIT), and, for each statement the entry renders whose
+// shape sql has, the size at which that statement is as long as sql (a
+// statement grows with its size).
+func (c *Catalog) sizesFor(k int, sql string) []int {
+	e, sh := catalog[k], c.shapes[k]
 	var out []int
-	for _, f := range strings.FieldsFunc(sql, func(r rune) bool { return r < '0' || r > '9' }) {
-		if n, err := strconv.Atoi(f); err == nil && n >= 1 && n <= largest {
-			out = append(out, n)
+	for i := range sh.prefixes {
+		if len(sql) < len(sh.prefixes[i])+len(sh.suffixes[i]) || !strings.HasPrefix(sql, sh.prefixes[i]) || !strings.HasSuffix(sql, sh.suffixes[i]) {
+			continue
 		}
-	}
-	for i := range first {
+		if len(out) == 0 {
+			for _, n := range countsIn(sql) {
+				if n >= 1 && n <= sh.largest && !slices.Contains(out, n) {
+					out = append(out, n)
+				}
+			}
+		}
 		length := func(n int) int {
-			qs := e.render(s, n)
+			qs := e.render(c.s, n)
 			if i >= len(qs) {
 				return -1
 			}
@@ -175,21 +208,52 @@ func (e entry) sizesFor(s *Store, sql string, largest int) []int {
 		}
 		// The smallest n whose statement is at least as long as sql.
 		hi := 1
-		for hi < largest && length(hi) < len(sql) {
-			hi = min(2*hi, largest)
+		for hi < sh.largest && length(hi) < len(sql) {
+			hi = min(2*hi, sh.largest)
 		}
-		lo := hi / 2
+		lo := max(1, hi/2)
 		for lo < hi {
 			mid := (lo + hi) / 2
-			if mid < 1 || length(mid) < len(sql) {
+			if length(mid) < len(sql) {
 				lo = mid + 1
 			} else {
 				hi = mid
 			}
 		}
-		out = append(out, max(1, hi))
+		if !slices.Contains(out, hi) {
+			out = append(out, hi)
+		}
 	}
 	return out
+}
+
+// countsIn are the numbers written in sql as words of their own (after a
+// space or a parenthesis, as a LIMIT's), not those of numbered
+// placeholders ($1, :1), which would make every placeholder a candidate.
+func countsIn(sql string) []int {
+	var out []int
+	for i := 0; i < len(sql); i++ {
+		if sql[i] < '0' || sql[i] > '9' || (i > 0 && sql[i-1] != ' ' && sql[i-1] != '(') {
+			continue
+		}
+		j := i
+		for j < len(sql) && sql[j] >= '0' && sql[j] <= '9' {
+			j++
+		}
+		if n, err := strconv.Atoi(sql[i:j]); err == nil {
+			out = append(out, n)
+		}
+		i = j
+	}
+	return out
+}
+
+func sharedSuffix(a, b string) int {
+	n := 0
+	for n < len(a) && n < len(b) && a[len(a)-1-n] == b[len(b)-1-n] {
+		n++
+	}
+	return n
 }
 
 func sharedPrefix(a, b string) int {

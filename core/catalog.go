@@ -97,6 +97,9 @@ func (c *Catalog) Statements(sizes ...int) ([]Statement, error) {
 	}
 	var out []Statement
 	for _, e := range catalog {
+		if !e.sends(c.s) {
+			continue
+		}
 		if e.max == nil {
 			for _, q := range e.render(c.s, 0) {
 				out = append(out, Statement{Name: e.name, SQL: q})
@@ -140,6 +143,9 @@ func (c *Catalog) Match(sql string) (Statement, bool) {
 
 func (c *Catalog) find(sql string) (Statement, bool) {
 	for k, e := range catalog {
+		if !e.sends(c.s) {
+			continue
+		}
 		if e.max == nil {
 			if slices.Contains(c.shapes[k].fixed, sql) {
 				return Statement{Name: e.name, SQL: sql}, true
@@ -270,6 +276,21 @@ type entry struct {
 	name   string
 	max    func(s *Store) int
 	render func(s *Store, n int) []string
+	// only, when set, says whether the store sends the statement on a
+	// database of these capabilities (one completion path or the other).
+	only func(dialect.Capabilities) bool
+}
+
+// sends reports whether s sends e's statements at all.
+func (e entry) sends(s *Store) bool { return e.only == nil || e.only(s.caps) }
+
+func returning(c dialect.Capabilities) bool    { return c.ReturningUpdate }
+func notReturning(c dialect.Capabilities) bool { return !c.ReturningUpdate }
+
+// on restricts e to the databases of which only holds.
+func (e entry) on(only func(dialect.Capabilities) bool) entry {
+	e.only = only
+	return e
 }
 
 // fixed is an entry for a constant template sent through Store.sql.
@@ -333,14 +354,14 @@ var catalog = []entry{
 	sized("enqueue.existing", (*Store).keysLookupMax, func(_ *Store, n int) string { return qExisting(n, false) }),
 	sized("enqueue.existing-child", (*Store).keysLookupMax, func(_ *Store, n int) string { return qExisting(n, true) }),
 	{name: "claim", max: (*Store).claimMax, render: (*Store).claimStatements},
-	sized("complete.one-result", (*Store).completionMax, func(_ *Store, n int) string { return qComplete(n, true, false) }),
-	sized("complete.one-result-returning", (*Store).completionMax, func(_ *Store, n int) string { return qComplete(n, true, true) }),
-	sized("complete.each-result", (*Store).completionMax, func(_ *Store, n int) string { return qComplete(n, false, false) }),
-	sized("complete.each-result-returning", (*Store).completionMax, func(_ *Store, n int) string { return qComplete(n, false, true) }),
-	sized("held.lock", (*Store).extendMax, func(_ *Store, n int) string { return qHeldLock(n) }),
+	sized("complete.one-result", (*Store).completionMax, func(_ *Store, n int) string { return qComplete(n, true, false) }).on(notReturning),
+	sized("complete.one-result-returning", (*Store).completionMax, func(_ *Store, n int) string { return qComplete(n, true, true) }).on(returning),
+	sized("complete.each-result", (*Store).completionMax, func(_ *Store, n int) string { return qComplete(n, false, false) }).on(notReturning),
+	sized("complete.each-result-returning", (*Store).completionMax, func(_ *Store, n int) string { return qComplete(n, false, true) }).on(returning),
+	sized("held.lock", (*Store).extendMax, func(_ *Store, n int) string { return qHeldLock(n) }).on(notReturning),
 	sized("held.completed", (*Store).completionMax, func(_ *Store, n int) string { return qHeldCompleted(n) }),
-	sized("extend", (*Store).extendMax, func(_ *Store, n int) string { return qExtend(n, false) }),
-	sized("extend-returning", (*Store).extendMax, func(_ *Store, n int) string { return qExtend(n, true) }),
+	sized("extend", (*Store).extendMax, func(_ *Store, n int) string { return qExtend(n, false) }).on(notReturning),
+	sized("extend-returning", (*Store).extendMax, func(_ *Store, n int) string { return qExtend(n, true) }).on(returning),
 	sized("lost", (*Store).lostMax, func(_ *Store, n int) string { return qLost(n) }),
 	sized("barrier.unfired", pageMax, func(s *Store, n int) string { return qUnfired(s.d, n) }),
 	sized("barrier.children", pageMax, func(s *Store, n int) string { return qChildren(s.d, n) }),

@@ -10,9 +10,11 @@ import (
 )
 
 // recorder is a stand-in database/sql connection for the catalog: it
-// records every statement it is sent, and answers every query with rows
-// rows of 16-byte values in each column asked for by the first row's
-// scan (one column: the dialects' locking reads select the key alone).
+// records every statement it is sent, answers every query with rows rows
+// of one 16-byte column (a key, as a dialect's locking read of the
+// candidates selects), and every exec with rows rows affected. A dialect
+// whose claim takes several steps thus takes them all, as it would on a
+// server that had rows to give.
 type recorder struct {
 	rows int
 	mu   sync.Mutex

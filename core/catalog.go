@@ -126,7 +126,9 @@ func (c *Catalog) Statements(sizes ...int) ([]Statement, error) {
 
 // Match returns the catalog statement whose text is exactly sql, at
 // whatever size, and whether there is one. A statement of the dialect's own
-// (Check, Begin, DDL) or of the migrations package is not matched.
+// (Check, Begin, DDL) or of the migrations package is not matched. The
+// answer for each text is remembered: Match is for tests that look up the
+// statements of a run, many times each.
 func (c *Catalog) Match(sql string) (Statement, bool) {
 	c.mu.Lock()
 	m, seen := c.matched[sql]

@@ -233,6 +233,7 @@ func (s *Store) tryTx(ctx context.Context, fn func(tx dialect.Tx) error) (err er
 	if err != nil {
 		return err
 	}
+	tx = traced(ctx, tx)
 	committed := false
 	defer func() {
 		if !committed {
@@ -252,6 +253,7 @@ func (s *Store) tryTx(ctx context.Context, fn func(tx dialect.Tx) error) (err er
 		}
 		return err
 	}
+	reportCommitted(ctx, tx)
 	return nil
 }
 

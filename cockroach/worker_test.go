@@ -1,0 +1,24 @@
+package cockroach
+
+import (
+	"testing"
+
+	"github.com/plenumdb/plenum/conformance"
+	"github.com/plenumdb/plenum/worker/workersuite"
+)
+
+// TestWorkerSuite_PostgresSerializable runs the worker runtime's shared
+// suite (every outcome, deadlines, cancellation, graceful shutdown, a lost
+// owner, fenced effects, batches, retention, the hooks' events) with the
+// cockroach dialect on its PostgreSQL stand-in, every session
+// serializable, as TestConformance_PostgresSerializable runs the
+// conformance suite.
+func TestWorkerSuite_PostgresSerializable(t *testing.T) {
+	dsn := serializableDSN(t)
+	d := newCounting(postgresCompatible(lockTableFor(t, dsn)))
+	t.Run("Suite", func(suite *testing.T) {
+		workersuite.Run(suite, workersuite.Config{Dialect: d, Open: conformance.Opener(DriverName, dsn)})
+	})
+	total, byCode := d.counts()
+	t.Logf("retryable errors classified (each a transaction rolled back for a retry): %d (%s)", total, byCode)
+}

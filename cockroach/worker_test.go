@@ -1,6 +1,9 @@
 package cockroach
 
 import (
+	"database/sql"
+	"fmt"
+	"math/rand/v2"
 	"testing"
 
 	"github.com/plenumdb/plenum/conformance"
@@ -21,4 +24,21 @@ func TestWorkerSuite_PostgresSerializable(t *testing.T) {
 	})
 	total, byCode := d.counts()
 	t.Logf("retryable errors classified (each a transaction rolled back for a retry): %d (%s)", total, byCode)
+}
+
+// TestKilledWorker_PostgresSerializable SIGKILLs a worker process of the
+// cockroach dialect, on its PostgreSQL stand-in, mid-batch and inside an
+// open fence, and checks that a worker of this process finishes its items,
+// each effect once, each dead claim a crash.
+func TestKilledWorker_PostgresSerializable(t *testing.T) {
+	lock := fmt.Sprintf("pl%08x_locks", rand.Uint32())
+	workersuite.RunKilled(t, workersuite.KilledConfig{
+		Dialect: newCounting(postgresCompatible(lock)),
+		Open:    func(dsn string) (*sql.DB, error) { return sql.Open(DriverName, dsn) },
+		DSN: func(t *testing.T) string {
+			dsn := serializableDSN(t)
+			dropAtEnd(t, dsn, lock)
+			return dsn
+		},
+	})
 }

@@ -29,12 +29,13 @@ const (
 	crashItems = 30
 	crashDone  = 5 // the killed process completes these, then hangs in fences
 	crashQueue = "crash"
+	crashSlots = 8
 )
 
 // crashConfig is what both processes' workers run with.
 func crashConfig(store *core.Store, hooks worker.Hooks, reap time.Duration) worker.Config {
 	return worker.Config{
-		Queues:            map[string]worker.QueueConfig{crashQueue: {MaxWorkers: 8}},
+		Queues:            map[string]worker.QueueConfig{crashQueue: {MaxWorkers: crashSlots}},
 		PollInterval:      20 * time.Millisecond,
 		HeartbeatInterval: 400 * time.Millisecond,
 		StaleAfter:        max(3*time.Second, 2*store.MinLease()),
@@ -282,6 +283,14 @@ func crashWorker(d dialect.Dialect, open func(string) (*sql.DB, error), dsn, pre
 		}
 		<-fiveDone // the five completions commit first
 		if hanging.CompareAndSwap(false, true) {
+			// Enter the fence once every slot holds a claim: the claim
+			// loop then waits for a free slot, so no claim is in flight
+			// when the kill lands (one committing as the process dies
+			// would be a held claim that the counts read after the kill
+			// miss).
+			for started.Load() < crashDone+crashSlots {
+				time.Sleep(5 * time.Millisecond)
+			}
 			return true
 		}
 		select {} // the rest of the batch waits, held

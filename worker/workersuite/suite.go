@@ -4,7 +4,8 @@
 // real worker on a real database. The worker package runs it on SQLite,
 // PostgreSQL and MySQL/MariaDB; a dialect package runs it on its own
 // database (the cockroach package on its PostgreSQL stand-in), as it runs
-// the conformance suite.
+// the conformance suite. RunKilled is the test of a worker process killed
+// mid-batch, run the same way from a top-level test of its own.
 package workersuite
 
 import (

@@ -143,6 +143,15 @@ func (s *Store) EnqueueDue(ctx context.Context, specs ...ScheduleSpec) ([]Tick, 
 	return out, nil
 }
 
+// CheckSchedules refuses, without touching the database, the specs that
+// EnqueueDue would refuse: an *InputError or a *CronError naming the
+// field. Run it where schedules are configured, to fail at start rather
+// than at the first tick.
+func (s *Store) CheckSchedules(specs ...ScheduleSpec) error {
+	_, err := s.planSchedules(specs)
+	return err
+}
+
 // schedulePlan is a validated spec with its timing parsed.
 type schedulePlan struct {
 	spec  ScheduleSpec

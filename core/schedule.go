@@ -126,7 +126,9 @@ func ParseTickKey(key string) (schedule string, at time.Time, ok bool) {
 // step per tick missed.
 //
 // Call it every second or so (the worker does, Config.Periodic): a tick is
-// enqueued at the first call after its time.
+// enqueued at the first call after its time. On an error, the ticks of the
+// schedules before the one that failed are returned with it (they are
+// committed); the schedules after it were not asked.
 func (s *Store) EnqueueDue(ctx context.Context, specs ...ScheduleSpec) ([]Tick, error) {
 	plans, err := s.planSchedules(specs)
 	if err != nil {
@@ -136,7 +138,7 @@ func (s *Store) EnqueueDue(ctx context.Context, specs ...ScheduleSpec) ([]Tick, 
 	for i := range plans {
 		ticks, err := s.enqueueDue(ctx, &plans[i])
 		if err != nil {
-			return out, fmt.Errorf("plenum: schedule %q: %w", plans[i].spec.Name, err)
+			return out, fmt.Errorf("%w (schedule %q)", err, plans[i].spec.Name)
 		}
 		out = append(out, ticks...)
 	}

@@ -219,15 +219,15 @@ func (p *schedulePlan) latest(now time.Time) (int64, bool) {
 }
 
 // due returns the ticks after watermark and at or before now, oldest
-// first, at most max of them: the latest.
-func (p *schedulePlan) due(watermark int64, now time.Time, max int) []int64 {
+// first, at most keep of them: the latest.
+func (p *schedulePlan) due(watermark int64, now time.Time, keep int) []int64 {
 	if p.every > 0 {
 		last := floorDiv(now.UnixMicro(), p.every)
 		first := floorDiv(watermark, p.every) + 1
 		if last < first {
 			return nil
 		}
-		n := min(last-first+1, int64(max))
+		n := min(last-first+1, int64(keep))
 		ticks := make([]int64, n)
 		for i := range ticks {
 			ticks[i] = (last - n + 1 + int64(i)) * p.every
@@ -235,7 +235,7 @@ func (p *schedulePlan) due(watermark int64, now time.Time, max int) []int64 {
 		return ticks
 	}
 	var ticks []int64
-	for t := p.cron.Prev(now); !t.IsZero() && t.UnixMicro() > watermark && len(ticks) < max; t = p.cron.Prev(t.Add(-time.Minute)) {
+	for t := p.cron.Prev(now); !t.IsZero() && t.UnixMicro() > watermark && len(ticks) < keep; t = p.cron.Prev(t.Add(-time.Minute)) {
 		ticks = append(ticks, t.UnixMicro())
 	}
 	for i, j := 0, len(ticks)-1; i < j; i, j = i+1, j-1 {
@@ -255,7 +255,7 @@ func floorDiv(a, b int64) int64 {
 
 // enqueueDue runs one schedule's transaction.
 func (s *Store) enqueueDue(ctx context.Context, p *schedulePlan) ([]Tick, error) {
-	max := max(p.spec.MaxCatchUp, 1)
+	keep := max(p.spec.MaxCatchUp, 1)
 	var out []Tick
 	err := s.inTx(ctx, "enqueue due", func(tx dialect.Tx) error {
 		out = nil
@@ -281,7 +281,7 @@ func (s *Store) enqueueDue(ctx context.Context, p *schedulePlan) ([]Tick, error)
 		if err != nil {
 			return err
 		}
-		ticks := p.due(watermark, now.t, max)
+		ticks := p.due(watermark, now.t, keep)
 		if len(ticks) == 0 {
 			return nil
 		}

@@ -12,7 +12,10 @@ import (
 // Periodic work: any number of processes calling EnqueueDue at once
 // enqueue each tick once (the compare-and-set on the watermark commits
 // with the tick's items), while retention deletes the finished ticks
-// meanwhile without making any of them due again.
+// meanwhile without making any of them due again. Where write
+// transactions run one at a time (SQLite) the race is only one of order;
+// on the servers the calls overlap, and a compare-and-set that let a
+// second transaction through shows here as a tick whose item existed.
 func testPeriodicOnce(e *env) {
 	// Stores sharing nothing but the tables, as processes do (Config.Open
 	// may give a new database per call, so they share the handle), at

@@ -34,6 +34,10 @@
 //   - Retention: Purge deletes finished items and fired barriers past an
 //     age, in bounded passes, and never the children a barrier or its
 //     join still needs.
+//   - Periodic work: stores on both sides of several clock offsets calling
+//     EnqueueDue at once enqueue each tick once while retention deletes
+//     finished ticks, none brought back; after a clock jump of years the
+//     latest tick, or the latest N, are caught up at once.
 //   - Database clock: only the database's clock gates visibility.
 //   - Fan-out and fan-in: a dispatch resumes from its saved cursor without
 //     duplicates; callers' keys cannot take a child's place (the form

@@ -30,6 +30,11 @@ const (
 //     an item's history reads in order from the primary key;
 //   - queues: a paused flag per queue, which every process reads before it
 //     claims;
+//   - schedules: one row per periodic schedule, keyed by its name, whose
+//     last_tick (the last tick enqueued, in Unix microseconds, UTC) is the
+//     watermark that makes each tick enqueued once, whatever retention
+//     deletes; an integer, so that the compare-and-set on it compares
+//     like with like on every database;
 //   - processes.name: a label for a worker process, shown by inspect;
 //   - items_finished: finished items by finish time, for retention's
 //     bounded deletes of completed, dead and cancelled items older than an
@@ -59,12 +64,22 @@ func runtime2(n Names, idx func(table, name string, unique bool, cols []string, 
 		},
 		PrimaryKey: []string{"name"},
 	}
+	schedules := &dialect.Table{
+		Name: n.Schedules,
+		Columns: []dialect.Column{
+			{Name: "name", Type: dialect.String, Size: MaxScheduleLen},
+			{Name: "last_tick", Type: dialect.BigInt},
+			{Name: "updated_at", Type: dialect.Time},
+		},
+		PrimaryKey: []string{"name"},
+	}
 	return Migration{
 		Version: 2,
 		Name:    "runtime",
 		Changes: []Change{
 			{Table: attempts},
 			{Table: queues},
+			{Table: schedules},
 			{Column: &dialect.Column{Name: "name", Type: dialect.String, Size: 255, Nullable: true}, ColumnTable: n.Processes},
 			sequential(idx(n.Items, "items_finished", false, []string{"finished_at"}, dialect.Cond{Column: "finished_at", NotNull: true})),
 			{Data: backfillAttempts(n)},

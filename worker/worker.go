@@ -108,6 +108,10 @@ func (w *Worker) Start(ctx context.Context) error {
 		w.background.Add(1)
 		go w.maintain()
 	}
+	if len(w.cfg.Periodic) > 0 && w.cfg.PeriodicInterval > 0 {
+		w.background.Add(1)
+		go w.periodic()
+	}
 	for name, q := range w.cfg.Queues {
 		w.loops.Add(1)
 		go w.claimLoop(name, q)

@@ -209,6 +209,9 @@ func upgradeWithData(t *testing.T, c Config) {
 		if _, err := db.ExecContext(ctx, d.Rebind("INSERT INTO "+n.Queues+" (name, paused, updated_at) VALUES (?, ?, "+d.Now(0)+")"), "q", d.Bool(true)); err != nil {
 			t.Fatalf("round %d: write a queue: %v", round, err)
 		}
+		if _, err := db.ExecContext(ctx, d.Rebind("INSERT INTO "+n.Schedules+" (name, last_tick, updated_at) VALUES (?, ?, "+d.Now(0)+")"), "nightly", int64(1)<<52); err != nil {
+			t.Fatalf("round %d: write a schedule's watermark: %v", round, err)
+		}
 
 		if rolled, err := migrations.Down(ctx, db, d, p, 1); err != nil || !slices.Equal(rolled, []int{2}) {
 			t.Fatalf("round %d: Down to 1 = %v, %v", round, rolled, err)
@@ -216,7 +219,7 @@ func upgradeWithData(t *testing.T, c Config) {
 		if v := version(t, db, d, p); v != 1 {
 			t.Fatalf("round %d: version after Down = %d", round, v)
 		}
-		for _, table := range []string{n.Attempts, n.Queues} {
+		for _, table := range []string{n.Attempts, n.Queues, n.Schedules} {
 			if _, err := count(ctx, db, table); err == nil {
 				t.Errorf("round %d: %s still readable after Down", round, table)
 			}

@@ -17,6 +17,13 @@ CREATE TABLE IF NOT EXISTS plenum_queues (
   PRIMARY KEY (name)
 );
 
+CREATE TABLE IF NOT EXISTS plenum_schedules (
+  name varchar(128) NOT NULL,
+  last_tick bigint NOT NULL,
+  updated_at timestamptz NOT NULL,
+  PRIMARY KEY (name)
+);
+
 ALTER TABLE plenum_processes ADD COLUMN IF NOT EXISTS name varchar(255);
 
 CREATE INDEX IF NOT EXISTS plenum_items_finished ON plenum_items (finished_at) USING HASH WHERE finished_at IS NOT NULL;

@@ -9,6 +9,8 @@ DROP INDEX plenum_items_finished ON plenum_items;
 
 ALTER TABLE plenum_processes DROP COLUMN name;
 
+DROP TABLE IF EXISTS plenum_schedules;
+
 DROP TABLE IF EXISTS plenum_queues;
 
 DROP TABLE IF EXISTS plenum_attempts;

@@ -17,6 +17,13 @@ CREATE TABLE IF NOT EXISTS plenum_queues (
   PRIMARY KEY (name)
 ) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin;
 
+CREATE TABLE IF NOT EXISTS plenum_schedules (
+  name VARBINARY(512) NOT NULL,
+  last_tick BIGINT NOT NULL,
+  updated_at DATETIME(6) NOT NULL,
+  PRIMARY KEY (name)
+) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin;
+
 ALTER TABLE plenum_processes ADD COLUMN name VARBINARY(1020) NULL;
 
 CREATE INDEX plenum_items_finished ON plenum_items (finished_at);

@@ -9,6 +9,8 @@ DROP INDEX IF EXISTS plenum_items_finished;
 
 ALTER TABLE plenum_processes DROP COLUMN IF EXISTS name;
 
+DROP TABLE IF EXISTS plenum_schedules;
+
 DROP TABLE IF EXISTS plenum_queues;
 
 DROP TABLE IF EXISTS plenum_attempts;

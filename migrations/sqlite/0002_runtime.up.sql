@@ -17,6 +17,13 @@ CREATE TABLE IF NOT EXISTS plenum_queues (
   PRIMARY KEY (name)
 );
 
+CREATE TABLE IF NOT EXISTS plenum_schedules (
+  name TEXT NOT NULL,
+  last_tick INTEGER NOT NULL,
+  updated_at INTEGER NOT NULL,
+  PRIMARY KEY (name)
+);
+
 ALTER TABLE plenum_processes ADD COLUMN name TEXT;
 
 CREATE INDEX IF NOT EXISTS plenum_items_finished ON plenum_items (finished_at) WHERE finished_at IS NOT NULL;

@@ -51,6 +51,7 @@ var tests = []struct {
 	{"CompletesInBatches", completesInBatches},
 	{"MaintenancePurgesFinishedItems", maintenancePurgesFinishedItems},
 	{"BarrierFiredEvent", barrierFiredEvent},
+	{"PeriodicTicksRunOnce", periodicTicksRunOnce},
 }
 
 // Run runs every subtest of the suite, in parallel, on cfg's database.

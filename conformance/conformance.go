@@ -122,6 +122,8 @@ var guarantees = []guarantee{
 	{"Fence_StoreCallInsideRefused", testFenceStoreCallRefused},
 	{"Fence_FailCommitsWithWrites", testFenceFail},
 	{"Retention_PurgeKeepsWhatBarriersNeed", testPurge},
+	{"Queue_PausedClaimsNothingAnywhere", testPausedQueue},
+	{"History_EveryFailedAttemptInOrder", testAttempts},
 	{"Clock_DatabaseTimeGatesVisibility", testClock},
 	{"FanOut_IdempotentResume", testFanOutResume},
 	{"FanOut_ChildKeysCannotBeTaken", testFanOutChildKeysReserved},

@@ -73,7 +73,7 @@ func testAttempts(e *env) {
 		e.t.Fatal(err)
 	}
 	failOf(t3h, c, core.FailParams{Error: "again", RetryIn: time.Second})
-	e.wantHistory(id, "1 failed first", "2 timeout", "3 crash", "4 discarded gone", "5 failed again")
+	e.wantHistory(id, "1 failed first", "2 timeout", "3 crash", "4 failed gone", "5 failed again")
 	h, err := e.s.Attempts(e.ctx, id)
 	if err != nil {
 		e.t.Fatal(err)

@@ -16,10 +16,9 @@ type Outcome string
 // The outcomes an attempt's history records.
 const (
 	// OutcomeFailed is a Fail: the handler returned an error (or
-	// panicked), and the item retries or, its attempts used up, is dead.
+	// panicked), and the item retries or, its attempts used up or
+	// discarded, is dead. The item's state says which.
 	OutcomeFailed Outcome = migrations.OutcomeFailed
-	// OutcomeDiscarded is a Fail with Discard: the item is dead at once.
-	OutcomeDiscarded Outcome = migrations.OutcomeDiscarded
 	// OutcomeTimeout is a lease that expired while its owner lived, found
 	// by a reaper.
 	OutcomeTimeout Outcome = migrations.OutcomeTimeout
@@ -63,9 +62,9 @@ const (
 )
 
 // Attempts returns the history of the item with the given id: every
-// finished attempt that did not succeed (failed, discarded, timed out or
-// crashed), in the order they ended. An item that never failed, or one
-// that does not exist, has none. Purge deletes an item's history with it.
+// finished attempt that did not succeed (failed, timed out or crashed),
+// in the order they ended. An item that never failed, or one that does not
+// exist, has none. Purge deletes an item's history with it.
 func (s *Store) Attempts(ctx context.Context, id uuid.UUID) ([]Attempt, error) {
 	rows, err := s.db.QueryContext(ctx, s.sql(attemptsList), s.d.UUID(id))
 	if err != nil {

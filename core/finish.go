@@ -291,11 +291,7 @@ func (s *Store) fail(ctx context.Context, tx dialect.Querier, c Claim, p FailPar
 		return false, err
 	}
 	text := cleanError(p.Error)
-	outcome := OutcomeFailed
-	if p.Discard {
-		outcome = OutcomeDiscarded
-	}
-	if err := s.recordAttempts(ctx, tx, outcome, text, []uuid.UUID{c.ID}); err != nil {
+	if err := s.recordAttempts(ctx, tx, OutcomeFailed, text, []uuid.UUID{c.ID}); err != nil {
 		return false, err
 	}
 	if p.Discard || h.attempt >= h.maxAttempts {

@@ -8,9 +8,6 @@ import (
 const (
 	// OutcomeFailed is an attempt whose handler returned an error.
 	OutcomeFailed = "failed"
-	// OutcomeDiscarded is an attempt whose handler asked for the item to
-	// be dead-lettered at once.
-	OutcomeDiscarded = "discarded"
 	// OutcomeTimeout is an attempt whose lease expired while its owner
 	// lived.
 	OutcomeTimeout = "timeout"

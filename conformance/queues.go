@@ -88,21 +88,23 @@ func testPausedQueue(e *env) {
 		})
 	}
 	pauser, checker := e.open(core.Options{}), e.open(core.Options{})
+	pause := func() bool {
+		if err := pauser.PauseQueue(e.ctx, contended); err != nil {
+			e.t.Errorf("PauseQueue: %v", err)
+			return false
+		}
+		toggles++
+		return true
+	}
+	// Paused before the claimers start, so that they meet at least one
+	// pause however fast they drain the queue.
+	if !pause() {
+		return
+	}
 	wg.Go(func() {
 		defer stop.Store(true)
 		deadline := time.Now().Add(subtestTimeout / 2)
 		for time.Now().Before(deadline) {
-			mu.Lock()
-			done := len(seen) == n
-			mu.Unlock()
-			if done {
-				return
-			}
-			if err := pauser.PauseQueue(e.ctx, contended); err != nil {
-				e.t.Errorf("PauseQueue: %v", err)
-				return
-			}
-			toggles++
 			// Only this goroutine resumes: the queue stays paused
 			// until it does, so a claim begun now takes nothing.
 			cs, err := checker.Claim(e.ctx, core.ClaimParams{Queue: contended, Owner: a, Limit: n, Lease: time.Hour})
@@ -114,6 +116,13 @@ func testPausedQueue(e *env) {
 				e.t.Errorf("ResumeQueue: %v", err)
 				return
 			}
+			time.Sleep(time.Millisecond) // let the claimers in
+			mu.Lock()
+			done := len(seen) == n
+			mu.Unlock()
+			if done || !pause() {
+				return
+			}
 		}
 		e.t.Errorf("the queue was not drained in time")
 	})
@@ -121,6 +130,7 @@ func testPausedQueue(e *env) {
 	if e.t.Failed() {
 		return
 	}
+	e.t.Logf("%d items claimed once each over %d pauses", n, toggles)
 	for id, k := range seen {
 		if k != 1 {
 			e.t.Errorf("item %s claimed %d times", id, k)

@@ -42,6 +42,14 @@
 //     dead or cancelled) counts there too. Either way B1 fires only after
 //     the parent and its sub-fan-in have both finished, and B1's join sees
 //     the parent's failure. Seal after Complete in one fence is refused.
+//   - A paused queue (PauseQueue) gives no claim begun after the pause
+//     committed anything, in any process, until ResumeQueue: the claim
+//     statement reads the pause itself.
+//   - Every attempt that ends without success (Fail, a reaper's timeout or
+//     crash) writes one row of its item's history (Attempts) in the
+//     transaction of its state change, numbered after the item's last row,
+//     so a row is never written twice nor lost; Purge deletes the history
+//     with its item.
 //
 // Bad input gets an *InputError naming the field, before anything is
 // written, and what one database would refuse is refused on all of them:

@@ -171,3 +171,62 @@ func ExampleStore_UnfiredBarriers() {
 	}
 	// Output: pages: 0 of 2 children done, sealed true
 }
+
+// A paused queue gives no claim anything, in any process, until it is
+// resumed.
+func ExampleStore_PauseQueue() {
+	dir, _ := os.MkdirTemp("", "plenum-example")
+	defer os.RemoveAll(dir)
+	ctx := context.Background()
+	db, _ := sqlite.Open(filepath.Join(dir, "jobs.db"))
+	defer db.Close()
+	store, _ := core.Open(ctx, db, sqlite.Dialect(), core.Options{Migrate: true})
+	_, _ = store.Enqueue(ctx, core.ItemSpec{Queue: "email"})
+	owner, _ := store.RegisterOwner(ctx, core.OwnerParams{})
+	claim := core.ClaimParams{Queue: "email", Owner: owner, Limit: 10, Lease: time.Minute}
+
+	if err := store.PauseQueue(ctx, "email"); err != nil {
+		log.Fatal(err)
+	}
+	paused, _ := store.Claim(ctx, claim)
+	queues, _ := store.Queues(ctx)
+	fmt.Println("paused:", len(paused), "claimed;", queues[0].Name, "paused", queues[0].Paused)
+
+	if err := store.ResumeQueue(ctx, "email"); err != nil {
+		log.Fatal(err)
+	}
+	resumed, _ := store.Claim(ctx, claim)
+	fmt.Println("resumed:", len(resumed), "claimed")
+	// Output:
+	// paused: 0 claimed; email paused true
+	// resumed: 1 claimed
+}
+
+// Every failed attempt stays in the item's history, not only the last.
+func ExampleStore_Attempts() {
+	dir, _ := os.MkdirTemp("", "plenum-example")
+	defer os.RemoveAll(dir)
+	ctx := context.Background()
+	db, _ := sqlite.Open(filepath.Join(dir, "jobs.db"))
+	defer db.Close()
+	store, _ := core.Open(ctx, db, sqlite.Dialect(), core.Options{Migrate: true})
+	later, _ := core.Open(ctx, db, sqlite.Dialect(), core.Options{ClockOffset: time.Hour}) // past the backoff
+	enq, _ := store.Enqueue(ctx, core.ItemSpec{Queue: "email", MaxAttempts: 2})
+	owner, _ := store.RegisterOwner(ctx, core.OwnerParams{})
+	claim := core.ClaimParams{Queue: "email", Owner: owner, Limit: 1, Lease: time.Minute}
+
+	for _, s := range []*core.Store{store, later} {
+		cs, _ := s.Claim(ctx, claim)
+		_, _ = s.Fail(ctx, cs[0], core.FailParams{Error: fmt.Sprintf("smtp: attempt %d refused", cs[0].Attempt)})
+	}
+	history, err := store.Attempts(ctx, enq[0].ID)
+	if err != nil {
+		log.Fatal(err)
+	}
+	for _, a := range history {
+		fmt.Println(a.N, a.Outcome, a.Error)
+	}
+	// Output:
+	// 1 failed smtp: attempt 1 refused
+	// 2 failed smtp: attempt 2 refused
+}

@@ -11,7 +11,7 @@ import (
 // each followed by the text it stands for:
 //
 //	{items} {processes} {barriers}  the tables, under the store's prefix
-//	{schedules}
+//	{attempts} {queues} {schedules}
 //	{now}                           the database clock
 //	{now+?}                         the clock plus a bound number of microseconds
 //	{lock}                          the dialect's row lock clause
@@ -27,6 +27,8 @@ func expansions(d dialect.Dialect, names migrations.Names, offset time.Duration)
 		"{processes}", names.Processes,
 		"{barriers}", names.Barriers,
 		"{schedules}", names.Schedules,
+		"{attempts}", names.Attempts,
+		"{queues}", names.Queues,
 		"{now+?}", d.AddMicros(now),
 		"{now}", now,
 		"{lock}", d.Capabilities().LockClause,

@@ -21,6 +21,9 @@
 // attempts run out and it is dead. Discard(err) makes it dead at once;
 // Snooze(d) puts it back for d without using an attempt. A panic is
 // recovered and counts as a failed attempt, its stack kept in the error.
+// Every failed attempt's error stays readable in the item's history
+// (core.Store.Attempts), not only the last. Worker.PauseQueue pauses a
+// queue in every process until Worker.ResumeQueue.
 //
 // # Deadlines and liveness
 //

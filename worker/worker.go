@@ -159,6 +159,21 @@ func (w *Worker) Owner() uuid.UUID {
 	return w.owner
 }
 
+// PauseQueue pauses queue for every process that claims from it, this
+// worker's loops included, until ResumeQueue: Store.PauseQueue. Handlers
+// already running finish; a paused queue's claim loop keeps polling at
+// PollInterval, each poll one claim that takes nothing.
+func (w *Worker) PauseQueue(ctx context.Context, queue string) error {
+	return w.store.PauseQueue(ctx, queue)
+}
+
+// ResumeQueue lets every process claim from queue again:
+// Store.ResumeQueue. This worker's loop takes the queue's items at its
+// next poll.
+func (w *Worker) ResumeQueue(ctx context.Context, queue string) error {
+	return w.store.ResumeQueue(ctx, queue)
+}
+
 // stopClaiming makes every claim loop exit.
 func (w *Worker) stopClaiming() { w.claimStopOnce.Do(func() { close(w.claimStop) }) }
 

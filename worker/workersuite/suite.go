@@ -52,6 +52,8 @@ var tests = []struct {
 	{"MaintenancePurgesFinishedItems", maintenancePurgesFinishedItems},
 	{"BarrierFiredEvent", barrierFiredEvent},
 	{"PeriodicTicksRunOnce", periodicTicksRunOnce},
+	{"PausedQueue", pausedQueue},
+	{"PanicStackInHistory", panicStackInHistory},
 }
 
 // Run runs every subtest of the suite, in parallel, on cfg's database.

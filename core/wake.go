@@ -174,6 +174,10 @@ func (s *Store) listen(ctx context.Context) {
 		if err == nil {
 			err = errors.New("the listener returned")
 		}
+		if isClosed(err) {
+			s.log.Warn("plenum: listening for wake-ups: the database is closed; polling only", "err", err)
+			return
+		}
 		s.log.Warn("plenum: listening for wake-ups: reconnecting", "in", delay, "err", err)
 		t := time.NewTimer(delay/2 + time.Duration(rand.Int64N(int64(delay))))
 		select {

@@ -25,7 +25,8 @@ type Notifier interface {
 
 	// Listen holds a session of its own on db, listens on channel, calls
 	// ready once it listens, and then calls deliver with the payload of
-	// each notification, from one goroutine, in the order they arrive,
+	// each notification, in the order they arrive (both called from the
+	// goroutine that called Listen, never after it returned),
 	// until ctx ends (it then returns ctx's error) or the session fails
 	// (it returns why). It must not return the listening session to db's
 	// pool. The core calls Listen again, after a backoff, when it returns

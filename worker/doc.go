@@ -22,6 +22,14 @@
 // Snooze(d) puts it back for d without using an attempt. A panic is
 // recovered and counts as a failed attempt, its stack kept in the error.
 //
+// # Pickup latency
+//
+// Each queue's claim loop polls every Config.PollInterval and wakes at once
+// on the store's wake-ups (core.Store.Subscribe): an enqueue through the
+// same store in this process and, on PostgreSQL, an enqueue from any
+// process, through NOTIFY. A lost wake-up costs at most a poll interval.
+// Config.PollOnly turns wake-ups off.
+//
 // # Deadlines and liveness
 //
 // A claim's lease is its handler's deadline: the kind's Timeout, counted

@@ -42,6 +42,7 @@ func (sub *Subscription) Close() {
 //   - a Fence whose handle enqueued such items (Fenced.Enqueue), or added
 //     children to a barrier (Fenced.AddChildren, Expand), commits;
 //   - a transaction that fired a barrier commits, for its join's queue;
+//   - Release with no delay commits;
 //   - Wake is called with queue.
 //
 // EnqueueTx cannot know when the caller's transaction commits: it wakes

@@ -156,6 +156,27 @@ func TestSubscribe_WokenByTheStoresCommits(t *testing.T) {
 		t.Fatal("the barrier fired without waking its join's queue")
 	}
 
+	// Release gives an item back: at once wakes, later does not.
+	back := claimOne(t, b, "q")
+	woken(q)
+	woken(again)
+	if err := s.Release(ctx, back, time.Hour); err != nil {
+		t.Fatal(err)
+	}
+	if woken(q) {
+		t.Fatal("a release for later woke the queue")
+	}
+	back = claimOne(t, b, "q")
+	woken(q)
+	woken(again)
+	if err := s.Release(ctx, back, 0); err != nil {
+		t.Fatal(err)
+	}
+	if !woken(q) {
+		t.Fatal("a release for now did not wake the queue")
+	}
+	woken(again)
+
 	// A closed subscription receives nothing more.
 	q.Close()
 	q.Close()

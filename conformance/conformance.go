@@ -138,6 +138,7 @@ var guarantees = []guarantee{
 	{"Join_ReadsResultsByKeysetPages", testJoinPages},
 	{"Enqueue_IdempotencyKey", testEnqueueKey},
 	{"EnqueueTx_Outbox", testEnqueueTxOutbox},
+	{"Wakeup_EnqueueWakesSubscribers", testWakeups},
 	{"Cancel_And_Revive", testCancelRevive},
 	{"BadInput_ChangesNothing", testBadInput},
 	{"BadInput_IntegersFitEveryDatabase", testBadInputIntegers},

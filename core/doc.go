@@ -77,6 +77,15 @@
 //     UTF-8 and NUL become U+FFFD, cut at MaxErrorBytes), so that a
 //     failure report cannot fail because of its message.
 //
+// # Wake-ups
+//
+// Subscribe returns a channel that receives a wake-up when items may have
+// become available in a queue: once this store commits an enqueue, a
+// fence's enqueue or children, or a fired barrier's join, and, on a
+// dialect that is a dialect.Notifier (PostgreSQL), once any store on the
+// same tables, in any process, does. A wake-up is a hint that never
+// replaces polling; the enqueuer never waits for a subscriber.
+//
 // # Statements
 //
 // Statements shared by every database are written once, with '?'

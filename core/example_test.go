@@ -93,6 +93,34 @@ func ExampleStore_EnqueueTx() {
 	// Output: available: 1
 }
 
+// A subscription wakes a claim loop as soon as an enqueue through the store
+// commits; it still polls, for what other processes enqueue where the
+// dialect cannot tell it.
+func ExampleStore_Subscribe() {
+	dir, _ := os.MkdirTemp("", "plenum-example")
+	defer os.RemoveAll(dir)
+	ctx := context.Background()
+	db, _ := sqlite.Open(filepath.Join(dir, "app.db"))
+	defer db.Close()
+	store, err := core.Open(ctx, db, sqlite.Dialect(), core.Options{Migrate: true})
+	if err != nil {
+		log.Fatal(err)
+	}
+	sub, err := store.Subscribe("email")
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer sub.Close()
+	go func() { _, _ = store.Enqueue(ctx, core.ItemSpec{Queue: "email", Kind: "welcome"}) }()
+	select {
+	case <-sub.C:
+		fmt.Println("woken: claim now")
+	case <-time.After(time.Minute): // the poll interval
+		fmt.Println("poll")
+	}
+	// Output: woken: claim now
+}
+
 // A parent fans out into children in pages; when the last child completes,
 // the barrier fires once and enqueues the join, which reads every child's
 // result in keyset pages.

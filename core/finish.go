@@ -315,7 +315,8 @@ func (s *Store) fail(ctx context.Context, tx dialect.Querier, c Claim, p FailPar
 }
 
 // Release gives the item back without using an attempt, available again
-// after delay. A lost claim gives ErrClaimLost and changes nothing.
+// after delay. A lost claim gives ErrClaimLost and changes nothing. With
+// no delay, the queue's subscribers are woken once it commits (Subscribe).
 func (s *Store) Release(ctx context.Context, c Claim, delay time.Duration) error {
 	if err := validClaim("Claim", c); err != nil {
 		return err
@@ -329,6 +330,9 @@ func (s *Store) Release(ctx context.Context, c Claim, delay time.Duration) error
 		}
 		_, err := tx.ExecContext(ctx, s.sql("UPDATE {items} SET state = 'available', available_at = {now+?}, lease_expires_at = NULL, attempt = attempt - 1 WHERE id = ?"),
 			micros(delay), s.d.UUID(c.ID))
+		if err == nil && delay == 0 {
+			err = s.itemsReady(ctx, tx, c.Queue)
+		}
 		return err
 	})
 }

@@ -16,9 +16,17 @@ type Config struct {
 	Queues map[string]QueueConfig
 
 	// PollInterval is how often a queue that was found empty is asked
-	// again, and how often the worker checks whether the items its
+	// again (sooner when a wake-up comes, see PollOnly), and how often the worker checks whether the items its
 	// handlers run on were cancelled. Default 1 s.
 	PollInterval time.Duration
+
+	// PollOnly makes the worker find new items by polling alone. By
+	// default each queue's claim loop also wakes at once on the store's
+	// wake-ups (core.Store.Subscribe): an enqueue through the same store
+	// in this process and, where the dialect notifies (PostgreSQL),
+	// enqueues from other processes. Wake-ups never replace polling: one
+	// that is lost costs at most a poll interval.
+	PollOnly bool
 
 	// HeartbeatInterval is how often the worker tells the store it is
 	// alive. Default 5 s.

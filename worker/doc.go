@@ -25,6 +25,14 @@
 // (core.Store.Attempts), not only the last. Worker.PauseQueue pauses a
 // queue in every process until Worker.ResumeQueue.
 //
+// # Pickup latency
+//
+// Each queue's claim loop polls every Config.PollInterval and wakes at once
+// on the store's wake-ups (core.Store.Subscribe): an enqueue through the
+// same store in this process and, on PostgreSQL, an enqueue from any
+// process, through NOTIFY. A lost wake-up costs at most a poll interval.
+// Config.PollOnly turns wake-ups off.
+//
 // # Deadlines and liveness
 //
 // A claim's lease is its handler's deadline: the kind's Timeout, counted

@@ -54,6 +54,7 @@ var tests = []struct {
 	{"PeriodicTicksRunOnce", periodicTicksRunOnce},
 	{"PausedQueue", pausedQueue},
 	{"PanicStackInHistory", panicStackInHistory},
+	{"EnqueueWakesIdleWorker", enqueueWakesIdleWorker},
 }
 
 // Run runs every subtest of the suite, in parallel, on cfg's database.

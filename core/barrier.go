@@ -402,12 +402,16 @@ func (s *Store) fireOnce(ctx context.Context, tx dialect.Querier, barrier uuid.U
 		kind             sql.NullString
 		payload          rawJSON
 		priority, maxAtt int
+		fb               = FiredBarrier{ID: barrier, JoinItemID: joinID}
 	)
 	err = tx.QueryRowContext(ctx, s.sql(qBarrierJoinSpec),
-		s.d.UUID(barrier)).Scan(&parent, &failed, &policy, &queue, &kind, &payload, &priority, &maxAtt)
+		s.d.UUID(barrier)).Scan(&parent, &failed, &policy, &queue, &kind, &payload, &priority, &maxAtt, &fb.OwnerID, &fb.Name, &fb.Expected, &fb.Arrived)
 	if err != nil {
 		return arrival{}, false, err
 	}
+	fb.Failed, fb.JoinQueue, fb.JoinKind = failed, queue, kind.String
+	fb.JoinDead = FailurePolicy(policy) == FailBarrier && failed > 0
+	noteFired(tx, fb)
 	args := []any{s.d.UUID(joinID), queue, kind.String, s.jsonArg(json.RawMessage(payload)), priority, maxAtt, nullUUID(s.d, parent.UUID), s.d.UUID(barrier)}
 	if FailurePolicy(policy) == FailBarrier && failed > 0 {
 		args = append(args, fmt.Sprintf("barrier failed: %d children failed", failed))
@@ -417,6 +421,9 @@ func (s *Store) fireOnce(ctx context.Context, tx dialect.Querier, barrier uuid.U
 		return arrival{barrier: parent.UUID, failed: 1}, true, nil
 	}
 	if _, err := tx.ExecContext(ctx, s.sql(qJoinInsert), args...); err != nil {
+		return arrival{}, false, err
+	}
+	if err := s.itemsReady(ctx, tx, queue); err != nil {
 		return arrival{}, false, err
 	}
 	return arrival{}, true, nil

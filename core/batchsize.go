@@ -25,9 +25,10 @@ func (s *Store) lostMax() int { return s.inListMax(1) }
 func (s *Store) keysMax() int { return s.inListMax(1) }
 
 // releaseMax is the most claims one reaper transaction takes back: three
-// binds per claim at most (the IN list and a CASE pair).
+// binds per claim at most (the IN list and a CASE pair); the history's
+// insert binds two more.
 func (s *Store) releaseMax() int {
-	return max(1, min(reapBatch, s.inListMax(1), (s.caps.MaxBindParams-1)/3))
+	return max(1, min(reapBatch, s.inListMax(2), (s.caps.MaxBindParams-1)/3))
 }
 
 // purgeDeleteMax is the most rows one purge DELETE lists.
@@ -44,4 +45,14 @@ func (s *Store) nowSQL() string {
 // barrierOpenSQL is the insert-or-ignore of one barrier.
 func (s *Store) barrierOpenSQL() string {
 	return s.d.InsertIgnore(s.names.Barriers, barrierOpenColumns, s.expand.Replace(barrierOpen), 1, barrierOpenConflict)
+}
+
+// queueOpenSQL is the insert-or-ignore of a queue's first row.
+func (s *Store) queueOpenSQL() string {
+	return s.d.InsertIgnore(s.names.Queues, queueOpenColumns, s.expand.Replace(queueOpen), 1, queueConflict)
+}
+
+// scheduleOpenSQL is the insert-or-ignore of a schedule's first row.
+func (s *Store) scheduleOpenSQL() string {
+	return s.d.InsertIgnore(s.names.Schedules, scheduleOpenColumns, s.expand.Replace(scheduleOpen), 1, scheduleConflict)
 }

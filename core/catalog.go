@@ -378,6 +378,16 @@ var catalog = []entry{
 	sized("purge.items.select", limitMax, func(s *Store, n int) string { return qPurgeSelect(s.d, "{items}", purgeItemGone, n) }),
 	sized("purge.barriers.delete", (*Store).purgeDeleteMax, func(_ *Store, n int) string { return qPurgeDelete("{barriers}", purgeBarrierGone, n) }),
 	sized("purge.items.delete", (*Store).purgeDeleteMax, func(_ *Store, n int) string { return qPurgeDelete("{items}", purgeItemGone, n) }),
+
+	{name: "queue.open", render: func(s *Store, _ int) []string { return []string{s.queueOpenSQL()} }},
+	fixed("queue.set-paused", qQueueSetPause),
+	fixed("queue.list", qQueueList),
+	fixed("attempts.list", qAttemptsList),
+	sized("attempts.insert", (*Store).releaseMax, func(_ *Store, n int) string { return qAttemptsInsert(n) }),
+	sized("attempts.orphaned", (*Store).purgeDeleteMax, func(_ *Store, n int) string { return qAttemptsOrphaned(n) }),
+	fixed("schedule.read", qScheduleRead),
+	{name: "schedule.open", render: func(s *Store, _ int) []string { return []string{s.scheduleOpenSQL()} }},
+	fixed("schedule.advance", qScheduleAdvance),
 }
 
 // claimStatements are the statements the dialect's Claim sends for a

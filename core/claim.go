@@ -47,7 +47,7 @@ type Claim struct {
 // number first, then earliest available, then lowest id, and returns them
 // in that order. Concurrent claimers never get the same item; a claim locks
 // only the rows it takes. It returns no items and no error when none are
-// available.
+// available, or when the queue is paused (PauseQueue).
 func (s *Store) Claim(ctx context.Context, p ClaimParams) ([]Claim, error) {
 	if err := s.validateClaim(p); err != nil {
 		return nil, err
@@ -160,9 +160,11 @@ func (s *Store) claimSpec(p ClaimParams, token uuid.UUID) dialect.ClaimSpec {
 		Table: s.names.Items,
 		Key:   "id",
 		// The owner must still be registered: a reaped owner that has not
-		// noticed yet must not take new work it would hold as a ghost.
+		// noticed yet must not take new work it would hold as a ghost. A
+		// paused queue gives nothing, read in the claim itself so that a
+		// pause holds in every process from its commit on.
 		Filter:     s.expand.Replace(claimFilter),
-		FilterArgs: []any{p.Queue, s.d.UUID(p.Owner)},
+		FilterArgs: []any{p.Queue, s.d.UUID(p.Owner), p.Queue, s.d.Bool(true)},
 		OrderBy:    claimOrderBy,
 		Limit:      min(p.Limit, s.claimMax()),
 		Set:        s.expand.Replace(claimSet),

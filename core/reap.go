@@ -44,7 +44,9 @@ type ReapResult struct {
 // owner that is gone, whatever its lease (a crash: no attempt used, and the
 // item dead-lettered after MaxCrashes), and the claims of live owners whose
 // lease expired (a timeout: the attempt counts, and the item waits out the
-// store's backoff as after Fail). Any number of reapers may run at once: every release is a
+// store's backoff as after Fail). Each release is recorded in the item's
+// history (Store.Attempts), one insert per batch, in the batch's
+// transaction. Any number of reapers may run at once: every release is a
 // compare-and-set on the id, claim token and state the reaper read, made
 // under the row's lock, so each claim is released, and each crash counted,
 // once.
@@ -109,6 +111,9 @@ func (s *Store) reap(ctx context.Context, p ReapParams, r *ReapResult) error {
 		if err := s.updateIDs(ctx, tx, reapCrashRetry, []any{why}, again); err != nil {
 			return nil, err
 		}
+		if err := s.recordAttempts(ctx, tx, OutcomeCrash, why, candidateIDs(held)); err != nil {
+			return nil, err
+		}
 		return dead, s.updateIDs(ctx, tx, reapCrashDead, []any{why}, dead)
 	}); err != nil {
 		return err
@@ -123,6 +128,9 @@ func (s *Store) reap(ctx context.Context, p ReapParams, r *ReapResult) error {
 	return s.release(ctx, expired, true, &r.TimedOut, &r.DeadLettered, func(tx dialect.Tx, held []reapCandidate) ([]reapCandidate, error) {
 		again, dead := split(held, func(o reapCandidate) bool { return o.attempt >= o.maxAttempts })
 		const why = "lease expired"
+		if err := s.recordAttempts(ctx, tx, OutcomeTimeout, why, candidateIDs(held)); err != nil {
+			return nil, err
+		}
 		// A timeout is a failed attempt: it retries after the same backoff
 		// as Fail, so that a handler slower than its lease is not hammered.
 		if len(again) > 0 {
@@ -231,6 +239,15 @@ func split(cs []reapCandidate, dead func(reapCandidate) bool) (live, gone []reap
 		}
 	}
 	return live, gone
+}
+
+// candidateIDs returns the ids of cs.
+func candidateIDs(cs []reapCandidate) []uuid.UUID {
+	out := make([]uuid.UUID, len(cs))
+	for i, c := range cs {
+		out[i] = c.id
+	}
+	return out
 }
 
 // failedAt is one failed arrival at its barrier for each of cs.

@@ -35,7 +35,8 @@ type PurgeResult struct {
 // each pass is a few short transactions of at most Limit rows, so that it
 // does not hold up claiming. Any number of processes may purge at once.
 //
-// Deleted items are gone: their idempotency keys may be enqueued again,
+// An item's history (Store.Attempts) is deleted with it. Deleted items
+// are gone: their idempotency keys may be enqueued again,
 // Get returns ErrNotFound, and a completion retried after ErrCommitUnknown
 // gets ErrClaimLost. Keep OlderThan well above the time an item's result
 // is read and a dead item may be revived.
@@ -57,9 +58,12 @@ func (s *Store) Purge(ctx context.Context, p PurgeParams) (PurgeResult, error) {
 	if err != nil {
 		return r, err
 	}
-	r.Items, err = s.purge(ctx, "{items}", purgeItemGone, age, p.Limit)
+	r.Items, err = s.purge(ctx, itemsTable, purgeItemGone, age, p.Limit)
 	return r, err
 }
+
+// itemsTable is the table of items, as purge is given it.
+const itemsTable = "{items}"
 
 // purge deletes up to limit rows of table meeting cond (which binds the
 // age once): a read of their ids, then deletes in batches, each checking
@@ -98,7 +102,11 @@ func (s *Store) purge(ctx context.Context, table, cond string, age int64, limit 
 			if err != nil {
 				return err
 			}
-			n, err = res.RowsAffected()
+			if n, err = res.RowsAffected(); err != nil || n == 0 || table != itemsTable {
+				return err
+			}
+			// An item's history goes with it, in its transaction.
+			_, err = tx.ExecContext(ctx, s.sql(qAttemptsOrphaned(len(batch))), args[1:]...)
 			return err
 		})
 		if err != nil {

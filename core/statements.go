@@ -61,14 +61,14 @@ const (
 	qBarrierHandOver     = "UPDATE {barriers} SET expected = expected - 1 WHERE id = ?"
 	qBarrierArrive       = "UPDATE {barriers} SET arrived = arrived + ?, failed = failed + ? WHERE id = ?"
 	qBarrierFire         = "UPDATE {barriers} SET fired_at = {now}, join_item_id = ? WHERE id = ? AND fired_at IS NULL AND sealed = ? AND arrived + failed = expected"
-	qBarrierJoinSpec     = "SELECT parent_barrier_id, failed, on_child_failure, join_queue, join_kind, join_payload, join_priority, join_max_attempts FROM {barriers} WHERE id = ?"
+	qBarrierJoinSpec     = "SELECT parent_barrier_id, failed, on_child_failure, join_queue, join_kind, join_payload, join_priority, join_max_attempts, owner_id, name, expected, arrived FROM {barriers} WHERE id = ?"
 	qBarrierGet          = "SELECT " + barrierColumns + " FROM {barriers} WHERE id = ?"
 
 	joinColumns  = "id, queue, kind, payload, priority, state, available_at, attempt, max_attempts, crash_count, barrier_id, join_barrier_id, created_at"
 	qJoinInsert  = "INSERT INTO {items} (" + joinColumns + ") VALUES (?, ?, ?, {json?}, ?, 'available', {now}, 0, ?, 0, ?, ?, {now})"
 	qJoinDead    = "INSERT INTO {items} (" + joinColumns + ", last_error, finished_at) VALUES (?, ?, ?, {json?}, ?, 'dead', {now}, 0, ?, 0, ?, ?, {now}, ?, {now})"
 	barrierOpen  = "?, ?, ?, 0, 0, 0, ?, ?, ?, {json?}, ?, ?, ?, {now}"
-	claimFilter  = "queue = ? AND state = 'available' AND available_at <= {now} AND EXISTS (SELECT 1 FROM {processes} p WHERE p.id = ?)"
+	claimFilter  = "queue = ? AND state = 'available' AND available_at <= {now} AND EXISTS (SELECT 1 FROM {processes} p WHERE p.id = ?) AND " + queueUnpaused
 	claimSet     = "state = 'claimed', claim_token = ?, claimed_by = ?, claimed_at = {now}, lease_expires_at = {now+?}, attempt = attempt + 1"
 	claimOrderBy = "priority, available_at, id"
 )
@@ -206,3 +206,62 @@ func qPurgeSelect(d dialect.Dialect, table, cond string, n int) string {
 func qPurgeDelete(table, cond string, n int) string {
 	return "DELETE FROM " + table + " WHERE " + cond + " AND id IN (" + dialect.Placeholders(n) + ")"
 }
+
+// Queues.
+const (
+	// queueUnpaused is the claim's filter on the queues table: a queue
+	// with no row there is not paused. Uncorrelated, so that the database
+	// reads it once per claim (one primary key lookup) before it walks the
+	// items index.
+	queueUnpaused = "NOT EXISTS (SELECT 1 FROM {queues} qs WHERE qs.name = ? AND qs.paused = ?)"
+	// queueOpen is a queue's first row, for InsertIgnore.
+	queueOpen      = "?, ?, {now}"
+	qQueueSetPause = "UPDATE {queues} SET paused = ?, updated_at = {now} WHERE name = ?"
+	qQueueList     = "SELECT name, CASE WHEN paused = ? THEN 1 ELSE 0 END, updated_at FROM {queues} ORDER BY name"
+)
+
+// queueOpenColumns are the columns a queue's first row is written with.
+var queueOpenColumns = []string{"name", "paused", "updated_at"}
+
+// queueConflict is the unique key of the queues table.
+var queueConflict = []string{"name"}
+
+// History.
+const qAttemptsList = "SELECT n, outcome, error, ended_at FROM {attempts} WHERE item_id = ? ORDER BY n"
+
+// qAttemptsInsert records one attempt for each of n items, numbered after
+// the item's last recorded attempt. It runs under the lock of each item's
+// row, in the transaction that changes the item's state, so no two can
+// number the same item at once. The target table is read in the FROM
+// clause, not a subquery, which MySQL allows.
+func qAttemptsInsert(n int) string {
+	return "INSERT INTO {attempts} (item_id, n, outcome, error, ended_at)" +
+		" SELECT i.id, COALESCE(MAX(a.n), 0) + 1, ?, ?, {now} FROM {items} i" +
+		" LEFT JOIN {attempts} a ON a.item_id = i.id WHERE i.id IN (" + dialect.Placeholders(n) + ") GROUP BY i.id"
+}
+
+// qAttemptsOrphaned deletes the history of those of n items that no longer
+// exist: those the same transaction purged, not one revived since the
+// purge read it.
+func qAttemptsOrphaned(n int) string {
+	return "DELETE FROM {attempts} WHERE NOT EXISTS (SELECT 1 FROM {items} i WHERE i.id = {attempts}.item_id) AND item_id IN (" + dialect.Placeholders(n) + ")"
+}
+
+// Schedules: EnqueueDue's watermark table. Its clock read is the store's
+// (nowSQL).
+const (
+	qScheduleRead = "SELECT last_tick FROM {schedules} WHERE name = ?"
+	// scheduleOpen is the row InsertIgnore writes for a schedule seen for
+	// the first time (name, watermark).
+	scheduleOpen = "?, ?, {now}"
+	// qScheduleAdvance moves a watermark forward only from the value the
+	// transaction read: of any number of processes that read it, one
+	// moves it and enqueues the ticks in between.
+	qScheduleAdvance = "UPDATE {schedules} SET last_tick = ?, updated_at = {now} WHERE name = ? AND last_tick = ?"
+)
+
+// scheduleOpenColumns are the columns a schedule's first row is written with.
+var scheduleOpenColumns = []string{"name", "last_tick", "updated_at"}
+
+// scheduleConflict is the unique key of the schedules table.
+var scheduleConflict = []string{"name"}

@@ -16,7 +16,7 @@ import (
 // from, written into, updated, joined), capturing the prefix: the tables
 // the core's statements work on. A table named in a string literal (a
 // dialect's probe of information_schema) is not a use.
-var storeTable = regexp.MustCompile(`(?i)\b(?:FROM|INTO|UPDATE|JOIN)\s+((?:[a-z]{2}[0-9a-f]{8}|bench_[0-9a-f]{6}|plenum)_)(?:items|processes|barriers|attempts|queues)\b`)
+var storeTable = regexp.MustCompile(`(?i)\b(?:FROM|INTO|UPDATE|JOIN)\s+((?:[a-z]{2}[0-9a-f]{8}|bench_[0-9a-f]{6}|plenum)_)(?:items|processes|barriers|attempts|queues|schedules)\b`)
 
 // offsetCount matches the literal microsecond count of a clock offset, as
 // the dialects write it (PostgreSQL's and CockroachDB's interval, MySQL's
@@ -34,12 +34,15 @@ var notCore = []struct{ shape, sender string }{
 	{"SELECT id, host, pid, started_at, last_heartbeat_at FROM plenum_processes ORDER BY last_heartbeat_at, id LIMIT 1", "plenum inspect"},
 	{"SELECT id, name, expected, arrived, failed, sealed, fired_at, join_item_id FROM plenum_barriers ORDER BY created_at DESC, id DESC LIMIT 1", "plenum inspect"},
 	// The suite's own reads and writes (conformance/conformance.go,
-	// fanout.go, keys.go): counts it checks, and a row it plants to hold
-	// a child's key, then removes.
+	// fanout.go, keys.go, attempts.go, recovery.go): counts it checks,
+	// and a row it plants to hold a child's key, then removes.
 	{"SELECT COUNT(*) FROM plenum_items WHERE join_barrier_id = ?", "the suite"},
 	{"SELECT COUNT(*) FROM plenum_items WHERE barrier_id = ?", "the suite"},
 	{"INSERT INTO plenum_items (id, queue, kind, unique_key, priority, state, available_at, attempt, max_attempts, crash_count, created_at) VALUES (?, ?, 'x', ?, 0, 'available', *, 0, 1, 0, *)", "the suite"},
 	{"DELETE FROM plenum_items WHERE id = ?", "the suite"},
+	{"SELECT COUNT(*) FROM plenum_attempts", "the suite"},
+	{"SELECT COUNT(*) FROM plenum_attempts WHERE outcome = 'crash'", "the suite"},
+	{"SELECT COUNT(*) FROM plenum_items i WHERE crash_count <> (SELECT COUNT(*) FROM plenum_attempts a WHERE a.item_id = i.id AND a.outcome = 'crash')", "the suite"},
 }
 
 // notCoreSender returns what sends shape, from notCore, or "".

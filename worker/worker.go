@@ -96,7 +96,7 @@ func (w *Worker) Start(ctx context.Context) error {
 		return fmt.Errorf("plenum/worker: start: %w", err)
 	}
 	w.started, w.owner, w.lease = true, owner, lease
-	w.base, w.cancel = context.WithCancel(context.WithoutCancel(ctx))
+	w.base, w.cancel = context.WithCancel(w.traced(context.WithoutCancel(ctx)))
 	w.bg, w.bgCancel = context.WithCancel(w.base)
 	w.log.InfoContext(ctx, "plenum/worker: started", "owner", owner, "queues", len(w.cfg.Queues), "kinds", len(w.handlers))
 
@@ -107,6 +107,10 @@ func (w *Worker) Start(ctx context.Context) error {
 	if w.cfg.ReapInterval > 0 {
 		w.background.Add(1)
 		go w.maintain()
+	}
+	if len(w.cfg.Periodic) > 0 && w.cfg.PeriodicInterval > 0 {
+		w.background.Add(1)
+		go w.periodic()
 	}
 	for name, q := range w.cfg.Queues {
 		w.loops.Add(1)
@@ -153,6 +157,21 @@ func (w *Worker) Owner() uuid.UUID {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	return w.owner
+}
+
+// PauseQueue pauses queue for every process that claims from it, this
+// worker's loops included, until ResumeQueue: Store.PauseQueue. Handlers
+// already running finish; a paused queue's claim loop keeps polling at
+// PollInterval, each poll one claim that takes nothing.
+func (w *Worker) PauseQueue(ctx context.Context, queue string) error {
+	return w.store.PauseQueue(ctx, queue)
+}
+
+// ResumeQueue lets every process claim from queue again:
+// Store.ResumeQueue. This worker's loop takes the queue's items at its
+// next poll.
+func (w *Worker) ResumeQueue(ctx context.Context, queue string) error {
+	return w.store.ResumeQueue(ctx, queue)
 }
 
 // stopClaiming makes every claim loop exit.
@@ -215,6 +234,17 @@ func (w *Worker) shutdown(ctx context.Context) {
 	}
 	w.cancel()
 	w.log.Info("plenum/worker: stopped", "owner", w.owner)
+}
+
+// traced makes every store call made with ctx, or with a context derived
+// from it (handlers' included), report the barriers it fires to the hooks.
+func (w *Worker) traced(ctx context.Context) context.Context {
+	if w.cfg.Hooks == nil {
+		return ctx
+	}
+	return core.WithTrace(ctx, &core.Trace{BarrierFired: func(ctx context.Context, b core.FiredBarrier) {
+		w.event(ctx, Event{Kind: EventBarrierFired, Queue: b.JoinQueue, Barrier: b})
+	}})
 }
 
 // event sends e to the hooks, if any.

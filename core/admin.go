@@ -11,11 +11,15 @@ import (
 
 // Get returns the item with the given id, or ErrNotFound.
 func (s *Store) Get(ctx context.Context, id uuid.UUID) (Item, error) {
-	it, err := scanItem(s.d, s.db.QueryRowContext(ctx, s.sql(qItemGet), s.d.UUID(id)))
+	var it Item
+	err := s.read(ctx, "get", func() (err error) {
+		it, err = scanItem(s.d, s.db.QueryRowContext(ctx, s.sql(qItemGet), s.d.UUID(id)))
+		return err
+	})
 	if dialect.IsNoRows(err) {
 		return Item{}, fmt.Errorf("plenum: get %s: %w", id, ErrNotFound)
 	}
-	return it, wrapDBError("get", err)
+	return it, err
 }
 
 // Cancel cancels the item: it will not run again, and a holder of its claim
@@ -92,19 +96,26 @@ func (s *Store) Counts(ctx context.Context, queue string) (map[State]int64, erro
 	if queue != "" {
 		q, args = qCountsQueue, []any{queue}
 	}
-	rows, err := s.db.QueryContext(ctx, s.sql(q), args...)
-	if err != nil {
-		return nil, wrapDBError("counts", err)
-	}
-	defer rows.Close()
-	out := map[State]int64{}
-	for rows.Next() {
-		var st string
-		var n int64
-		if err := rows.Scan(&st, &n); err != nil {
-			return nil, wrapDBError("counts", err)
+	var out map[State]int64
+	err := s.read(ctx, "counts", func() error {
+		rows, err := s.db.QueryContext(ctx, s.sql(q), args...)
+		if err != nil {
+			return err
 		}
-		out[State(st)] = n
+		defer rows.Close()
+		out = map[State]int64{}
+		for rows.Next() {
+			var st string
+			var n int64
+			if err := rows.Scan(&st, &n); err != nil {
+				return err
+			}
+			out[State(st)] = n
+		}
+		return rows.Err()
+	})
+	if err != nil {
+		return nil, err
 	}
-	return out, wrapDBError("counts", rows.Err())
+	return out, nil
 }

@@ -47,9 +47,23 @@ type Attempt struct {
 // in the order they ended. An item that never failed, or one that does not
 // exist, has none. Purge deletes an item's history with it.
 func (s *Store) Attempts(ctx context.Context, id uuid.UUID) ([]Attempt, error) {
+	var out []Attempt
+	err := s.read(ctx, "attempts", func() error {
+		var err error
+		out, err = s.readAttempts(ctx, id)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// readAttempts reads the history of item id once.
+func (s *Store) readAttempts(ctx context.Context, id uuid.UUID) ([]Attempt, error) {
 	rows, err := s.db.QueryContext(ctx, s.sql(qAttemptsList), s.d.UUID(id))
 	if err != nil {
-		return nil, wrapDBError("attempts", err)
+		return nil, err
 	}
 	defer rows.Close()
 	var out []Attempt
@@ -59,15 +73,15 @@ func (s *Store) Attempts(ctx context.Context, id uuid.UUID) ([]Attempt, error) {
 		var text sql.NullString
 		var at any
 		if err := rows.Scan(&a.N, &outcome, &text, &at); err != nil {
-			return nil, wrapDBError("attempts", err)
+			return nil, err
 		}
 		if a.EndedAt, err = s.d.ScanTime(at); err != nil {
-			return nil, wrapDBError("attempts", err)
+			return nil, err
 		}
 		a.Outcome, a.Error = Outcome(outcome), text.String
 		out = append(out, a)
 	}
-	return out, wrapDBError("attempts", rows.Err())
+	return out, rows.Err()
 }
 
 // recordAttempts writes, in one statement, one attempt with outcome and

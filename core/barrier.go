@@ -431,11 +431,15 @@ func (s *Store) fireOnce(ctx context.Context, tx dialect.Querier, barrier uuid.U
 
 // GetBarrier returns the barrier with the given id.
 func (s *Store) GetBarrier(ctx context.Context, id uuid.UUID) (Barrier, error) {
-	b, err := scanBarrier(s.d, s.db.QueryRowContext(ctx, s.sql(qBarrierGet), s.d.UUID(id)))
+	var b Barrier
+	err := s.read(ctx, "get barrier", func() (err error) {
+		b, err = scanBarrier(s.d, s.db.QueryRowContext(ctx, s.sql(qBarrierGet), s.d.UUID(id)))
+		return err
+	})
 	if dialect.IsNoRows(err) {
 		return Barrier{}, fmt.Errorf("plenum: barrier %s: %w", id, ErrNotFound)
 	}
-	return b, wrapDBError("get barrier", err)
+	return b, err
 }
 
 // UnfiredBarriersParams choose the unfired barriers to list.
@@ -466,21 +470,27 @@ func (s *Store) UnfiredBarriers(ctx context.Context, p UnfiredBarriersParams) ([
 	if p.Limit < 1 || p.Limit > maxPage {
 		return nil, invalid("Limit", "%d is outside [1, %d]", p.Limit, maxPage)
 	}
-	rows, err := s.db.QueryContext(ctx, s.sql(qUnfired(s.d, p.Limit)),
-		-micros(p.OlderThan))
-	if err != nil {
-		return nil, wrapDBError("unfired barriers", err)
-	}
-	defer rows.Close()
 	var out []Barrier
-	for rows.Next() {
-		b, err := scanBarrier(s.d, rows)
+	err := s.read(ctx, "unfired barriers", func() error {
+		rows, err := s.db.QueryContext(ctx, s.sql(qUnfired(s.d, p.Limit)), -micros(p.OlderThan))
 		if err != nil {
-			return nil, wrapDBError("unfired barriers", err)
+			return err
 		}
-		out = append(out, b)
+		defer rows.Close()
+		out = nil
+		for rows.Next() {
+			b, err := scanBarrier(s.d, rows)
+			if err != nil {
+				return err
+			}
+			out = append(out, b)
+		}
+		return rows.Err()
+	})
+	if err != nil {
+		return nil, err
 	}
-	return out, wrapDBError("unfired barriers", rows.Err())
+	return out, nil
 }
 
 // ChildrenParams page through a barrier's children.
@@ -499,19 +509,25 @@ func (s *Store) Children(ctx context.Context, p ChildrenParams) ([]Item, error) 
 	if p.Limit < 1 || p.Limit > maxPage {
 		return nil, invalid("Limit", "%d is outside [1, %d]", p.Limit, maxPage)
 	}
-	rows, err := s.db.QueryContext(ctx, s.sql(qChildren(s.d, p.Limit)),
-		s.d.UUID(p.Barrier), s.d.UUID(p.After))
-	if err != nil {
-		return nil, wrapDBError("children", err)
-	}
-	defer rows.Close()
 	var out []Item
-	for rows.Next() {
-		it, err := scanItem(s.d, rows)
+	err := s.read(ctx, "children", func() error {
+		rows, err := s.db.QueryContext(ctx, s.sql(qChildren(s.d, p.Limit)), s.d.UUID(p.Barrier), s.d.UUID(p.After))
 		if err != nil {
-			return nil, wrapDBError("children", err)
+			return err
 		}
-		out = append(out, it)
+		defer rows.Close()
+		out = nil
+		for rows.Next() {
+			it, err := scanItem(s.d, rows)
+			if err != nil {
+				return err
+			}
+			out = append(out, it)
+		}
+		return rows.Err()
+	})
+	if err != nil {
+		return nil, err
 	}
-	return out, wrapDBError("children", rows.Err())
+	return out, nil
 }

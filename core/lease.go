@@ -120,13 +120,18 @@ func (s *Store) Lost(ctx context.Context, cs []Claim) ([]uuid.UUID, error) {
 				args = append(args, s.d.UUID(id))
 			}
 			args = append(args, s.d.UUID(token))
-			rows, err := s.db.QueryContext(ctx, s.sql(qLost(len(batch))), args...)
+			var held map[uuid.UUID]uuid.UUID
+			err := s.read(ctx, "lost", func() error {
+				rows, err := s.db.QueryContext(ctx, s.sql(qLost(len(batch))), args...)
+				if err != nil {
+					return err
+				}
+				held = map[uuid.UUID]uuid.UUID{}
+				_, err = readBarriers(rows, held)
+				return err
+			})
 			if err != nil {
-				return nil, wrapDBError("lost", err)
-			}
-			held := map[uuid.UUID]uuid.UUID{}
-			if _, err := readBarriers(rows, held); err != nil {
-				return nil, wrapDBError("lost", err)
+				return nil, err
 			}
 			for _, id := range batch {
 				if _, ok := held[id]; !ok {

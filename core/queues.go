@@ -57,9 +57,23 @@ func (s *Store) setPaused(ctx context.Context, op, queue string, paused bool) er
 // Queues lists the queues that were ever paused, in name order, with
 // their state. A queue never paused has no row and is not listed.
 func (s *Store) Queues(ctx context.Context) ([]QueueState, error) {
+	var out []QueueState
+	err := s.read(ctx, "queues", func() error {
+		var err error
+		out, err = s.readQueues(ctx)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// readQueues reads the queues table once.
+func (s *Store) readQueues(ctx context.Context) ([]QueueState, error) {
 	rows, err := s.db.QueryContext(ctx, s.sql(qQueueList), s.d.Bool(true))
 	if err != nil {
-		return nil, wrapDBError("queues", err)
+		return nil, err
 	}
 	defer rows.Close()
 	var out []QueueState
@@ -68,13 +82,13 @@ func (s *Store) Queues(ctx context.Context) ([]QueueState, error) {
 		var paused int
 		var at any
 		if err := rows.Scan(&q.Name, &paused, &at); err != nil {
-			return nil, wrapDBError("queues", err)
+			return nil, err
 		}
 		if q.UpdatedAt, err = s.d.ScanTime(at); err != nil {
-			return nil, wrapDBError("queues", err)
+			return nil, err
 		}
 		q.Paused = paused == 1
 		out = append(out, q)
 	}
-	return out, wrapDBError("queues", rows.Err())
+	return out, rows.Err()
 }

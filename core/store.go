@@ -179,8 +179,11 @@ func (s *Store) noteAttempts(n int) {
 // Plenum (shifted by Options.ClockOffset, if set).
 func (s *Store) Now(ctx context.Context) (time.Time, error) {
 	v := timeValue{d: s.d}
-	if err := s.db.QueryRowContext(ctx, s.sql(s.nowSQL())).Scan(&v); err != nil {
-		return time.Time{}, wrapDBError("now", err)
+	err := s.read(ctx, "now", func() error {
+		return s.db.QueryRowContext(ctx, s.sql(s.nowSQL())).Scan(&v)
+	})
+	if err != nil {
+		return time.Time{}, err
 	}
 	return v.t, nil
 }
@@ -214,8 +217,22 @@ func (s *Store) inTx(ctx context.Context, op string, fn func(tx dialect.Tx) erro
 	if err := s.insideFence(ctx, op); err != nil {
 		return err
 	}
+	return s.retry(ctx, op, func() error { return s.tryTx(ctx, fn) })
+}
+
+// read runs fn, a read outside any transaction, and runs it again after a
+// jittered backoff when it fails with a transient error: a serializable
+// database (CockroachDB, or PostgreSQL at SERIALIZABLE) may abort a plain
+// read as well. fn must set its results afresh on every call.
+func (s *Store) read(ctx context.Context, op string, fn func() error) error {
+	return s.retry(ctx, op, fn)
+}
+
+// retry runs try until it succeeds, fails with an error that is not
+// transient, or uses the store's retry budget.
+func (s *Store) retry(ctx context.Context, op string, try func() error) error {
 	for attempt := 1; ; attempt++ {
-		err := s.tryTx(ctx, fn)
+		err := try()
 		if err == nil {
 			s.noteAttempts(attempt)
 			return nil

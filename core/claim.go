@@ -9,6 +9,7 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/plenumdb/plenum/dialect"
+	"github.com/plenumdb/plenum/migrations"
 )
 
 // ClaimParams say what to claim.
@@ -120,6 +121,7 @@ func (s *Store) claim(ctx context.Context, q dialect.Querier, p ClaimParams) ([]
 		Set:        s.expand.Replace("state = 'claimed', claim_token = ?, claimed_by = ?, claimed_at = {now}, lease_expires_at = {now+}, attempt = attempt + 1"),
 		SetArgs:    []any{s.d.UUID(token), s.d.UUID(p.Owner), micros(p.Lease)},
 		Returning:  itemColumnList,
+		Seek:       s.seek,
 	}
 	rows, err := s.d.Claim(ctx, q, spec)
 	if err != nil {
@@ -160,4 +162,19 @@ func (s *Store) claim(ctx context.Context, q dialect.Querier, p ClaimParams) ([]
 		}
 	}
 	return out, nil
+}
+
+// claimIndex returns the schema's index that serves the claim (the latest
+// one marked Claim on the items table), or nil.
+func claimIndex(prefix string) *dialect.Index {
+	var ix *dialect.Index
+	items := migrations.NamesFor(prefix).Items
+	for _, m := range migrations.All(prefix) {
+		for _, c := range m.Changes {
+			if c.Index != nil && c.Index.Claim && c.IndexTable == items {
+				ix = c.Index
+			}
+		}
+	}
+	return ix
 }

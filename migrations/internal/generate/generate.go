@@ -14,6 +14,7 @@ import (
 	"github.com/plenumdb/plenum/dialect"
 	"github.com/plenumdb/plenum/migrations"
 	"github.com/plenumdb/plenum/mysql"
+	"github.com/plenumdb/plenum/oracle"
 	"github.com/plenumdb/plenum/postgres"
 	"github.com/plenumdb/plenum/sqlite"
 )
@@ -27,6 +28,7 @@ func Dialects() []dialect.Dialect {
 	return []dialect.Dialect{
 		cockroach.Dialect(),
 		mysql.Dialect(),
+		oracle.Dialect(),
 		postgres.Dialect(),
 		sqlite.Dialect(),
 	}

@@ -1,0 +1,186 @@
+// Package sqlcheck checks the statements Plenum's dialects write against
+// the grammars of the databases that do not run where Plenum is tested.
+// It is a module of its own so that users of Plenum never download the
+// parsers.
+package sqlcheck
+
+import (
+	"fmt"
+	"regexp"
+	"strings"
+
+	"github.com/antlr4-go/antlr/v4"
+	"github.com/bytebase/parser/plsql"
+)
+
+// errorList collects ANTLR's syntax errors.
+type errorList struct {
+	*antlr.DefaultErrorListener
+	errs []string
+}
+
+func (l *errorList) SyntaxError(_ antlr.Recognizer, _ any, line, column int, msg string, _ antlr.RecognitionException) {
+	l.errs = append(l.errs, fmt.Sprintf("%d:%d: %s", line, column, msg))
+}
+
+// OracleSyntax parses text, one or more statements each ended by ';' (a
+// PL/SQL block ends with END;), with the PL/SQL grammar of
+// github.com/bytebase/parser, and returns its syntax errors: none when it
+// parses.
+func OracleSyntax(text string) []string {
+	lexer := plsql.NewPlSqlLexer(antlr.NewInputStream(text))
+	p := plsql.NewPlSqlParser(antlr.NewCommonTokenStream(lexer, antlr.TokenDefaultChannel))
+	p.SetVersion12(true)
+	errs := &errorList{DefaultErrorListener: antlr.NewDefaultErrorListener()}
+	lexer.RemoveErrorListeners()
+	lexer.AddErrorListener(errs)
+	p.RemoveErrorListeners()
+	p.AddErrorListener(errs)
+	p.BuildParseTrees = true
+	p.Sql_script()
+	return errs.errs
+}
+
+// executeImmediate finds the DDL text inside a block's EXECUTE IMMEDIATE
+// '...' (quotes doubled).
+var executeImmediate = regexp.MustCompile(`(?s)EXECUTE IMMEDIATE '((?:[^']|'')*)'`)
+
+// OracleInnerDDL returns the DDL statements that the blocks in text run
+// with EXECUTE IMMEDIATE, unquoted: the grammar sees the block's string,
+// not the statement inside it.
+func OracleInnerDDL(text string) []string {
+	var out []string
+	for _, m := range executeImmediate.FindAllStringSubmatch(text, -1) {
+		out = append(out, strings.ReplaceAll(m[1], "''", "'"))
+	}
+	return out
+}
+
+// lockingLimit finds a query block that both limits its rows and locks
+// them: Oracle refuses FETCH FIRST with FOR UPDATE (ORA-02014), and a
+// ROWNUM filter around a locking query locks every row it matches.
+var lockingLimit = regexp.MustCompile(`(?is)(FETCH\s+(FIRST|NEXT)|ROWNUM|OFFSET\s+\S+\s+ROWS)[^;]*FOR\s+UPDATE|FOR\s+UPDATE[^;]*(FETCH\s+(FIRST|NEXT)|ROWNUM)`)
+
+// OracleTraps returns the traps of Oracle that a grammar does not see in
+// stmt: FOR UPDATE in a statement that limits rows with FETCH FIRST or
+// ROWNUM, an IN list of more than 1,000 values (ORA-01795), an identifier
+// longer than 128 bytes, and a column of a CREATE TABLE named by a
+// reserved word (the grammar takes some, as LEVEL, that the server
+// refuses).
+func OracleTraps(stmt string) []string {
+	var traps []string
+	if lockingLimit.MatchString(stmt) {
+		traps = append(traps, "FOR UPDATE with FETCH FIRST or ROWNUM (ORA-02014, or every matching row locked)")
+	}
+	for _, list := range inLists(stmt) {
+		if list > 1000 {
+			traps = append(traps, fmt.Sprintf("an IN list of %d values (ORA-01795 above 1,000)", list))
+		}
+	}
+	for _, col := range tableColumns(stmt) {
+		if oracleReserved[strings.ToUpper(col)] {
+			traps = append(traps, fmt.Sprintf("column %q is an Oracle reserved word", col))
+		}
+	}
+	for _, id := range identifier.FindAllString(stmt, -1) {
+		if len(id) > 128 {
+			traps = append(traps, fmt.Sprintf("identifier %q is %d bytes, over 128", id, len(id)))
+		}
+	}
+	return traps
+}
+
+var identifier = regexp.MustCompile(`[A-Za-z_][A-Za-z0-9_$#]*`)
+
+// inLists returns the number of values in each IN (...) list of stmt.
+func inLists(stmt string) []int {
+	var out []int
+	up := strings.ToUpper(stmt)
+	for i := 0; ; {
+		j := strings.Index(up[i:], " IN (")
+		if j < 0 {
+			return out
+		}
+		start := i + j + len(" IN (")
+		depth, n := 1, 1
+		k := start
+		for ; k < len(stmt) && depth > 0; k++ {
+			switch stmt[k] {
+			case '(':
+				depth++
+			case ')':
+				depth--
+			case ',':
+				if depth == 1 {
+					n++
+				}
+			}
+		}
+		out = append(out, n)
+		i = k
+	}
+}
+
+// oracleReserved are Oracle's SQL reserved words (SQL Language Reference,
+// "Oracle SQL Reserved Words") and PL/SQL's (PL/SQL Language Reference,
+// "PL/SQL Reserved Words").
+var oracleReserved = func() map[string]bool {
+	m := map[string]bool{}
+	for _, w := range strings.Fields(`ACCESS ADD ALL ALTER AND ANY AS ASC AUDIT BETWEEN BY CHAR CHECK
+CLUSTER COLUMN COLUMN_VALUE COMMENT COMPRESS CONNECT CREATE CURRENT DATE DECIMAL DEFAULT DELETE
+DESC DISTINCT DROP ELSE EXCLUSIVE EXISTS FILE FLOAT FOR FROM GRANT GROUP HAVING IDENTIFIED
+IMMEDIATE IN INCREMENT INDEX INITIAL INSERT INTEGER INTERSECT INTO IS LEVEL LIKE LOCK LONG
+MAXEXTENTS MINUS MLSLABEL MODE MODIFY NESTED_TABLE_ID NOAUDIT NOCOMPRESS NOT NOWAIT NULL NUMBER
+OF OFFLINE ON ONLINE OPTION OR ORDER PCTFREE PRIOR PUBLIC RAW RENAME RESOURCE REVOKE ROW ROWID
+ROWNUM ROWS SELECT SESSION SET SHARE SIZE SMALLINT START SUCCESSFUL SYNONYM SYSDATE TABLE THEN
+TO TRIGGER UID UNION UNIQUE UPDATE USER VALIDATE VALUES VARCHAR VARCHAR2 VIEW WHENEVER WHERE WITH
+AT BEGIN CASE CLUSTERS COLAUTH COLUMNS CRASH CURSOR DECLARE END EXCEPTION FETCH FUNCTION GOTO IF
+INDEXES OVERLAPS PROCEDURE SQL SUBTYPE TABAUTH TYPE VIEWS WHEN`) {
+		m[w] = true
+	}
+	return m
+}()
+
+// createTable finds a CREATE TABLE's column list.
+var createTable = regexp.MustCompile(`(?is)^\s*CREATE\s+TABLE\s+\S+\s*\((.*)\)`)
+
+// tableColumns returns the names of the columns a CREATE TABLE defines
+// (the first word of each top-level item that is not a constraint).
+func tableColumns(stmt string) []string {
+	m := createTable.FindStringSubmatch(stmt)
+	if m == nil {
+		return nil
+	}
+	var cols []string
+	depth, from := 0, 0
+	body := m[1]
+	for i := 0; i <= len(body); i++ {
+		if i < len(body) {
+			switch body[i] {
+			case '(':
+				depth++
+				continue
+			case ')':
+				depth--
+				continue
+			case ',':
+				if depth > 0 {
+					continue
+				}
+			default:
+				continue
+			}
+		}
+		f := strings.Fields(body[from:i])
+		from = i + 1
+		if len(f) == 0 {
+			continue
+		}
+		switch strings.ToUpper(f[0]) {
+		case "PRIMARY", "CONSTRAINT", "UNIQUE", "CHECK", "FOREIGN":
+			continue
+		}
+		cols = append(cols, f[0])
+	}
+	return cols
+}

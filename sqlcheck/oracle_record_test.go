@@ -13,22 +13,29 @@ import (
 	goora "github.com/sijms/go-ora/v2"
 )
 
-// recorder is a database/sql driver that records every statement it is
-// given and answers just enough for the oracle dialect's own code (Claim,
+// recorder is a database/sql driver that records every distinct statement
+// it is given, in order, and answers just enough for the oracle dialect's own code (Claim,
 // Begin, Lock, the probes) to run to its end without a server: OUT binds of
 // go-ora's Out type get a value (16-byte keys for a RAW, 0 for a number),
 // and queries return one row of one column.
 type recorder struct {
 	mu    sync.Mutex
 	stmts []string
+	seen  map[string]bool
 	// keys is the number of 16-byte keys a RAW OUT bind receives.
 	keys int
 }
 
 func (r *recorder) record(q string) {
 	r.mu.Lock()
-	r.stmts = append(r.stmts, q)
-	r.mu.Unlock()
+	defer r.mu.Unlock()
+	if r.seen == nil {
+		r.seen = map[string]bool{}
+	}
+	if !r.seen[q] {
+		r.seen[q] = true
+		r.stmts = append(r.stmts, q)
+	}
 }
 
 func (r *recorder) Statements() []string {
@@ -80,7 +87,8 @@ func (c *recConn) ExecContext(_ context.Context, q string, args []driver.NamedVa
 			}
 		}
 	}
-	return driver.RowsAffected(0), nil
+	// One row changed: fenced updates hold, owners are alive.
+	return driver.RowsAffected(1), nil
 }
 
 func (c *recConn) QueryContext(_ context.Context, q string, _ []driver.NamedValue) (driver.Rows, error) {
@@ -148,15 +156,16 @@ func selectList(q string) []string {
 	return names
 }
 
+// cannedID is the id (and token) every answer holds.
+var cannedID = [16]byte{15: 1}
+
 // value is what a one-row answer holds for a column: enough for the
 // core's scans to succeed.
 func value(col string) driver.Value {
 	switch {
 	case col == "id" || strings.HasSuffix(col, "_id") || col == "claim_token" || col == "claimed_by":
-		b := make([]byte, 16)
-		b[15] = 1
-		return b
-	case strings.HasSuffix(col, "_at") || col == "sys_extract_utc" || col == "now":
+		return cannedID[:]
+	case strings.HasSuffix(col, "_at"):
 		return time.Date(2026, 1, 2, 3, 4, 5, 6000, time.UTC)
 	case col == "state":
 		return "claimed"
@@ -194,6 +203,9 @@ func (r *recRows) Next(dest []driver.Value) error {
 	r.done = true
 	for i := range dest {
 		dest[i] = value(r.cols[i])
+		if len(r.cols) == 1 && r.cols[i] == "sys_extract_utc" {
+			dest[i] = time.Date(2026, 1, 2, 3, 4, 5, 6000, time.UTC) // the clock
+		}
 	}
 	return nil
 }

@@ -96,9 +96,12 @@ func TestOracle_CoreStatements(t *testing.T) {
 		"GetBarrier":      func() error { _, err := store.GetBarrier(ctx, id); return err },
 		"UnfiredBarriers": func() error { _, err := store.UnfiredBarriers(ctx, core.UnfiredBarriersParams{Limit: 5}); return err },
 		"Children":        func() error { _, err := store.Children(ctx, core.ChildrenParams{Barrier: id, Limit: 5}); return err },
-		"Reap":            func() error { _, err := store.Reap(ctx, core.ReapParams{StaleAfter: time.Minute, Limit: 10}); return err },
-		"Deregister":      func() error { return store.Deregister(ctx, owner) },
-		"Now":             func() error { _, err := store.Now(ctx); return err },
+		"Reap": func() error {
+			_, err := store.Reap(ctx, core.ReapParams{StaleAfter: time.Minute, Limit: 10})
+			return err
+		},
+		"Deregister": func() error { return store.Deregister(ctx, owner) },
+		"Now":        func() error { _, err := store.Now(ctx); return err },
 	}
 	names := make([]string, 0, len(ops))
 	for n := range ops {

@@ -131,4 +131,19 @@
 // The migration lock is DBMS_LOCK.REQUEST on the migrator's session, with
 // release_on_commit false: a session lock, which the implicit commits of
 // DDL do not release. The user needs EXECUTE on SYS.DBMS_LOCK.
+//
+// # Not verified on a server
+//
+// Everything above rests on Oracle's documentation and on go-ora v2.9.0's
+// source, and none of it has run. In particular: that a SKIP LOCKED cursor
+// locks only the rows BULK COLLECT ... LIMIT n fetches; that the optimizer
+// reads the function-based claim index in ORDER BY order for the cursor
+// (an EXPLAIN PLAN test belongs with the conformance run on a server); that
+// a MERGE whose source is a UNION ALL of SELECTs from DUAL with TO_CLOB
+// binds, over a concurrent MERGE of the same key, fails with ORA-00001
+// naming the index (and not ORA-08177 or a wait); go-ora's RAW OUT bind of
+// 16,000 bytes and its NUMBER OUT bind; a temporary CLOB bound inside
+// TO_CLOB in a MERGE; SET TRANSACTION as the first statement of go-ora's
+// transaction; that go-ora reports a lost session at commit as one of the
+// errors Classify maps to ConnectionLost; and the error numbers themselves.
 package oracle

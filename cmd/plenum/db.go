@@ -14,13 +14,15 @@ import (
 	"github.com/plenumdb/plenum/dialect"
 	"github.com/plenumdb/plenum/migrations"
 	"github.com/plenumdb/plenum/mysql"
+	"github.com/plenumdb/plenum/oracle"
 	"github.com/plenumdb/plenum/postgres"
 	"github.com/plenumdb/plenum/sqlite"
 )
 
 // planned are dialects Plenum will support whose packages this binary does
-// not include yet: naming one gets a clearer error than "unknown".
-var planned = []string{"oracle"}
+// not include yet: naming one gets a clearer error than "unknown". None
+// at the moment.
+var planned []string
 
 // openers turn a DSN into a *sql.DB, per dialect. The dialect contract has
 // no opener (applications bring their own *sql.DB), so the CLI keeps one
@@ -28,6 +30,7 @@ var planned = []string{"oracle"}
 var openers = map[string]func(dsn string) (*sql.DB, error){
 	cockroach.Name: cockroach.Open,
 	mysql.Name:     mysql.Open,
+	oracle.Name:    oracle.Open,
 	postgres.Name:  postgres.Open,
 	sqlite.Name:    sqlite.Open,
 }

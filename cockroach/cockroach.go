@@ -40,7 +40,23 @@ const LockTable = "plenum_locks"
 const openTimeout = 30 * time.Second
 
 func init() {
-	dialect.Register(Dialect())
+	dialect.Register(dialect.Registration{
+		Dialect: Dialect(),
+		Open:    Open,
+		DSN:     dialect.DSNForm{Example: "postgresql://root@localhost:26257/defaultdb?sslmode=disable"},
+		Version: serverVersion,
+	})
+}
+
+// serverVersion returns the first words of version(): "CockroachDB CCL
+// v24.3.5".
+func serverVersion(ctx context.Context, db *sql.DB) (string, error) {
+	var v string
+	if err := db.QueryRowContext(ctx, "SELECT version()").Scan(&v); err != nil {
+		return "", fmt.Errorf("cockroach: version: %w", err)
+	}
+	f := strings.Fields(v)
+	return strings.Join(f[:min(3, len(f))], " "), nil
 }
 
 // crdbDialect is the PostgreSQL dialect with what CockroachDB does
@@ -86,7 +102,7 @@ func Open(dsn string) (*sql.DB, error) {
 	defer cancel()
 	if err := db.PingContext(ctx); err != nil {
 		db.Close()
-		return nil, fmt.Errorf("cockroach: open: cannot reach the server: %w", err)
+		return nil, postgres.ConnectError("cockroach: open", err)
 	}
 	return db, nil
 }

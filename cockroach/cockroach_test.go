@@ -363,3 +363,43 @@ func TestLockAndCheck_RefuseOtherDrivers(t *testing.T) {
 		t.Fatal("Lock(nil) succeeded")
 	}
 }
+
+// CockroachDB names an index by its table; the PostgreSQL-compatible mode
+// drops it as PostgreSQL does.
+func TestDDL_DropIndexNamesItsTable(t *testing.T) {
+	t.Parallel()
+	ix := dialect.Index{Name: "p_a", Columns: []string{"a"}, Sequential: true}
+	if got := Dialect().DropIndex("p_t", ix); len(got) != 1 || got[0] != "DROP INDEX IF EXISTS p_t@p_a" {
+		t.Errorf("DropIndex = %q", got)
+	}
+	if got := postgresCompatible("t").DropIndex("p_t", ix); len(got) != 1 || got[0] != "DROP INDEX IF EXISTS p_a" {
+		t.Errorf("compatible DropIndex = %q", got)
+	}
+	name := dialect.Column{Name: "name", Type: dialect.String, Size: 255, Nullable: true}
+	if got := Dialect().AddColumn("p_t", name); len(got) != 1 || got[0] != "ALTER TABLE p_t ADD COLUMN IF NOT EXISTS name varchar(255)" {
+		t.Errorf("AddColumn = %q", got)
+	}
+}
+
+// Version 2's time-led index is hash-sharded like version 1's, its down
+// drops it by table@name, and the attempts table, keyed by two columns,
+// is not hash-sharded.
+func TestDDL_Version2(t *testing.T) {
+	t.Parallel()
+	up, down := migrations.Statements(Dialect(), migrations.All("plenum_")[1])
+	all := strings.Join(up, ";\n") + ";\n" + strings.Join(down, ";\n")
+	for _, want := range []string{
+		"CREATE INDEX IF NOT EXISTS plenum_items_finished ON plenum_items (finished_at) USING HASH WHERE finished_at IS NOT NULL",
+		"  PRIMARY KEY (item_id, n)\n)",
+		"ALTER TABLE plenum_processes ADD COLUMN IF NOT EXISTS name varchar(255)",
+		"DROP INDEX IF EXISTS plenum_items@plenum_items_finished",
+		"ALTER TABLE plenum_processes DROP COLUMN IF EXISTS name",
+	} {
+		if !strings.Contains(all, want) {
+			t.Errorf("version 2 lacks %q:\n%s", want, all)
+		}
+	}
+	if strings.Contains(all, "(item_id, n) USING HASH") {
+		t.Errorf("the attempts table's two-column key is hash-sharded:\n%s", all)
+	}
+}

@@ -17,7 +17,7 @@ import (
 
 	"github.com/plenumdb/plenum/conformance"
 	"github.com/plenumdb/plenum/dialect"
-	"github.com/plenumdb/plenum/internal/testdb"
+	"github.com/plenumdb/plenum/internal/dsnparams"
 	"github.com/plenumdb/plenum/migrations"
 	"github.com/plenumdb/plenum/postgres"
 )
@@ -40,12 +40,12 @@ func postgresCompatible(lockTable string) *crdbDialect {
 // pgHarness finds the PostgreSQL server the PostgreSQL-compatible mode
 // runs against. It is named "postgres", so that CI, which requires
 // PostgreSQL, requires this test too.
-var pgHarness = conformance.Harness{Name: "postgres", Fallback: testdb.Postgres}
+var pgHarness = conformance.Harness{Name: "postgres"}
 
 // serializableDSN is the PostgreSQL DSN with every session serializable
 // by default, as CockroachDB's are (Begin asks for SERIALIZABLE anyway).
 func serializableDSN(t testing.TB) string {
-	return testdb.PostgresParams(t, pgHarness.DSN(t), map[string]string{"default_transaction_isolation": "serializable"})
+	return dsnparams.Postgres(t, pgHarness.DSN(t), map[string]string{"default_transaction_isolation": "serializable"})
 }
 
 // lockTableFor returns a lock table name of the test's own, dropped when
@@ -154,7 +154,7 @@ func TestConformance_PostgresSerializable(t *testing.T) {
 			Dialect: d,
 			Open:    open,
 			Misconfigured: func(t testing.TB) *sql.DB {
-				return conformance.Opener(DriverName, testdb.PostgresParams(t, dsn, map[string]string{"search_path": "plenum_no_such_schema"}))(t)
+				return conformance.Opener(DriverName, dsnparams.Postgres(t, dsn, map[string]string{"search_path": "plenum_no_such_schema"}))(t)
 			},
 		})
 	})
@@ -165,12 +165,12 @@ func TestConformance_PostgresSerializable(t *testing.T) {
 	}
 }
 
-// TestCockroachDB runs against a real CockroachDB (PLENUM_COCKROACH_DSN,
-// or a container where Docker answers): Check, the hash-sharded DDL as the
-// server stores it, Lock, and the whole conformance suite with nothing
-// skipped.
+// TestCockroachDB runs against the real CockroachDB of
+// PLENUM_COCKROACH_DSN (the containers module starts one where a Docker
+// engine answers): Check, the hash-sharded DDL as the server stores it,
+// Lock, and the whole conformance suite with nothing skipped.
 func TestCockroachDB(t *testing.T) {
-	dsn := conformance.Harness{Name: "cockroach", Fallback: testdb.Cockroach}.DSN(t)
+	dsn := conformance.Harness{Name: "cockroach"}.DSN(t)
 	db := conformance.Opener(DriverName, dsn)(t)
 	ctx := t.Context()
 	d := Dialect().(*crdbDialect)
@@ -213,7 +213,7 @@ func TestCockroachDB(t *testing.T) {
 			Dialect: d,
 			Open:    conformance.Opener(DriverName, dsn),
 			Misconfigured: func(t testing.TB) *sql.DB {
-				return conformance.Opener(DriverName, testdb.PostgresParams(t, dsn, map[string]string{"search_path": "plenum_no_such_schema"}))(t)
+				return conformance.Opener(DriverName, dsnparams.Postgres(t, dsn, map[string]string{"search_path": "plenum_no_such_schema"}))(t)
 			},
 		})
 	})

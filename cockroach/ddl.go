@@ -41,3 +41,15 @@ func (d *crdbDialect) CreateIndex(table string, ix dialect.Index) []string {
 	}
 	return []string{strings.Replace(stmts[0], cols, cols+" USING HASH", 1)}
 }
+
+// DropIndex renders DROP INDEX IF EXISTS table@name: CockroachDB scopes
+// index names to their table (an index made by CREATE UNIQUE INDEX needs
+// no CASCADE). In the PostgreSQL-compatible mode it is PostgreSQL's.
+// AddColumn and DropColumn are PostgreSQL's (IF [NOT] EXISTS), which
+// CockroachDB accepts.
+func (d *crdbDialect) DropIndex(table string, ix dialect.Index) []string {
+	if !d.hashSharded {
+		return d.Dialect.DropIndex(table, ix)
+	}
+	return []string{"DROP INDEX IF EXISTS " + table + "@" + ix.Name}
+}

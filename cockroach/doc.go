@@ -72,8 +72,13 @@
 // a schema change inside a transaction first commits it
 // (autocommit_before_ddl, on by default), and before that schema changes
 // in a transaction were not fully atomic; the migrator runs each statement
-// on its own, each idempotent (IF NOT EXISTS), and records a version only
-// after all its statements.
+// on its own, each idempotent (IF [NOT] EXISTS), marks a version as
+// started before its first statement and records it only after its last,
+// so that a run that failed half way shows in migrations.Status and the
+// next run completes it. DROP INDEX names its table (table@index). The
+// attempts table of version 2 has a two-column key (item_id, n) and is not
+// hash-sharded. Payloads and results are JSONB: they come back normalised,
+// as on PostgreSQL (see the postgres package), not byte for byte.
 //
 // # Clock
 //
@@ -128,5 +133,6 @@
 // transaction in runs under load) than the dialect's budget allows.
 // TestCockroachDB runs the DDL, the lock and the whole conformance suite
 // against a real CockroachDB, with the dialect's own budget, where
-// PLENUM_COCKROACH_DSN is set or Docker answers.
+// PLENUM_COCKROACH_DSN is set; the containers module (containers/) runs the
+// suite on a CockroachDB it starts where Docker answers.
 package cockroach

@@ -247,8 +247,8 @@ func testBadInput(e *env) {
 		p3 := e.newPrefix()
 		if _, err := safeOpen(ctx, bad, e.d, core.Options{Prefix: p3, Migrate: true}); err == nil {
 			e.t.Errorf("core.Open on a database missing a setting %s depends on succeeded, want an error naming the setting", e.d.Name())
-		} else if !errors.Is(err, core.ErrInvalidInput) {
-			e.t.Errorf("core.Open on a misconfigured database: %v, want an error matching core.ErrInvalidInput", err)
+		} else if !errors.Is(err, core.ErrMisconfigured) {
+			e.t.Errorf("core.Open on a misconfigured database: %v, want an error matching core.ErrMisconfigured", err)
 		} else {
 			e.t.Logf("core.Open on a misconfigured database: %v", err)
 		}

@@ -45,8 +45,8 @@ type Config struct {
 	// Misconfigured, when set, returns a new handle on a database of the
 	// kind under test that lacks a setting the dialect depends on (SQLite: a
 	// file opened without WAL and busy_timeout). The bad-input subtest then
-	// checks that core.Open refuses it and creates nothing. It follows the
-	// contract of Open. Default: not checked.
+	// checks that core.Open refuses it (core.ErrMisconfigured) and creates
+	// nothing. It follows the contract of Open. Default: not checked.
 	Misconfigured func(t testing.TB) *sql.DB
 
 	// Scale, in (0, 1], multiplies the suite's big counts (1,000 items
@@ -66,6 +66,26 @@ type Config struct {
 	// once (a small managed instance's connection limit, say). Default
 	// false: every subtest calls t.Parallel.
 	Serial bool
+
+	// Report, when set, is called as each guarantee's subtest ends, with
+	// how it ended: the plenum CLI prints its table of guarantees held and
+	// broken from it. Subtests run in parallel, so it must be safe for
+	// concurrent use. Default: none.
+	Report func(Outcome)
+}
+
+// Outcome is how one guarantee's subtest ended.
+type Outcome struct {
+	// Name is the guarantee, as Names lists it.
+	Name string
+	// Failed means the guarantee was broken (or could not be checked
+	// because the database failed).
+	Failed bool
+	// Skipped means the guarantee does not apply to the database (two
+	// open write transactions on SQLite, say); the subtest's log says why.
+	Skipped bool
+	// Elapsed is the subtest's running time.
+	Elapsed time.Duration
 }
 
 // subtestTimeout bounds each subtest, so that a hang (a claim waiting on a
@@ -150,6 +170,14 @@ func Run(t *testing.T, cfg Config) {
 		t.Run(g.name, func(t *testing.T) {
 			if !cfg.Serial {
 				t.Parallel()
+			}
+			if cfg.Report != nil {
+				// Registered first, so it runs after every other
+				// cleanup of the subtest, which may still fail it.
+				start := time.Now()
+				t.Cleanup(func() {
+					cfg.Report(Outcome{Name: g.name, Failed: t.Failed(), Skipped: t.Skipped(), Elapsed: time.Since(start)})
+				})
 			}
 			g.run(newEnv(t, cfg))
 		})

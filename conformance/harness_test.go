@@ -10,13 +10,14 @@ import (
 // the test, so that the harness's decisions can be checked.
 type recorder struct {
 	testing.TB
-	skipped, failed string
+	skipped, failed, logged string
 }
 
 func (r *recorder) Helper()                      {}
 func (r *recorder) Skipf(f string, args ...any)  { r.skipped = fmt.Sprintf(f, args...) }
 func (r *recorder) Fatalf(f string, args ...any) { r.failed = fmt.Sprintf(f, args...) }
 func (r *recorder) Fatal(args ...any)            { r.failed = fmt.Sprint(args...) }
+func (r *recorder) Logf(f string, args ...any)   { r.logged = fmt.Sprintf(f, args...) }
 
 func TestHarnessEnvName(t *testing.T) {
 	for name, want := range map[string]string{
@@ -42,6 +43,10 @@ func TestHarnessDSNFromEnv(t *testing.T) {
 	if got := DSN(r, "postgres"); got != "postgres://x/y" || r.skipped != "" || r.failed != "" {
 		t.Errorf("DSN = %q (skipped %q, failed %q)", got, r.skipped, r.failed)
 	}
+	// The test summary (internal/gotest) reads this line.
+	if want := "conformance: postgres: testing the database of PLENUM_POSTGRES_DSN"; r.logged != want {
+		t.Errorf("logged %q, want %q", r.logged, want)
+	}
 }
 
 func TestHarnessSkipsSayingHowToEnable(t *testing.T) {
@@ -51,7 +56,7 @@ func TestHarnessSkipsSayingHowToEnable(t *testing.T) {
 	if got := DSN(r, "mysql"); got != "" || r.failed != "" {
 		t.Fatalf("DSN = %q, failed %q; want a skip", got, r.failed)
 	}
-	for _, want := range []string{"PLENUM_MYSQL_DSN", "PLENUM_REQUIRE=mysql", "tcp(localhost:3306)"} {
+	for _, want := range []string{"conformance: no mysql database: ", "PLENUM_MYSQL_DSN", "PLENUM_REQUIRE=mysql", "tcp(localhost:3306)"} {
 		if !strings.Contains(r.skipped, want) {
 			t.Errorf("skip message %q does not mention %q", r.skipped, want)
 		}

@@ -36,8 +36,14 @@ var (
 
 	// ErrSchemaOutdated means the database's Plenum schema is older than
 	// this build needs: run migrations (Options.Migrate, migrations.Apply,
-	// or the generated files).
+	// "plenum migrate up", or the generated files).
 	ErrSchemaOutdated = errors.New("plenum: schema is not up to date")
+
+	// ErrMisconfigured means the connection lacks a setting the dialect
+	// depends on (SQLite without WAL, MySQL without parseTime, a
+	// PostgreSQL search_path naming no schema, ...): the dialect's Check
+	// refused it. Every such error is a *SettingError naming the setting.
+	ErrMisconfigured = errors.New("plenum: connection misconfigured")
 
 	// ErrFinished means the item is already in a terminal state
 	// (completed, dead or cancelled) that the operation cannot leave.
@@ -74,3 +80,27 @@ func (e *InputError) Is(target error) bool { return target == ErrInvalidInput }
 func invalid(field, format string, args ...any) error {
 	return &InputError{Field: field, Reason: fmt.Sprintf(format, args...)}
 }
+
+// SettingError is a connection the dialect's Check refused: a setting the
+// dialect depends on is missing or wrong, and Err, the dialect's own
+// words, names it and says how to set it. errors.Is(err, ErrMisconfigured)
+// matches it. A database error while checking (a connection lost, a
+// deadlock) is not a SettingError: it is returned as the database error it
+// is.
+type SettingError struct {
+	// Dialect is the dialect's name.
+	Dialect string
+	// Err is the dialect's refusal.
+	Err error
+}
+
+// Error says which dialect refused the connection and why.
+func (e *SettingError) Error() string {
+	return fmt.Sprintf("plenum: open: the %s connection lacks a setting the dialect needs: %v", e.Dialect, e.Err)
+}
+
+// Unwrap returns the dialect's refusal.
+func (e *SettingError) Unwrap() error { return e.Err }
+
+// Is makes errors.Is(err, ErrMisconfigured) true.
+func (e *SettingError) Is(target error) bool { return target == ErrMisconfigured }

@@ -62,11 +62,8 @@ func Open(ctx context.Context, db *sql.DB, d dialect.Dialect, opts Options) (*St
 	if err := db.PingContext(ctx); err != nil {
 		return nil, wrapDBError("open", err)
 	}
-	if err := d.Check(ctx, db); err != nil {
-		if isClosed(err) {
-			return nil, wrapDBError("open", err)
-		}
-		return nil, fmt.Errorf("%w: %s connection: %w", ErrInvalidInput, d.Name(), err)
+	if err := checkConnection(ctx, db, d, opts.Retry); err != nil {
+		return nil, err
 	}
 	if opts.Migrate {
 		if _, err := migrations.Apply(ctx, db, d, opts.Prefix); err != nil {
@@ -78,7 +75,8 @@ func Open(ctx context.Context, db *sql.DB, d dialect.Dialect, opts Options) (*St
 		return nil, wrapDBError("read schema version", err)
 	}
 	if v < migrations.LatestVersion {
-		return nil, fmt.Errorf("%w: tables %q* are at version %d, this build needs %d", ErrSchemaOutdated, opts.Prefix, v, migrations.LatestVersion)
+		return nil, fmt.Errorf("%w: tables %q* are at version %d, this build needs %d: migrate them with core.Options{Migrate: true}, \"plenum migrate up --dialect %s --dsn DSN --prefix %s\", or migrations.Apply",
+			ErrSchemaOutdated, opts.Prefix, v, migrations.LatestVersion, d.Name(), opts.Prefix)
 	}
 
 	s := &Store{db: db, d: d, caps: d.Capabilities(), opts: opts, log: opts.Logger, names: migrations.NamesFor(opts.Prefix)}
@@ -94,6 +92,44 @@ func Open(ctx context.Context, db *sql.DB, d dialect.Dialect, opts Options) (*St
 		"{json}", d.Param(dialect.JSON),
 	)
 	return s, nil
+}
+
+// checkAttempts bounds how many times Open runs the dialect's Check when it
+// fails with a transient database error: enough to ride out a blip, not an
+// outage.
+const checkAttempts = 3
+
+// checkConnection runs the dialect's Check. A refusal is a *SettingError
+// (ErrMisconfigured); a database error on the way (a connection lost, a
+// deadlock: what the dialect classifies as transient) is tried again a few
+// times and then returned as the database error it is; a closed database
+// is ErrClosed.
+func checkConnection(ctx context.Context, db *sql.DB, d dialect.Dialect, retry RetryPolicy) error {
+	for attempt := 1; ; attempt++ {
+		err := d.Check(ctx, db)
+		switch {
+		case err == nil:
+			return nil
+		case isClosed(err):
+			return wrapDBError("open", err)
+		case ctx.Err() != nil:
+			return fmt.Errorf("plenum: open: checking the %s connection: %w (%w)", d.Name(), ctx.Err(), err)
+		}
+		class := d.Classify(err)
+		if class != dialect.Retryable && class != dialect.ConnectionLost {
+			return &SettingError{Dialect: d.Name(), Err: err}
+		}
+		if attempt >= min(checkAttempts, retry.MaxAttempts) {
+			return fmt.Errorf("plenum: open: checking the %s connection failed (%s database error, %d attempts): %w", d.Name(), class, attempt, err)
+		}
+		t := time.NewTimer(retry.delay(attempt))
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return fmt.Errorf("plenum: open: checking the %s connection: %w (%w)", d.Name(), ctx.Err(), err)
+		case <-t.C:
+		}
+	}
 }
 
 // DB returns the database handle the store works on.

@@ -7,16 +7,21 @@
 // transaction begins (Begin), the claim statement (Claim), insert-or-ignore
 // (InsertIgnore), how values are bound and read back (UUID, JSON, Bool,
 // ScanTime), how errors are classified (Classify), the DDL for the schema
-// (CreateTable, CreateIndex, DropTable) and a check that a connection has the
+// (CreateTable, CreateIndex, DropTable, DropIndex, AddColumn, DropColumn:
+// shared shapes in TableDDL, IndexDDL, AddColumnDDL, DropColumnDDL and
+// DropIndexDDL) and a check that a connection has the
 // settings the dialect depends on (Check). Everything else is a capability flag
 // in Capabilities. The core never asks a dialect for its name to decide what to
 // do: a new database is one package that implements Dialect and passes the
 // conformance suite.
 //
-// Writing a dialect: implement Dialect in one package, register it from
-// init, add it to the generator's list in migrations/internal/generate (go
-// generate ./migrations then writes its SQL), and run conformance.Run from
-// the package's test against a real server. The contract's sharp edges:
+// Writing a dialect: implement Dialect in one package; register it once,
+// from init, with a Registration (the Dialect, an Open that turns a DSN
+// into a ready *sql.DB, and what its DSNs look like: see Register); add the
+// package's import to dialect/builtin, which the CLI and the migration
+// generator link (go generate ./migrations then writes its SQL, and every
+// CLI command can open it); and run conformance.Run from the package's test
+// against a real server. The contract's sharp edges:
 //
 //   - Now must move between statements of one transaction, and should hold
 //     still within one statement (PostgreSQL's statement_timestamp(): not
@@ -37,6 +42,12 @@
 //     runs the whole transaction again.
 //   - Classify must report a connection lost as ConnectionLost: at commit
 //     that becomes ErrCommitUnknown instead of a blind retry.
+//   - Where DDL is not transactional, a migration that failed half way is
+//     completed by running it again, so every DDL statement must be safe to
+//     run again after it succeeded: IF [NOT] EXISTS where the database has
+//     it, else the dialect implements the migrations package's probers
+//     (TableProber, IndexProber, ColumnProber) and the migrator skips what
+//     is already done.
 package dialect
 
 import (
@@ -154,6 +165,15 @@ type Dialect interface {
 	CreateIndex(table string, ix Index) []string
 	// DropTable returns the statements that drop table if it exists.
 	DropTable(table string) []string
+	// DropIndex returns the statements that drop index ix of table, as
+	// CreateIndex created it (with whatever CreateIndex added for it: a
+	// substitute's generated column, say).
+	DropIndex(table string, ix Index) []string
+	// AddColumn returns the statements that add column c to table, which
+	// may hold rows: c is nullable (the migrator adds no other).
+	AddColumn(table string, c Column) []string
+	// DropColumn returns the statements that drop column c of table.
+	DropColumn(table string, c Column) []string
 
 	// Lock takes a lock named name, waiting for it as long as ctx allows,
 	// and returns the function that releases it: a session-level lock on

@@ -9,6 +9,7 @@ import (
 	"io"
 	"net"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
@@ -94,24 +95,64 @@ type named struct{ dialect.Dialect }
 
 func (n named) Name() string { return "registry-test" }
 
-func TestRegistry(t *testing.T) {
+func openNothing(string) (*sql.DB, error) { return nil, errors.New("no database") }
+
+func TestRegistry_OneRegistrationPerName(t *testing.T) {
 	t.Parallel()
-	dialect.Register(named{})
+	reg := dialect.Registration{Dialect: named{}, Open: openNothing, DSN: dialect.DSNForm{Example: "x", File: true}}
+	dialect.Register(reg)
 	d, err := dialect.Lookup("registry-test")
 	if err != nil || d.Name() != "registry-test" {
 		t.Fatalf("Lookup = %v, %v", d, err)
+	}
+	r, err := dialect.Registered("registry-test")
+	if err != nil || r.Open == nil || !r.DSN.File || r.DSN.Example != "x" {
+		t.Fatalf("Registered = %+v, %v", r, err)
+	}
+	if !slices.Contains(dialect.Names(), "registry-test") {
+		t.Errorf("Names() = %v lacks registry-test", dialect.Names())
+	}
+	found := false
+	for _, r := range dialect.Registrations() {
+		found = found || r.Dialect.Name() == "registry-test"
+	}
+	if !found {
+		t.Error("Registrations() lacks registry-test")
 	}
 	_, err = dialect.Lookup("no-such-database")
 	if !errors.Is(err, dialect.ErrUnknownDialect) || !strings.Contains(err.Error(), "registry-test") {
 		t.Fatalf("Lookup of an unknown name = %v, want ErrUnknownDialect listing the known ones", err)
 	}
-	defer func() {
-		if recover() == nil {
-			t.Error("registering a name twice did not panic")
-		}
-	}()
-	dialect.Register(named{})
+	if _, err := dialect.Registered("no-such-database"); !errors.Is(err, dialect.ErrUnknownDialect) {
+		t.Fatalf("Registered of an unknown name = %v, want ErrUnknownDialect", err)
+	}
+	mustPanic := func(what string, r dialect.Registration) {
+		t.Helper()
+		defer func() {
+			if recover() == nil {
+				t.Errorf("%s did not panic", what)
+			}
+		}()
+		dialect.Register(r)
+	}
+	mustPanic("registering a name twice", reg)
+	mustPanic("a nil dialect", dialect.Registration{Open: openNothing, DSN: dialect.DSNForm{Example: "x"}})
+	other := reg
+	other.Dialect = renamedTo{name: "registry-test-2"}
+	other.Open = nil
+	mustPanic("no Open", other)
+	other.Open, other.DSN.Example = openNothing, ""
+	mustPanic("no example DSN", other)
+	other.Dialect, other.DSN.Example = renamedTo{}, "x"
+	mustPanic("an empty name", other)
 }
+
+type renamedTo struct {
+	dialect.Dialect
+	name string
+}
+
+func (r renamedTo) Name() string { return r.name }
 
 func TestColumnTypeString(t *testing.T) {
 	t.Parallel()

@@ -31,6 +31,24 @@ func Formats() []string { return []string{FormatPlain, FormatGolangMigrate, Form
 // ErrUnknownFormat is returned for a file format WriteFiles does not know.
 var ErrUnknownFormat = errors.New("unknown migration file format")
 
+// Noter is an optional interface for a dialect to say what a migration
+// tool needs to run its files in a format: a DSN setting, say (MySQL's
+// multiStatements=true for golang-migrate). Render writes the notes into
+// each file's header; plenum migrations gen prints them too.
+type Noter interface {
+	// MigrationNotes returns the notes for files in format, each one line.
+	MigrationNotes(format string) []string
+}
+
+// Notes returns what d says a tool needs to run its files in format, or
+// nothing when d is not a Noter.
+func Notes(d dialect.Dialect, format string) []string {
+	if n, ok := d.(Noter); ok {
+		return n.MigrationNotes(format)
+	}
+	return nil
+}
+
 // File is one rendered migration file.
 type File struct {
 	// Name is the file's base name, e.g. "0001_init.up.sql".
@@ -60,6 +78,9 @@ func Render(d dialect.Dialect, prefix, format string) ([]File, error) {
 		return nil, fmt.Errorf("%w %q (known: %s)", ErrUnknownFormat, format, strings.Join(Formats(), ", "))
 	}
 	header := GeneratedHeader + "\n" + fmt.Sprintf("-- Dialect %s, table prefix %q.\n", d.Name(), prefix)
+	for _, n := range Notes(d, format) {
+		header += "-- " + n + "\n"
+	}
 	var files []File
 	for _, m := range All(prefix) {
 		up, down := versionStatements(d, prefix, m)

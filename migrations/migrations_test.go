@@ -5,6 +5,7 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -22,9 +23,11 @@ import (
 const prefix = migrations.DefaultPrefix
 
 var (
-	wantTables  = []string{"plenum_barriers", "plenum_items", "plenum_migrations", "plenum_processes"}
-	wantIndexes = []string{"plenum_barriers_owner", "plenum_barriers_unfired", "plenum_items_barrier", "plenum_items_claim", "plenum_items_key",
+	wantTables  = []string{"plenum_attempts", "plenum_barriers", "plenum_items", "plenum_migrations", "plenum_processes", "plenum_queues"}
+	wantIndexes = []string{"plenum_barriers_owner", "plenum_barriers_unfired", "plenum_items_barrier", "plenum_items_claim", "plenum_items_finished", "plenum_items_key",
 		"plenum_items_lease", "plenum_items_owner", "plenum_processes_heartbeat"}
+	// allVersions lists every version of this build, oldest first.
+	allVersions = []int{1, 2}
 )
 
 func openDB(t *testing.T) *sql.DB {
@@ -129,44 +132,64 @@ func TestGeneratedSQLiteFiles(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	d := sqlite.Dialect()
-	up, err := os.ReadFile(filepath.Join("sqlite", "0001_init.up.sql"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	down, err := os.ReadFile(filepath.Join("sqlite", "0001_init.down.sql"))
-	if err != nil {
-		t.Fatal(err)
+	// Every up file in order, every down file in reverse order, each as one
+	// script.
+	var up, down []byte
+	for _, m := range migrations.All(prefix) {
+		base := filepath.Join("sqlite", fmt.Sprintf("%04d_%s", m.Version, m.Name))
+		u, err := os.ReadFile(base + ".up.sql")
+		if err != nil {
+			t.Fatal(err)
+		}
+		dn, err := os.ReadFile(base + ".down.sql")
+		if err != nil {
+			t.Fatal(err)
+		}
+		up = append(append(up, u...), '\n')
+		down = append(append(dn, '\n'), down...)
 	}
 	db := openDB(t)
-	for range 2 {
-		if _, err := db.ExecContext(ctx, string(up)); err != nil {
-			t.Fatalf("up file: %v", err)
-		}
+	if _, err := db.ExecContext(ctx, string(up)); err != nil {
+		t.Fatalf("up files: %v", err)
 	}
 	checkSchema(t, db)
 	if v := version(t, db, d); v != migrations.LatestVersion {
-		t.Fatalf("version after the up file = %d", v)
+		t.Fatalf("version after the up files = %d", v)
 	}
 	if applied, err := migrations.Apply(ctx, db, d, prefix); err != nil || len(applied) != 0 {
-		t.Fatalf("Apply after the up file = %v, %v; want nothing to do", applied, err)
+		t.Fatalf("Apply after the up files = %v, %v; want nothing to do", applied, err)
 	}
 	if _, err := db.ExecContext(ctx, string(down)); err != nil {
-		t.Fatalf("down file: %v", err)
+		t.Fatalf("down files: %v", err)
 	}
 	var n int
 	if err := db.QueryRow("SELECT COUNT(*) FROM sqlite_master").Scan(&n); err != nil || n != 0 {
-		t.Fatalf("%d objects left after the down file, %v", n, err)
+		t.Fatalf("%d objects left after the down files, %v", n, err)
 	}
 	if v := version(t, db, d); v != 0 {
-		t.Fatalf("version after the down file = %d", v)
+		t.Fatalf("version after the down files = %d", v)
 	}
 
-	// Apply first, then the up file: the file's version row is skipped.
+	// Version 1's up file runs again on top of itself and of Apply: its
+	// statements say IF NOT EXISTS and its version row is skipped. (Version
+	// 2 adds a column, which SQLite cannot say IF NOT EXISTS of.)
+	v1, err := os.ReadFile(filepath.Join("sqlite", "0001_init.up.sql"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 2 {
+		if _, err := db.ExecContext(ctx, string(v1)); err != nil {
+			t.Fatalf("version 1's up file: %v", err)
+		}
+	}
+	if v := version(t, db, d); v != 1 {
+		t.Fatalf("version after version 1's up file = %d", v)
+	}
 	if _, err := migrations.Apply(ctx, db, d, prefix); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := db.ExecContext(ctx, string(up)); err != nil {
-		t.Fatalf("up file after Apply: %v", err)
+	if _, err := db.ExecContext(ctx, string(v1)); err != nil {
+		t.Fatalf("version 1's up file after Apply: %v", err)
 	}
 	checkSchema(t, db)
 }
@@ -184,12 +207,12 @@ func TestApply(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !slices.Equal(applied, []int{1}) {
-		t.Fatalf("applied %v, want [1]", applied)
+	if !slices.Equal(applied, allVersions) {
+		t.Fatalf("applied %v, want %v", applied, allVersions)
 	}
 	checkSchema(t, db)
-	if v := version(t, db, d); v != 1 {
-		t.Fatalf("version = %d, want 1", v)
+	if v := version(t, db, d); v != migrations.LatestVersion {
+		t.Fatalf("version = %d, want %d", v, migrations.LatestVersion)
 	}
 	var name string
 	var at any
@@ -207,7 +230,7 @@ func TestApply(t *testing.T) {
 	}
 
 	// Another prefix is another schema, side by side.
-	if applied, err := migrations.Apply(ctx, db, d, "other_"); err != nil || !slices.Equal(applied, []int{1}) {
+	if applied, err := migrations.Apply(ctx, db, d, "other_"); err != nil || !slices.Equal(applied, allVersions) {
 		t.Fatalf("Apply under another prefix = %v, %v", applied, err)
 	}
 }
@@ -253,12 +276,13 @@ func TestApplyConcurrent(t *testing.T) {
 	for r := range results {
 		total = append(total, r...)
 	}
-	if !slices.Equal(total, []int{1}) {
-		t.Fatalf("versions applied across all callers = %v, want [1] once", total)
+	slices.Sort(total)
+	if !slices.Equal(total, allVersions) {
+		t.Fatalf("versions applied across all callers = %v, want %v once each", total, allVersions)
 	}
 	var n int
-	if err := dbs[0].QueryRow("SELECT COUNT(*) FROM plenum_migrations WHERE version = 1").Scan(&n); err != nil || n != 1 {
-		t.Fatalf("version 1 recorded %d times, %v", n, err)
+	if err := dbs[0].QueryRow("SELECT COUNT(*) FROM plenum_migrations").Scan(&n); err != nil || n != len(allVersions) {
+		t.Fatalf("%d version rows, want %d, %v", n, len(allVersions), err)
 	}
 	checkSchema(t, dbs[0])
 }
@@ -390,9 +414,9 @@ func TestWriteFiles(t *testing.T) {
 		format string
 		names  []string
 	}{
-		{migrations.FormatPlain, []string{"0001_init.up.sql", "0001_init.down.sql"}},
-		{migrations.FormatGolangMigrate, []string{"0001_init.up.sql", "0001_init.down.sql"}},
-		{migrations.FormatGoose, []string{"0001_init.sql"}},
+		{migrations.FormatPlain, []string{"0001_init.up.sql", "0001_init.down.sql", "0002_runtime.up.sql", "0002_runtime.down.sql"}},
+		{migrations.FormatGolangMigrate, []string{"0001_init.up.sql", "0001_init.down.sql", "0002_runtime.up.sql", "0002_runtime.down.sql"}},
+		{migrations.FormatGoose, []string{"0001_init.sql", "0002_runtime.sql"}},
 	} {
 		dir := filepath.Join(t.TempDir(), "nested", c.format)
 		paths, err := migrations.WriteFiles(dir, d, "p_", c.format)
@@ -413,7 +437,7 @@ func TestWriteFiles(t *testing.T) {
 			if strings.Contains(s, "plenum_") || strings.Contains(s, ";;") || strings.Contains(s, "\n\n\n") {
 				t.Errorf("%s: %s has a wrong prefix or separator:\n%s", c.format, p, s)
 			}
-			if strings.HasSuffix(p, ".up.sql") {
+			if strings.HasSuffix(p, "0001_init.up.sql") {
 				checkUp(t, s)
 			}
 		}
@@ -486,7 +510,7 @@ func TestApplyWithoutTransactionalDDL(t *testing.T) {
 
 	// Fails half way: the tables before the broken index exist, no version.
 	broken := ddlCommits{Dialect: sqlite.Dialect(), broken: "plenum_items_lease"}
-	if _, err := migrations.Apply(ctx, db, broken, prefix); err == nil || !strings.Contains(err.Error(), "Apply again") {
+	if _, err := migrations.Apply(ctx, db, broken, prefix); err == nil || !strings.Contains(err.Error(), "partly applied: run Apply") {
 		t.Fatalf("Apply with a broken statement = %v", err)
 	}
 	if got := objects(t, db, "table"); !slices.Equal(got, []string{"plenum_items", "plenum_migrations"}) {
@@ -499,11 +523,11 @@ func TestApplyWithoutTransactionalDDL(t *testing.T) {
 	// Running Apply again completes it.
 	fixed := ddlCommits{Dialect: sqlite.Dialect()}
 	applied, err := migrations.Apply(ctx, db, fixed, prefix)
-	if err != nil || !slices.Equal(applied, []int{1}) {
+	if err != nil || !slices.Equal(applied, allVersions) {
 		t.Fatalf("second Apply = %v, %v", applied, err)
 	}
 	checkSchema(t, db)
-	if v := version(t, db, fixed); v != 1 {
+	if v := version(t, db, fixed); v != migrations.LatestVersion {
 		t.Fatalf("version = %d", v)
 	}
 	if applied, err := migrations.Apply(ctx, db, fixed, prefix); err != nil || len(applied) != 0 {
@@ -518,7 +542,7 @@ func TestApplyWithoutTransactionalDDL(t *testing.T) {
 
 	// Its goose file says it cannot be one transaction.
 	files, err := migrations.Render(fixed, prefix, migrations.FormatGoose)
-	if err != nil || len(files) != 1 || !strings.Contains(string(files[0].Content), "\n-- +goose NO TRANSACTION\n") {
+	if err != nil || len(files) != len(allVersions) || !strings.Contains(string(files[0].Content), "\n-- +goose NO TRANSACTION\n") {
 		t.Fatalf("goose file without transactional DDL: %v", err)
 	}
 }
@@ -545,4 +569,51 @@ func TestGooseStatementBlocks(t *testing.T) {
 	if strings.Contains(s[:strings.Index(s, "-- +goose Down")], "StatementBegin") {
 		t.Fatalf("goose file wraps statements that need no wrapping:\n%s", s)
 	}
+}
+
+// Up, Down and Status refuse what they cannot do, and a version applied by
+// a newer build shows in Status and is never rolled back blindly.
+func TestUpDownStatus_Edges(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	d := sqlite.Dialect()
+	db := openDB(t)
+	for _, c := range []struct {
+		name string
+		err  error
+		want string
+	}{
+		{"Up(0)", func() error { _, err := migrations.Up(ctx, db, d, prefix, 0); return err }(), "version 0: this build knows versions 1 to 2"},
+		{"Up(3)", func() error { _, err := migrations.Up(ctx, db, d, prefix, 3); return err }(), "version 3: this build knows versions 1 to 2"},
+		{"Down(-1)", func() error { _, err := migrations.Down(ctx, db, d, prefix, -1); return err }(), "version -1: this build knows versions 0 to 2"},
+		{"Down(nil db)", func() error { _, err := migrations.Down(ctx, nil, d, prefix, 0); return err }(), "nil database"},
+		{"Status(nil dialect)", func() error { _, err := migrations.Status(ctx, db, nil, prefix); return err }(), "nil database or dialect"},
+		{"Status(bad prefix)", func() error { _, err := migrations.Status(ctx, db, d, "X"); return err }(), "invalid table prefix"},
+		{"Down(bad prefix)", func() error { _, err := migrations.Down(ctx, db, d, "X", 0); return err }(), "invalid table prefix"},
+	} {
+		if c.err == nil || !strings.Contains(c.err.Error(), c.want) {
+			t.Errorf("%s = %v, want %q", c.name, c.err, c.want)
+		}
+	}
+
+	if _, err := migrations.Apply(ctx, db, d, prefix); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.Exec("INSERT INTO plenum_migrations (version, name, applied_at) VALUES (3, 'future', 0)"); err != nil {
+		t.Fatal(err)
+	}
+	st, err := migrations.Status(ctx, db, d, prefix)
+	if err != nil || len(st) != 3 || !st[2].Unknown || st[2].State != migrations.Applied || st[2].Name != "future" {
+		t.Fatalf("Status with a newer version = %+v, %v", st, err)
+	}
+	if v := version(t, db, d); v != 3 {
+		t.Fatalf("Version = %d, want 3", v)
+	}
+	if _, err := migrations.Down(ctx, db, d, prefix, 1); err == nil || !strings.Contains(err.Error(), "version 3 (future) was applied by a newer build") {
+		t.Fatalf("Down past a newer version = %v", err)
+	}
+	if _, err := migrations.Down(ctx, db, d, prefix, 2); err == nil {
+		t.Fatal("Down(2) under a newer version 3 succeeded")
+	}
+	checkSchema(t, db)
 }

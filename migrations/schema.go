@@ -1,6 +1,13 @@
 // Package migrations holds Plenum's one schema definition, renders it to each
-// dialect's DDL, writes the per-dialect SQL files (go generate), and applies
-// pending versions to a database under a lock.
+// dialect's DDL, writes the per-dialect SQL files (go generate, Render,
+// WriteFiles), and migrates a database under a lock: Apply and Up apply
+// pending versions, Down rolls versions back, Status and Version report
+// where a database stands.
+//
+// A version (Migration) is a list of changes, each with its down: a table
+// or an index to create, an index to drop, a nullable column to add, a
+// data step. A version that has landed is never edited: a schema change is
+// the next version.
 package migrations
 
 import (
@@ -14,9 +21,13 @@ const DefaultPrefix = "plenum_"
 
 // Names are the final names of Plenum's tables under one prefix.
 type Names struct {
-	Items      string
-	Processes  string
-	Barriers   string
+	Items     string
+	Processes string
+	Barriers  string
+	// Attempts holds one row per finished attempt of an item (version 2).
+	Attempts string
+	// Queues holds the state of a queue: paused or not (version 2).
+	Queues     string
 	Migrations string
 }
 
@@ -27,17 +38,48 @@ func NamesFor(prefix string) Names {
 		Items:      prefix + "items",
 		Processes:  prefix + "processes",
 		Barriers:   prefix + "barriers",
+		Attempts:   prefix + "attempts",
+		Queues:     prefix + "queues",
 		Migrations: prefix + "migrations",
 	}
 }
 
-// Change is one step of a migration: a table to create, or an index.
+// Change is one step of a migration. Exactly one of Table, Index,
+// DropIndex, Column and Data is set; each has its down: a created table or
+// index is dropped, a dropped index created again, an added column
+// dropped, and a data step's Down run.
 type Change struct {
-	// Table is set for a CREATE TABLE.
+	// Table is set to create a table.
 	Table *dialect.Table
-	// Index and IndexTable are set for a CREATE INDEX.
-	Index      *dialect.Index
+	// Index is set to create an index on IndexTable.
+	Index *dialect.Index
+	// DropIndex is set to drop an index of IndexTable, as an earlier
+	// version created it (its down creates it again).
+	DropIndex  *dialect.Index
 	IndexTable string
+	// Column is set to add a column to ColumnTable. It must be nullable:
+	// the table may hold rows.
+	Column      *dialect.Column
+	ColumnTable string
+	// Data is set for a step that writes rows.
+	Data *DataStep
+}
+
+// DataStep is a migration step that rewrites rows, in SQL rendered for
+// each dialect (standard SQL plus the dialect's pieces: Now, Rebind, ...).
+//
+// Every statement must be safe to run again: where DDL commits on its own,
+// a migration that failed half way is completed by running it again, data
+// steps included. Write an insert so that it skips the rows it already
+// wrote (NOT EXISTS), an update so that it matches only rows not yet
+// rewritten.
+type DataStep struct {
+	// Table is the table the step writes. Where DDL is not transactional
+	// and the dialect can tell (TableProber), the step is skipped when the
+	// table does not exist: the down of a half-applied version.
+	Table string
+	// Up and Down return the step's statements and their inverse.
+	Up, Down func(d dialect.Dialect) []string
 }
 
 // Migration is one schema version.
@@ -48,7 +90,7 @@ type Migration struct {
 }
 
 // LatestVersion is the schema version this build of Plenum needs.
-const LatestVersion = 1
+const LatestVersion = 2
 
 // All returns every migration, oldest first, with table and index names
 // under prefix.
@@ -136,7 +178,14 @@ func All(prefix string) []Migration {
 	sequential := func(c Change) Change { c.Index.Sequential = true; return c }
 	claim := func(c Change) Change { c.Index.Claim = true; return c }
 	state := func(s string) dialect.Cond { return dialect.Cond{Column: "state", Value: s} }
-	return withNullable([]Migration{{
+	return withNullable([]Migration{init1(n, idx, sequential, claim, state, items, processes, barriers), runtime2(n, idx, sequential)})
+}
+
+// init1 is version 1: items, owners and barriers, with the indexes of the
+// claim, the reaper and fan-in.
+func init1(n Names, idx func(table, name string, unique bool, cols []string, where ...dialect.Cond) Change,
+	sequential, claim func(Change) Change, state func(string) dialect.Cond, items, processes, barriers *dialect.Table) Migration {
+	return Migration{
 		Version: 1,
 		Name:    "init",
 		Changes: []Change{
@@ -160,7 +209,7 @@ func All(prefix string) []Migration {
 			// may be stuck (Store.UnfiredBarriers).
 			sequential(idx(n.Barriers, "barriers_unfired", false, []string{"created_at", "id"}, dialect.Cond{Column: "fired_at", Null: true})),
 		},
-	}})
+	}
 }
 
 // MigrationsTable returns the table that records applied versions.

@@ -125,6 +125,30 @@ func (d *mysqlDialect) DropTable(table string) []string {
 	return []string{"DROP TABLE IF EXISTS " + table}
 }
 
+// DropIndex renders DROP INDEX ... ON table, without IF EXISTS (MySQL 8
+// lacks it: the migrator asks IndexExists first). A unique partial index
+// goes with its generated column, in one ALTER TABLE.
+func (d *mysqlDialect) DropIndex(table string, ix dialect.Index) []string {
+	if ix.Unique && len(ix.Where) > 0 {
+		return []string{"ALTER TABLE " + table + " DROP INDEX " + ix.Name + ", DROP COLUMN " + markerColumn(ix.Name)}
+	}
+	return []string{"DROP INDEX " + ix.Name + " ON " + table}
+}
+
+// AddColumn renders ALTER TABLE ... ADD COLUMN, without IF NOT EXISTS,
+// which MySQL 8 lacks: the migrator asks ColumnExists first. Adding a
+// nullable column is an in-place change on both servers (MySQL 8's
+// INSTANT, MariaDB 10.3's instant ADD COLUMN).
+func (d *mysqlDialect) AddColumn(table string, c dialect.Column) []string {
+	return []string{dialect.AddColumnDDL(table, c, columnType, true, false)}
+}
+
+// DropColumn renders ALTER TABLE ... DROP COLUMN, without IF EXISTS, which
+// MySQL 8 lacks: the migrator asks ColumnExists first.
+func (d *mysqlDialect) DropColumn(table string, c dialect.Column) []string {
+	return []string{dialect.DropColumnDDL(table, c.Name, false)}
+}
+
 // quote renders s as a string literal that means the same with or without
 // the NO_BACKSLASH_ESCAPES SQL mode.
 func quote(s string) string {
@@ -165,4 +189,30 @@ func (d *mysqlDialect) IndexExists(ctx context.Context, q dialect.Querier, table
 		return false, fmt.Errorf("mysql: index exists: %w", err)
 	}
 	return n > 0, nil
+}
+
+// ColumnExists reports whether table, in the current database, has a
+// column named column. The migrator (migrations.ColumnProber) uses it to
+// skip an ADD COLUMN already done, or a DROP COLUMN, by a migration that
+// failed half way.
+func (d *mysqlDialect) ColumnExists(ctx context.Context, q dialect.Querier, table, column string) (bool, error) {
+	var n int64
+	err := q.QueryRowContext(ctx, "SELECT COUNT(*) FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = ? AND COLUMN_NAME = ?", table, column).Scan(&n)
+	if err != nil {
+		return false, fmt.Errorf("mysql: column exists: %w", err)
+	}
+	return n > 0, nil
+}
+
+// MigrationNotes says what golang-migrate needs to run the generated files
+// (migrations.Noter): it sends each file to the server whole, which
+// go-sql-driver/mysql allows only with multiStatements=true in the DSN.
+// (goose splits the statements itself; Plenum's own migrator runs them one
+// by one.) Keep that setting to the migration tool's DSN: a store needs
+// none.
+func (d *mysqlDialect) MigrationNotes(format string) []string {
+	if format != "golang-migrate" {
+		return nil
+	}
+	return []string{"golang-migrate sends each file whole: its DSN needs multiStatements=true (mysql://user:password@tcp(host:3306)/db?multiStatements=true)."}
 }

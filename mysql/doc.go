@@ -192,16 +192,21 @@
 // not, and the migrator makes running it again complete it:
 //
 //   - the statements run one by one, outside a transaction, under a
-//     migration lock (GET_LOCK, below), and a version is recorded only after
-//     all its statements succeeded;
-//   - CREATE TABLE IF NOT EXISTS runs again harmlessly;
-//   - CREATE INDEX has no IF NOT EXISTS on MySQL 8 (MariaDB has one, but one
-//     file must serve both servers), so the dialect implements
-//     migrations.IndexProber: before running a pending version the migrator
-//     asks information_schema.STATISTICS which of its indexes exist, and
-//     skips them.
+//     migration lock (GET_LOCK, below); a version is marked as started
+//     before its first statement and recorded only after all its
+//     statements succeeded, so that migrations.Status shows one left half
+//     done as partly applied (or partly rolled back);
+//   - CREATE TABLE IF NOT EXISTS and DROP TABLE IF EXISTS run again
+//     harmlessly;
+//   - CREATE INDEX, DROP INDEX, ADD COLUMN and DROP COLUMN have no IF [NOT]
+//     EXISTS on MySQL 8 (MariaDB has them, but one file must serve both
+//     servers), so the dialect implements migrations.IndexProber and
+//     migrations.ColumnProber: before each change the migrator asks
+//     information_schema (STATISTICS, COLUMNS) whether it is done, and
+//     skips it if so; data steps are written to run again.
 //
-// So after a failure, run Apply again (core.Open with Options.Migrate does).
+// So after a failure, run Apply (or Down) again: plenum migrate up, or
+// core.Open with Options.Migrate.
 // The generated SQL files hold the same statements; a migration tool runs a
 // file once, so a file that failed half way cannot simply be run again (its
 // first CREATE INDEX would fail as a duplicate): complete it with Apply, or
@@ -217,8 +222,9 @@
 // # Not verified on MySQL 8
 //
 // The package's tests ran against MariaDB 10.11; the MySQL 8 conformance test
-// runs where Docker answers (TestConformance_MySQL8) or PLENUM_MYSQL8_DSN
-// names a server. What rests on MySQL's documentation alone: SKIP LOCKED
+// runs where PLENUM_MYSQL8_DSN names a server (TestConformance_MySQL8), and
+// the containers module (containers/) runs it on MySQL 8.4 where Docker
+// answers. What rests on MySQL's documentation alone: SKIP LOCKED
 // (since 8.0.1) and the locking clause not reaching subqueries; the absence of
 // CREATE INDEX IF NOT EXISTS; the claim's plan (the EXPLAIN test asserts it
 // on whichever server it meets, but its output was seen on MariaDB only);

@@ -46,7 +46,24 @@ const openPingTimeout = 15 * time.Second
 const driverDefaultMaxAllowedPacket = 64 << 20
 
 func init() {
-	dialect.Register(Dialect())
+	dialect.Register(dialect.Registration{
+		Dialect: Dialect(),
+		Open:    Open,
+		DSN:     dialect.DSNForm{Example: "user:password@tcp(localhost:3306)/db"},
+		Version: serverVersion,
+	})
+}
+
+// serverVersion returns the product (MySQL or MariaDB) and VERSION().
+func serverVersion(ctx context.Context, db *sql.DB) (string, error) {
+	var v string
+	if err := db.QueryRowContext(ctx, "SELECT VERSION()").Scan(&v); err != nil {
+		return "", fmt.Errorf("mysql: version: %w", err)
+	}
+	if strings.Contains(v, "MariaDB") {
+		return "MariaDB " + v, nil
+	}
+	return "MySQL " + v, nil
 }
 
 type mysqlDialect struct{}
@@ -141,7 +158,7 @@ func Open(dsn string) (*sql.DB, error) {
 	defer cancel()
 	if err := db.PingContext(ctx); err != nil {
 		db.Close()
-		return nil, fmt.Errorf("mysql: open %s: %w", where, err)
+		return nil, connectError(where, err)
 	}
 	return db, nil
 }

@@ -407,3 +407,23 @@ func TestRegistered(t *testing.T) {
 		t.Error("the dialect is not a migrations.IndexProber")
 	}
 }
+
+func TestAlterDDL(t *testing.T) {
+	t.Parallel()
+	d := Dialect()
+	name := dialect.Column{Name: "name", Type: dialect.String, Size: 255, Nullable: true}
+	for _, c := range []struct {
+		got  []string
+		want string
+	}{
+		{d.AddColumn("t", name), "ALTER TABLE t ADD COLUMN name VARBINARY(1020) NULL"},
+		{d.DropColumn("t", name), "ALTER TABLE t DROP COLUMN name"},
+		{d.DropIndex("t", dialect.Index{Name: "t_a", Columns: []string{"a"}, Where: []dialect.Cond{{Column: "state", Value: "x"}}}), "DROP INDEX t_a ON t"},
+		{d.DropIndex("t", dialect.Index{Name: "t_one_open", Columns: []string{"owner"}, Unique: true, Where: []dialect.Cond{{Column: "state", Value: "x"}}}),
+			"ALTER TABLE t DROP INDEX t_one_open, DROP COLUMN t_one_open_on"},
+	} {
+		if len(c.got) != 1 || c.got[0] != c.want {
+			t.Errorf("got  %q\nwant %q", c.got, c.want)
+		}
+	}
+}

@@ -44,7 +44,7 @@ func (d *oraDialect) Check(ctx context.Context, db *sql.DB) error {
 	defer conn.Close()
 
 	var version string
-	if err := conn.QueryRowContext(ctx, "SELECT version FROM product_component_version WHERE product LIKE 'Oracle Database%' FETCH FIRST 1 ROWS ONLY").Scan(&version); err != nil {
+	if err := conn.QueryRowContext(ctx, versionQuery).Scan(&version); err != nil {
 		return fmt.Errorf("oracle: check: reading the server's version: %w", err)
 	}
 	if major, err := majorVersion(version); err != nil || major < MinServerVersion {

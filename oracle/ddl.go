@@ -12,8 +12,11 @@ import (
 
 // Oracle error numbers the DDL blocks ignore.
 const (
-	errNameInUse   = 955 // ORA-00955: name is already used by an existing object
-	errNoSuchTable = 942 // ORA-00942: table or view does not exist
+	errNameInUse    = 955  // ORA-00955: name is already used by an existing object
+	errNoSuchTable  = 942  // ORA-00942: table or view does not exist
+	errColumnExists = 1430 // ORA-01430: column being added already exists in table
+	errInvalidIdent = 904  // ORA-00904: invalid identifier (here: no such column)
+	errNoSuchIndex  = 1418 // ORA-01418: specified index does not exist
 )
 
 // columnType maps an abstract type to Oracle's. Strings are VARCHAR2 in
@@ -147,6 +150,38 @@ func (d *oraDialect) DropTable(table string) []string {
 	return []string{ignoring("DROP TABLE "+table+" PURGE", errNoSuchTable)}
 }
 
+// DropIndex renders DROP INDEX inside a block that ignores ORA-01418 (no
+// such index): Oracle 19c has no IF EXISTS, and an index name is unique in
+// its schema, so the table is not named.
+func (d *oraDialect) DropIndex(table string, ix dialect.Index) []string {
+	return []string{ignoring("DROP INDEX "+ix.Name, errNoSuchIndex)}
+}
+
+// AddColumn renders ALTER TABLE ... ADD (Oracle has no COLUMN keyword
+// there) inside a block that ignores ORA-01430 (the column exists), so that
+// it is safe to run again. A column that may hold the empty string
+// (Column.Empty) is left nullable, as in CreateTable. Adding a nullable
+// column without a default changes only the data dictionary: the table's
+// rows are not rewritten.
+func (d *oraDialect) AddColumn(table string, c dialect.Column) []string {
+	if c.Empty {
+		c.Nullable = true
+	}
+	stmt := "ALTER TABLE " + table + " ADD (" + c.Name + " " + columnType(c)
+	if !c.Nullable {
+		stmt += " NOT NULL"
+	}
+	return []string{ignoring(stmt+")", errColumnExists)}
+}
+
+// DropColumn renders ALTER TABLE ... DROP COLUMN inside a block that
+// ignores ORA-00904 (no such column), so that it is safe to run again.
+// The whole table is rewritten; Plenum drops only columns a failed or
+// rolled-back version added.
+func (d *oraDialect) DropColumn(table string, c dialect.Column) []string {
+	return []string{ignoring("ALTER TABLE "+table+" DROP COLUMN "+c.Name, errInvalidIdent)}
+}
+
 // ignoring wraps a DDL statement in a PL/SQL block that runs it and
 // ignores the Oracle error code, and only that one.
 func ignoring(ddl string, code int) string {
@@ -160,6 +195,18 @@ func (d *oraDialect) TableExists(ctx context.Context, q dialect.Querier, table s
 	var n int64
 	if err := q.QueryRowContext(ctx, "SELECT COUNT(*) FROM user_tables WHERE table_name = UPPER(:1)", table).Scan(&n); err != nil {
 		return false, fmt.Errorf("oracle: table exists: %w", err)
+	}
+	return n > 0, nil
+}
+
+// ColumnExists reports whether table, in the current schema, has a column
+// named column. The migrator (migrations.ColumnProber) asks it before it
+// adds or drops a column; the statements are safe to run again anyway.
+func (d *oraDialect) ColumnExists(ctx context.Context, q dialect.Querier, table, column string) (bool, error) {
+	var n int64
+	err := q.QueryRowContext(ctx, "SELECT COUNT(*) FROM user_tab_columns WHERE table_name = UPPER(:1) AND column_name = UPPER(:2)", table, column).Scan(&n)
+	if err != nil {
+		return false, fmt.Errorf("oracle: column exists: %w", err)
 	}
 	return n > 0, nil
 }

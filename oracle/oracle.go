@@ -44,8 +44,28 @@ const LOBThreshold = 4000
 const openPingTimeout = 15 * time.Second
 
 func init() {
-	dialect.Register(Dialect())
+	dialect.Register(dialect.Registration{
+		Dialect: Dialect(),
+		Open:    Open,
+		DSN:     dialect.DSNForm{Example: "oracle://user:password@localhost:1521/FREEPDB1"},
+		Version: serverVersion,
+	})
 }
+
+// serverVersion returns "Oracle Database " and the server's release
+// ("19.0.0.0.0", "23.4.0.24.05"), for reports such as the CLI's
+// conformance table.
+func serverVersion(ctx context.Context, db *sql.DB) (string, error) {
+	var v string
+	if err := db.QueryRowContext(ctx, versionQuery).Scan(&v); err != nil {
+		return "", fmt.Errorf("oracle: version: %w", err)
+	}
+	return "Oracle Database " + v, nil
+}
+
+// versionQuery reads the server's release from PRODUCT_COMPONENT_VERSION,
+// which every user may read.
+const versionQuery = "SELECT version FROM product_component_version WHERE product LIKE 'Oracle Database%' FETCH FIRST 1 ROWS ONLY"
 
 type oraDialect struct{}
 

@@ -10,21 +10,22 @@ import (
 
 	"github.com/plenumdb/plenum/conformance"
 	"github.com/plenumdb/plenum/core"
-	"github.com/plenumdb/plenum/internal/testdb"
+	"github.com/plenumdb/plenum/internal/dsnparams"
 	"github.com/plenumdb/plenum/migrations"
 	"github.com/plenumdb/plenum/postgres"
 )
 
 // harness finds the PostgreSQL server of the tests: PLENUM_POSTGRES_DSN,
-// else a container where Docker answers, else a skip (a failure when
-// PLENUM_REQUIRE lists postgres).
-var harness = conformance.Harness{Name: "postgres", Fallback: testdb.Postgres}
+// else a skip (a failure when PLENUM_REQUIRE lists postgres). The
+// containers module (containers/) runs the suite on a PostgreSQL it starts
+// in a container, where a Docker engine answers.
+var harness = conformance.Harness{Name: "postgres"}
 
 // missingSchema opens handles whose search_path names only a schema that
 // does not exist: nothing could be created or found.
 func missingSchema(dsn string) func(t testing.TB) *sql.DB {
 	return func(t testing.TB) *sql.DB {
-		return conformance.Opener(postgres.DriverName, testdb.PostgresParams(t, dsn, map[string]string{"search_path": "plenum_no_such_schema"}))(t)
+		return conformance.Opener(postgres.DriverName, dsnparams.Postgres(t, dsn, map[string]string{"search_path": "plenum_no_such_schema"}))(t)
 	}
 }
 
@@ -60,7 +61,7 @@ func TestConformance_NonDefaultSchema(t *testing.T) {
 			t.Errorf("drop schema %s: %v", schema, err)
 		}
 	})
-	inSchema := testdb.PostgresParams(t, dsn, map[string]string{"search_path": schema})
+	inSchema := dsnparams.Postgres(t, dsn, map[string]string{"search_path": schema})
 
 	t.Run("TablesLandInTheSchema", func(t *testing.T) {
 		db := conformance.Opener(postgres.DriverName, inSchema)(t)
@@ -92,7 +93,7 @@ func TestConformance_NonDefaultSchema(t *testing.T) {
 			return out
 		}
 		got := tables("")
-		if want := map[string]int{schema: 4}; fmt.Sprint(got) != fmt.Sprint(want) {
+		if want := map[string]int{schema: 6}; fmt.Sprint(got) != fmt.Sprint(want) {
 			t.Fatalf("tables of prefix %s by schema: %v, want %v", prefix, got, want)
 		}
 		// And they work there.

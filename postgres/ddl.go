@@ -51,3 +51,20 @@ func (d *pgDialect) CreateIndex(table string, ix dialect.Index) []string {
 func (d *pgDialect) DropTable(table string) []string {
 	return []string{"DROP TABLE IF EXISTS " + table}
 }
+
+// DropIndex renders DROP INDEX IF EXISTS; the index is found through
+// search_path, as the table was.
+func (d *pgDialect) DropIndex(table string, ix dialect.Index) []string {
+	return []string{dialect.DropIndexDDL(ix.Name)}
+}
+
+// AddColumn renders ALTER TABLE ... ADD COLUMN IF NOT EXISTS. A nullable
+// column without a default is added without rewriting the table.
+func (d *pgDialect) AddColumn(table string, c dialect.Column) []string {
+	return []string{dialect.AddColumnDDL(table, c, columnType, false, true)}
+}
+
+// DropColumn renders ALTER TABLE ... DROP COLUMN IF EXISTS.
+func (d *pgDialect) DropColumn(table string, c dialect.Column) []string {
+	return []string{dialect.DropColumnDDL(table, c.Name, true)}
+}

@@ -65,7 +65,11 @@
 // ones, so it would save nothing.)
 //
 // Types and indexes. uuid, varchar(n), text, jsonb, integer, bigint,
-// boolean and timestamptz. Indexes with a condition in the schema are
+// boolean and timestamptz. Payloads and results are jsonb, so they come
+// back as the same document, normalised, not byte for byte: {"user":42}
+// reads {"user": 42}, keys sorted (shorter first), the last of duplicate
+// keys kept, 1e2 read as 100 (the package's payload test lists the cases).
+// A handler that needs its exact bytes stores them as a JSON string. Indexes with a condition in the schema are
 // partial: the claim path indexes only available items, lease expiry and
 // an owner's claims only claimed ones, and the stuck fan-in scan only
 // unfired barriers. DDL is transactional: a migration

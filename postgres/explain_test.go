@@ -200,3 +200,44 @@ func TestUnfiredBarriersPlan_UsesPartialIndex(t *testing.T) {
 		}
 	}
 }
+
+// The retention the worker runtime will run, a bounded delete of finished
+// items older than an age, reads the partial index of finished items
+// (version 2) in finish order and stops at the batch size: 20,000 items, of
+// which 90% finished over the last 1,000 minutes.
+func TestRetentionPlan_UsesFinishedIndex(t *testing.T) {
+	db, prefix := explainTables(t)
+	ctx := t.Context()
+	names := migrations.NamesFor(prefix)
+	const rows = 20000
+	if _, err := db.ExecContext(ctx, `INSERT INTO `+names.Items+` (id, queue, kind, priority, state, available_at, attempt, max_attempts, crash_count, created_at, finished_at)
+		SELECT gen_random_uuid(), 'q', 'k', 0,
+			CASE WHEN g % 10 = 0 THEN 'available' WHEN g % 10 = 1 THEN 'dead' ELSE 'completed' END,
+			clock_timestamp(), 1, 20, 0, clock_timestamp(),
+			CASE WHEN g % 10 = 0 THEN NULL ELSE clock_timestamp() - (g % 1000) * INTERVAL '1 minute' END
+		FROM generate_series(1, $1::int) AS g`, rows); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.ExecContext(ctx, "ANALYZE "+names.Items); err != nil {
+		t.Fatal(err)
+	}
+	// The batch's ids as one array, so that the delete itself goes by
+	// primary key (with IN (SELECT ...) the planner may hash-join them
+	// against a scan of the whole table).
+	query := "DELETE FROM " + names.Items + " WHERE id = ANY (ARRAY(SELECT id FROM " + names.Items +
+		" WHERE finished_at < statement_timestamp() - $1 * INTERVAL '1 microsecond' AND state IN ('completed', 'dead', 'cancelled')" +
+		" ORDER BY finished_at LIMIT 500))"
+	planRows, err := db.QueryContext(ctx, "EXPLAIN "+query, (10 * time.Hour).Microseconds())
+	if err != nil {
+		t.Fatal(err)
+	}
+	plan := planText(t, planRows)
+	t.Logf("EXPLAIN of a retention batch of 500 (%d items, 90%% finished):\n%s", rows, plan)
+	index := prefix + "items_finished"
+	if !strings.Contains(plan, "Index Scan using "+index+" on "+names.Items) {
+		t.Errorf("the retention plan does not scan %s:\n%s", index, plan)
+	}
+	if strings.Contains(plan, "Seq Scan on "+names.Items) || strings.Contains(plan, "Sort") {
+		t.Errorf("the retention plan scans or sorts the items table:\n%s", plan)
+	}
+}

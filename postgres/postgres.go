@@ -32,7 +32,21 @@ const MinServerVersion = 130000
 const openTimeout = 30 * time.Second
 
 func init() {
-	dialect.Register(Dialect())
+	dialect.Register(dialect.Registration{
+		Dialect: Dialect(),
+		Open:    Open,
+		DSN:     dialect.DSNForm{Example: "postgres://user:password@localhost:5432/db?sslmode=disable"},
+		Version: serverVersion,
+	})
+}
+
+// serverVersion returns "PostgreSQL " and the server_version setting.
+func serverVersion(ctx context.Context, db *sql.DB) (string, error) {
+	var v string
+	if err := db.QueryRowContext(ctx, "SELECT current_setting('server_version')").Scan(&v); err != nil {
+		return "", fmt.Errorf("postgres: version: %w", err)
+	}
+	return "PostgreSQL " + v, nil
 }
 
 type pgDialect struct{}
@@ -61,7 +75,7 @@ func Open(dsn string) (*sql.DB, error) {
 	defer cancel()
 	if err := db.PingContext(ctx); err != nil {
 		db.Close()
-		return nil, fmt.Errorf("postgres: open: cannot reach the server: %w", err)
+		return nil, ConnectError("postgres: open", err)
 	}
 	return db, nil
 }

@@ -317,3 +317,20 @@ func TestBegin_NilDB(t *testing.T) {
 		t.Fatal("Lock(nil conn) succeeded")
 	}
 }
+
+func TestAlterDDL(t *testing.T) {
+	t.Parallel()
+	name := dialect.Column{Name: "name", Type: dialect.String, Size: 255, Nullable: true}
+	for _, c := range []struct {
+		got  []string
+		want string
+	}{
+		{d.AddColumn("p_t", name), "ALTER TABLE p_t ADD COLUMN IF NOT EXISTS name varchar(255)"},
+		{d.DropColumn("p_t", name), "ALTER TABLE p_t DROP COLUMN IF EXISTS name"},
+		{d.DropIndex("p_t", dialect.Index{Name: "p_a", Columns: []string{"a"}}), "DROP INDEX IF EXISTS p_a"},
+	} {
+		if len(c.got) != 1 || c.got[0] != c.want {
+			t.Errorf("got  %q\nwant %q", c.got, c.want)
+		}
+	}
+}

@@ -14,7 +14,7 @@ import (
 	"github.com/plenumdb/plenum/conformance"
 	"github.com/plenumdb/plenum/core"
 	"github.com/plenumdb/plenum/dialect"
-	"github.com/plenumdb/plenum/internal/testdb"
+	"github.com/plenumdb/plenum/internal/dsnparams"
 	"github.com/plenumdb/plenum/migrations"
 	"github.com/plenumdb/plenum/postgres"
 )
@@ -29,7 +29,7 @@ type server struct {
 
 func (s *server) open(params map[string]string) *sql.DB {
 	s.t.Helper()
-	return conformance.Opener(postgres.DriverName, testdb.PostgresParams(s.t, s.dsn, params))(s.t)
+	return conformance.Opener(postgres.DriverName, dsnparams.Postgres(s.t, s.dsn, params))(s.t)
 }
 
 func (s *server) exec(q dialect.Querier, stmts ...string) {

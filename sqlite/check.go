@@ -5,13 +5,14 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 
 	"github.com/plenumdb/plenum/dialect"
 )
 
-// Check verifies, on one connection, the settings the dialect depends on: a
-// database file (not an in-memory or temporary database, which every pooled
+// Check verifies, on one connection, the settings the dialect depends on:
+// SQLite MinVersion or later, a database file (not an in-memory or temporary database, which every pooled
 // connection would get a private copy of), a busy_timeout of at least a
 // second, and WAL journaling. Each refusal names the DSN setting to add;
 // Open's DSN has them all.
@@ -24,6 +25,14 @@ func (d *sqliteDialect) Check(ctx context.Context, db *sql.DB) error {
 		return fmt.Errorf("sqlite: check: cannot get a connection (is the *sql.DB closed?): %w", err)
 	}
 	defer conn.Close()
+
+	var version string
+	if err := conn.QueryRowContext(ctx, "SELECT sqlite_version()").Scan(&version); err != nil {
+		return fmt.Errorf("sqlite: check: sqlite_version(): %w", err)
+	}
+	if !atLeast(version, MinVersion) {
+		return fmt.Errorf("sqlite: check: SQLite %s is older than %s, the oldest this dialect supports (claims need RETURNING, down migrations ALTER TABLE DROP COLUMN); use a newer SQLite library or driver", version, MinVersion)
+	}
 
 	file, err := mainFile(ctx, conn)
 	if err != nil {
@@ -87,4 +96,21 @@ func (d *sqliteDialect) TableExists(ctx context.Context, q dialect.Querier, tabl
 		return false, fmt.Errorf("sqlite: table exists: %w", err)
 	}
 	return n > 0, nil
+}
+
+// atLeast reports whether the dotted version v is min or later. Parts that
+// are not numbers count as 0, so a malformed version reads as old.
+func atLeast(v, min string) bool {
+	vs, ms := strings.Split(v, "."), strings.Split(min, ".")
+	for i := range ms {
+		var a, b int
+		if i < len(vs) {
+			a, _ = strconv.Atoi(vs[i])
+		}
+		b, _ = strconv.Atoi(ms[i])
+		if a != b {
+			return a > b
+		}
+	}
+	return true
 }

@@ -30,3 +30,21 @@ func (d *sqliteDialect) CreateIndex(table string, ix dialect.Index) []string {
 func (d *sqliteDialect) DropTable(table string) []string {
 	return []string{"DROP TABLE IF EXISTS " + table}
 }
+
+// DropIndex renders DROP INDEX IF EXISTS.
+func (d *sqliteDialect) DropIndex(table string, ix dialect.Index) []string {
+	return []string{dialect.DropIndexDDL(ix.Name)}
+}
+
+// AddColumn renders ALTER TABLE ... ADD COLUMN. SQLite has no IF NOT
+// EXISTS there, and needs none: its DDL is transactional, so a migration
+// never stops half way.
+func (d *sqliteDialect) AddColumn(table string, c dialect.Column) []string {
+	return []string{dialect.AddColumnDDL(table, c, func(c dialect.Column) string { return columnType(c.Type) }, false, false)}
+}
+
+// DropColumn renders ALTER TABLE ... DROP COLUMN, which needs SQLite 3.35
+// (MinVersion) and a column in no index or constraint.
+func (d *sqliteDialect) DropColumn(table string, c dialect.Column) []string {
+	return []string{dialect.DropColumnDDL(table, c.Name, false)}
+}

@@ -45,6 +45,9 @@
 //     the queue's bound, then fails as retryable.
 //   - An in-memory or temporary database is private to one connection, so a
 //     pool would see several unrelated databases: Check refuses it.
-//   - The clock expression uses unixepoch('subsec'), which needs SQLite 3.42
-//     or later; the generated migration files use it too.
+//   - SQLite 3.35 or later (MinVersion: RETURNING, ALTER TABLE DROP
+//     COLUMN); Check refuses older. The clock is julianday('now') in whole
+//     milliseconds, not unixepoch('subsec'), which needs 3.42: the
+//     generated migration files use the clock too, and run on the SQLite
+//     of other tools (golang-migrate's, Debian's sqlite3).
 package sqlite

@@ -8,11 +8,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"maps"
 	mrand "math/rand/v2"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -62,17 +60,10 @@ table is touched (though the load is felt). This is a measurement, never a
 pass/fail on timing.`, strings.Join(openable(), ", "))
 }
 
-// openable lists the dialects this binary can open, sorted.
-func openable() []string {
-	names := slices.Collect(maps.Keys(openers))
-	slices.Sort(names)
-	return names
-}
-
 // benchOptions configure a bench run.
 type benchOptions struct {
 	Dialect string // registered dialect name; "" means sqlite
-	DSN     string // database to measure on; see fileDSN for when it may be ""
+	DSN     string // database to measure on; "" only for a file dialect (a new file is made)
 	DB      string // another spelling of DSN for dialects whose DSN is a file
 	Items   int
 	Batch   int
@@ -95,22 +86,23 @@ func (o benchOptions) validate() error {
 	return nil
 }
 
-// target returns the dialect and the DSN the options name. The DSN is ""
-// only for a dialect whose databases are files: bench then makes one.
-func (o benchOptions) target() (dialect.Dialect, string, error) {
+// target returns the registration of the dialect and the DSN the options
+// name. The DSN is "" only for a dialect whose databases are files: bench
+// then makes one.
+func (o benchOptions) target() (dialect.Registration, string, error) {
 	name := o.Dialect
 	if name == "" {
 		name = sqlite.Name
 	}
-	d, err := lookupDialect(name)
+	r, err := lookupRegistration(name)
 	if err != nil {
-		return nil, "", err
+		return dialect.Registration{}, "", err
 	}
-	dsn, err := dsnOrDB(d.Name(), o.DSN, o.DB)
+	dsn, err := dsnOrDB(r, o.DSN, o.DB)
 	if err != nil {
-		return nil, "", err
+		return dialect.Registration{}, "", err
 	}
-	return d, dsn, nil
+	return r, dsn, nil
 }
 
 // openBenchDB opens the database of the options, making a new file in a
@@ -119,7 +111,7 @@ func (o benchOptions) target() (dialect.Dialect, string, error) {
 // may hold a password. close closes the database and removes that
 // directory.
 func openBenchDB(o benchOptions) (db *sql.DB, d dialect.Dialect, where string, close func(), err error) {
-	d, dsn, err := o.target()
+	r, dsn, err := o.target()
 	if err != nil {
 		return nil, nil, "", nil, err
 	}
@@ -130,7 +122,7 @@ func openBenchDB(o benchOptions) (db *sql.DB, d dialect.Dialect, where string, c
 		}
 		dsn = filepath.Join(dir, "bench.db")
 	}
-	db, d, err = openDialect(d.Name(), dsn)
+	db, d, err = openDialect(r.Dialect.Name(), dsn)
 	if err != nil {
 		if dir != "" {
 			os.RemoveAll(dir)
@@ -141,7 +133,7 @@ func openBenchDB(o benchOptions) (db *sql.DB, d dialect.Dialect, where string, c
 		}
 		return nil, nil, "", nil, fmt.Errorf("bench: %w", err)
 	}
-	if fileDSN[d.Name()] {
+	if r.DSN.File {
 		where = dsn
 	}
 	return db, d, where, func() {
@@ -150,6 +142,16 @@ func openBenchDB(o benchOptions) (db *sql.DB, d dialect.Dialect, where string, c
 			os.RemoveAll(dir)
 		}
 	}, nil
+}
+
+// checkpointFor returns the checkpoint d's registration brings, or nil
+// when the database needs nothing between measurements.
+func checkpointFor(d dialect.Dialect) func(context.Context, *sql.DB) error {
+	r, err := dialect.Registered(d.Name())
+	if err != nil {
+		return nil
+	}
+	return r.Checkpoint
 }
 
 func runBenchCmd(ctx context.Context, e env, args []string) error {
@@ -250,8 +252,8 @@ func benchOn(ctx context.Context, w io.Writer, db *sql.DB, d dialect.Dialect, pa
 	// Each side starts with the database settled (for SQLite an empty
 	// write-ahead log), so that neither pays for the other's leftovers.
 	settle := func() error { return nil }
-	if c := checkpointerFor(d); c != nil {
-		settle = func() error { return c.Checkpoint(ctx, db) }
+	if c := checkpointFor(d); c != nil {
+		settle = func() error { return c(ctx, db) }
 	}
 	measure := func(name string, plenum, base func(context.Context) error) error {
 		if err := settle(); err != nil {

@@ -17,6 +17,7 @@ import (
 	"github.com/plenumdb/plenum/conformance"
 	"github.com/plenumdb/plenum/dialect"
 	"github.com/plenumdb/plenum/migrations"
+	"github.com/plenumdb/plenum/postgres"
 	"github.com/plenumdb/plenum/sqlite"
 )
 
@@ -285,25 +286,29 @@ func TestBench_BaselineRetriesRetryableTransactions(t *testing.T) {
 	}
 }
 
-// A dialect's own checkpointer wins over the one the CLI brings for its
-// package; SQLite's is the CLI's.
-func TestBench_CheckpointerFor(t *testing.T) {
+// The checkpoint bench runs between measurements is the one the dialect
+// registered: SQLite's, and none for a server database or a name nobody
+// registered.
+func TestBench_CheckpointFromTheRegistry(t *testing.T) {
 	t.Parallel()
-	if _, ok := checkpointerFor(sqlite.Dialect()).(sqliteWAL); !ok {
-		t.Errorf("sqlite: checkpointer %T, want sqliteWAL", checkpointerFor(sqlite.Dialect()))
+	if checkpointFor(sqlite.Dialect()) == nil {
+		t.Error("sqlite: no checkpoint, want the one sqlite registers")
 	}
-	own := ownCheckpoint{Dialect: sqlite.Dialect()}
-	if _, ok := checkpointerFor(own).(ownCheckpoint); !ok {
-		t.Errorf("a dialect's own Checkpoint was not used: got %T", checkpointerFor(own))
+	if c := checkpointFor(postgres.Dialect()); c != nil {
+		t.Error("postgres: a checkpoint, want none")
 	}
-	if c := checkpointerFor(renamed{Dialect: sqlite.Dialect()}); c != nil {
-		t.Errorf("a dialect with no checkpointer got %T", c)
+	if c := checkpointFor(renamed{Dialect: sqlite.Dialect()}); c != nil {
+		t.Error("an unregistered dialect got a checkpoint")
+	}
+	db, err := sqlite.Open(filepath.Join(t.TempDir(), "c.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if err := checkpointFor(sqlite.Dialect())(t.Context(), db); err != nil {
+		t.Errorf("sqlite checkpoint: %v", err)
 	}
 }
-
-type ownCheckpoint struct{ dialect.Dialect }
-
-func (ownCheckpoint) Checkpoint(context.Context, *sql.DB) error { return nil }
 
 type renamed struct{ dialect.Dialect }
 
@@ -328,11 +333,14 @@ func TestBench_DBAndDSNFlags(t *testing.T) {
 		{"server, nothing", benchOptions{Dialect: "server"}, "", true},
 		{"server, --db", benchOptions{Dialect: "server", DB: "a.db"}, "", true},
 	} {
-		name := tc.o.Dialect
-		if name == "" {
-			name = sqlite.Name
+		r, err := dialect.Registered(sqlite.Name)
+		if err != nil {
+			t.Fatal(err)
 		}
-		got, err := dsnOrDB(name, tc.o.DSN, tc.o.DB)
+		if tc.o.Dialect == "server" {
+			r = dialect.Registration{Dialect: renamed{Dialect: sqlite.Dialect()}, DSN: dialect.DSNForm{Example: "host=x"}}
+		}
+		got, err := dsnOrDB(r, tc.o.DSN, tc.o.DB)
 		var ue *usageError
 		if tc.wantErr {
 			if !errors.As(err, &ue) {

@@ -23,10 +23,15 @@ Runs Plenum's conformance suite, every guarantee of the design as a subtest,
 against one database: the proof that claiming, fencing, recovery and fan-in
 hold on your server, version and settings. Each subtest works under its own
 random table prefix and drops its tables afterwards; no other table is
-touched. For sqlite the DSN is a database file path.
+touched. The database must let the suite create tables: it refuses, before
+running anything, one where it cannot. For sqlite the DSN is a database
+file path.
 
-Output is that of "go test": quiet on success unless -v, each failure with
-its message. The exit status is 0 when every subtest passed, 1 otherwise.`
+At the end it prints a table of the guarantees held, broken and skipped
+(not applicable to the database), with the server's version. Before it,
+the output is that of "go test": quiet on success unless -v, each failure
+with its message. The exit status is 0 when every guarantee run held, 1
+when any was broken.`
 
 // conformanceOptions configure a conformance run.
 type conformanceOptions struct {
@@ -90,27 +95,43 @@ func runConformanceCmd(ctx context.Context, e env, args []string) error {
 		}
 		return nil
 	}
-	cfg, testArgs, err := conformancePlan(ctx, o)
+	plan, err := conformancePlan(ctx, o)
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(e.stdout, "Plenum conformance suite on %s\n", cfg.Dialect.Name())
-	runSuite(testArgs, []testing.InternalTest{{
+	fmt.Fprintf(e.stdout, "Plenum conformance suite on %s (%s)\n", plan.Config.Dialect.Name(), plan.Version)
+	tally := &outcomes{}
+	cfg := plan.Config
+	cfg.Report = tally.add
+	runSuite(plan.Args, []testing.InternalTest{{
 		Name: "Conformance",
-		F:    func(t *testing.T) { conformance.Run(t, cfg) },
+		F: func(t *testing.T) {
+			// The parent's cleanup runs once every guarantee's subtest has
+			// ended, parallel ones included.
+			t.Cleanup(func() { tally.print(e.stdout, cfg.Dialect.Name(), plan.Version) })
+			conformance.Run(t, cfg)
+		},
 	}})
 	return nil
+}
+
+// conformanceRun is what conformancePlan prepares: the suite's config, the
+// test flags, and the server's version for the report.
+type conformanceRun struct {
+	Config  conformance.Config
+	Args    []string
+	Version string
 }
 
 // conformancePlan checks the options, makes sure the database opens and
 // has the settings the dialect needs (a clear error now beats every
 // subtest failing alike), and returns the suite's config and test flags.
-func conformancePlan(ctx context.Context, o conformanceOptions) (conformance.Config, []string, error) {
+func conformancePlan(ctx context.Context, o conformanceOptions) (conformanceRun, error) {
 	if math.IsNaN(o.Scale) || o.Scale <= 0 || o.Scale > 1 {
-		return conformance.Config{}, nil, usagef("--scale %v: want a number in (0, 1]", o.Scale)
+		return conformanceRun{}, usagef("--scale %v: want a number in (0, 1]", o.Scale)
 	}
 	if o.Timeout < 0 {
-		return conformance.Config{}, nil, usagef("--timeout %v is negative", o.Timeout)
+		return conformanceRun{}, usagef("--timeout %v is negative", o.Timeout)
 	}
 	run := "^Conformance$"
 	if o.Run != "" {
@@ -122,7 +143,7 @@ func conformancePlan(ctx context.Context, o conformanceOptions) (conformance.Con
 			levels := splitTopLevel(alt, '/')
 			for _, l := range levels {
 				if _, err := regexp.Compile(l); err != nil {
-					return conformance.Config{}, nil, usagef("--run %q: %v", o.Run, err)
+					return conformanceRun{}, usagef("--run %q: %v", o.Run, err)
 				}
 			}
 			top := regexp.MustCompile(levels[0])
@@ -132,21 +153,25 @@ func conformancePlan(ctx context.Context, o conformanceOptions) (conformance.Con
 		// A pattern that selects nothing would pass without testing
 		// anything: refuse it.
 		if !matched {
-			return conformance.Config{}, nil, usagef("--run %q matches no guarantee (see --list)", o.Run)
+			return conformanceRun{}, usagef("--run %q matches no guarantee (see --list)", o.Run)
 		}
 		run = strings.Join(alts, "|")
 	}
 	db, d, err := openDialect(o.Dialect, o.DSN)
 	if err != nil {
-		return conformance.Config{}, nil, err
+		return conformanceRun{}, err
 	}
-	err = d.Check(ctx, db)
+	r, err := lookupRegistration(d.Name())
+	if err != nil {
+		db.Close()
+		return conformanceRun{}, err
+	}
+	version, err := preflight(ctx, db, r)
 	db.Close()
 	if err != nil {
-		return conformance.Config{}, nil, fmt.Errorf("%s database: %w", d.Name(), err)
+		return conformanceRun{}, err
 	}
-	open := openers[d.Name()]
-	dsn := o.DSN
+	open, dsn := r.Open, o.DSN
 	cfg := conformance.Config{
 		Dialect: d,
 		// Every call opens a new handle, as Config.Open requires.
@@ -167,7 +192,7 @@ func conformancePlan(ctx context.Context, o conformanceOptions) (conformance.Con
 		fmt.Sprintf("-test.v=%t", o.Verbose),
 		fmt.Sprintf("-test.failfast=%t", o.FailFast),
 	}
-	return cfg, testArgs, nil
+	return conformanceRun{Config: cfg, Args: testArgs, Version: version}, nil
 }
 
 // splitTopLevel splits a regexp at every sep outside brackets, parentheses

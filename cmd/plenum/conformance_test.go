@@ -52,9 +52,13 @@ func TestConformance_Plan(t *testing.T) {
 	t.Parallel()
 	o := conformanceOptions{Dialect: "sqlite", DSN: filepath.Join(t.TempDir(), "c.db"), Run: "FanIn", Verbose: true,
 		Scale: 0.5, Serial: true, FailFast: true}
-	cfg, args, err := conformancePlan(t.Context(), o)
+	plan, err := conformancePlan(t.Context(), o)
 	if err != nil {
 		t.Fatal(err)
+	}
+	cfg, args := plan.Config, plan.Args
+	if !strings.HasPrefix(plan.Version, "SQLite 3.") {
+		t.Errorf("server version %q, want SQLite 3.x", plan.Version)
 	}
 	if cfg.Dialect.Name() != "sqlite" || cfg.Scale != 0.5 || !cfg.Serial {
 		t.Errorf("config %+v", cfg)
@@ -73,9 +77,10 @@ func TestConformance_Plan(t *testing.T) {
 	}
 
 	o.Run = "Claim_Order|FanIn/sub"
-	if _, args, err = conformancePlan(t.Context(), o); err != nil {
+	if plan, err = conformancePlan(t.Context(), o); err != nil {
 		t.Fatal(err)
 	}
+	args = plan.Args
 	if want := "-test.run=^Conformance$/Claim_Order|^Conformance$/FanIn/sub"; !slices.Contains(args, want) {
 		t.Errorf("test args %q lack %q", args, want)
 	}

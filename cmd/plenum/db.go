@@ -7,149 +7,133 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
+	"time"
 
-	"github.com/plenumdb/plenum/cockroach"
 	"github.com/plenumdb/plenum/dialect"
+	_ "github.com/plenumdb/plenum/dialect/builtin" // every dialect the module ships
 	"github.com/plenumdb/plenum/migrations"
-	"github.com/plenumdb/plenum/mysql"
-	"github.com/plenumdb/plenum/oracle"
-	"github.com/plenumdb/plenum/postgres"
 	"github.com/plenumdb/plenum/sqlite"
 )
 
-// planned are dialects Plenum will support whose packages this binary does
-// not include yet: naming one gets a clearer error than "unknown". None
-// at the moment.
-var planned []string
+// openable lists the dialects this binary can open, sorted: every
+// registered one.
+func openable() []string { return dialect.Names() }
 
-// openers turn a DSN into a *sql.DB, per dialect. The dialect contract has
-// no opener (applications bring their own *sql.DB), so the CLI keeps one
-// per dialect package it links.
-var openers = map[string]func(dsn string) (*sql.DB, error){
-	cockroach.Name: cockroach.Open,
-	mysql.Name:     mysql.Open,
-	oracle.Name:    oracle.Open,
-	postgres.Name:  postgres.Open,
-	sqlite.Name:    sqlite.Open,
-}
-
-// fileDSN lists the dialects whose DSN is the path of a database file on
-// this machine. For them bench takes --db as another spelling of --dsn, and
-// makes a file in a new temporary directory when given neither; a server
-// database has to be named.
-var fileDSN = map[string]bool{
-	sqlite.Name: true,
-}
-
-// checkpointer is what bench runs between two measurements where a
-// database keeps work of one measurement for later (SQLite's write-ahead
-// log grows until a checkpoint copies it into the database file): each side
-// then starts clean instead of paying for the other's leftovers. A dialect
-// may implement it itself; checkpointers supplies it for dialect packages
-// that do not.
-type checkpointer interface {
-	Checkpoint(ctx context.Context, db *sql.DB) error
-}
-
-// checkpointers are, per dialect, the checkpointer the CLI brings for it.
-// Dialects without one need nothing between measurements.
-var checkpointers = map[string]checkpointer{
-	sqlite.Name: sqliteWAL{},
-}
-
-// checkpointerFor returns d's checkpointer: its own if it has one, the
-// CLI's for its package otherwise, or nil.
-func checkpointerFor(d dialect.Dialect) checkpointer {
-	if c, ok := d.(checkpointer); ok {
-		return c
-	}
-	return checkpointers[d.Name()]
-}
-
-// sqliteWAL empties SQLite's write-ahead log into the database file.
-// TRUNCATE also shrinks the log to nothing, so that the next measurement's
-// writes do not start by reusing (or first checkpointing) a long log.
-type sqliteWAL struct{}
-
-// Checkpoint runs PRAGMA wal_checkpoint(TRUNCATE).
-func (sqliteWAL) Checkpoint(ctx context.Context, db *sql.DB) error {
-	_, err := db.ExecContext(ctx, "PRAGMA wal_checkpoint(TRUNCATE)")
-	return err
-}
-
-// lookupDialect returns the registered dialect called name.
+// lookupDialect returns the registered dialect called name; its errors
+// name --dialect.
 func lookupDialect(name string) (dialect.Dialect, error) {
+	r, err := lookupRegistration(name)
+	return r.Dialect, err
+}
+
+// lookupRegistration returns the registration of the dialect called name;
+// its errors name --dialect.
+func lookupRegistration(name string) (dialect.Registration, error) {
 	known := strings.Join(dialect.Names(), ", ")
 	if name == "" {
-		return nil, usagef("missing --dialect (known: %s)", known)
+		return dialect.Registration{}, usagef("missing --dialect (known: %s)", known)
 	}
-	d, err := dialect.Lookup(name)
+	r, err := dialect.Registered(name)
 	if err != nil {
-		if slices.Contains(planned, name) {
-			return nil, usagef("dialect %s: not built into this binary yet (known: %s)", name, known)
-		}
-		return nil, &usageError{msg: err.Error()}
+		return dialect.Registration{}, usagef("--dialect: unknown dialect %q (known: %s)", name, known)
 	}
-	return d, nil
+	return r, nil
 }
 
-// openDialect opens the database dsn of the dialect called name.
+// openDialect opens the database dsn of the dialect called name. Every
+// error says which flag is at fault: --dialect, or --dsn (a DSN missing,
+// malformed, refused or unreachable, in the dialect's own words).
 func openDialect(name, dsn string) (*sql.DB, dialect.Dialect, error) {
-	d, err := lookupDialect(name)
+	r, err := lookupRegistration(name)
 	if err != nil {
 		return nil, nil, err
 	}
-	open, ok := openers[d.Name()]
-	if !ok {
-		return nil, nil, usagef("dialect %s: this binary cannot open its databases yet", d.Name())
+	if strings.TrimSpace(dsn) == "" {
+		return nil, nil, missingDSN(r)
 	}
-	if dsn == "" {
-		return nil, nil, usagef("missing --dsn (for sqlite: a database file path)")
-	}
-	db, err := open(dsn)
+	db, err := r.Open(dsn)
 	if err != nil {
+		return nil, nil, dsnError(err)
+	}
+	if err := checkSettings(db, r.Dialect); err != nil {
+		db.Close()
 		return nil, nil, err
 	}
-	return db, d, nil
+	return db, r.Dialect, nil
 }
 
-// dsnOrDB reconciles --dsn and --db for the dialect called name: --db is
-// another spelling of --dsn where the DSN is a file path, and only there.
-// It returns "" only for a file dialect given neither.
-func dsnOrDB(name, dsn, db string) (string, error) {
-	file := fileDSN[name]
+// checkTimeout bounds the dialect's Check at open.
+const checkTimeout = 30 * time.Second
+
+// checkSettings runs the dialect's Check on a database just opened, so that
+// a setting the DSN lacks (or a server setting it meets) is named as the
+// fault of --dsn, before any command does work.
+func checkSettings(db *sql.DB, d dialect.Dialect) error {
+	ctx, cancel := context.WithTimeout(context.Background(), checkTimeout)
+	defer cancel()
+	if err := d.Check(ctx, db); err != nil {
+		return dsnError(fmt.Errorf("the %s database cannot be used as it is: %w", d.Name(), err))
+	}
+	return nil
+}
+
+// dsnError names --dsn in an error of a dialect's Open.
+func dsnError(err error) error { return fmt.Errorf("--dsn: %w", err) }
+
+// missingDSN is the usage error for a dialect given no DSN.
+func missingDSN(r dialect.Registration) error {
+	what := "a " + r.Dialect.Name() + " DSN"
+	if r.DSN.File {
+		what = "a database file path"
+	}
+	return usagef("missing --dsn: %s needs %s, e.g. --dsn '%s'", r.Dialect.Name(), what, r.DSN.Example)
+}
+
+// dsnOrDB reconciles --dsn and --db for the dialect r: --db is another
+// spelling of --dsn where the DSN is a file path, and only there. It
+// returns "" only for a file dialect given neither.
+func dsnOrDB(r dialect.Registration, dsn, db string) (string, error) {
+	name := r.Dialect.Name()
 	switch {
-	case db != "" && !file:
-		return "", usagef("--db names a database file; for %s give --dsn", name)
+	case db != "" && !r.DSN.File:
+		return "", usagef("--db names a database file; for %s give --dsn (e.g. --dsn '%s')", name, r.DSN.Example)
 	case db != "" && dsn != "" && db != dsn:
 		return "", usagef("--db %q and --dsn %q name different databases: give one", db, dsn)
 	case db != "":
 		return db, nil
-	case dsn == "" && !file:
-		return "", usagef("missing --dsn: %s needs a database to work on", name)
+	case dsn == "" && !r.DSN.File:
+		return "", missingDSN(r)
 	}
 	return dsn, nil
 }
 
-// openExisting opens an SQLite file that must already exist: commands that
-// only read should not leave an empty database behind a typo.
-func openExisting(path string) (*sql.DB, error) {
+// openExisting opens the database file at path with r, a dialect whose
+// DSNs are file paths, when the file exists already: commands that only
+// read should not leave an empty database behind a typo.
+func openExisting(r dialect.Registration, path string) (*sql.DB, error) {
 	if path == "" {
 		return nil, usagef("missing --db (a database file path)")
 	}
 	st, err := os.Stat(path)
 	if errors.Is(err, os.ErrNotExist) {
-		return nil, fmt.Errorf("no database file at %s", path)
+		return nil, fmt.Errorf("--db: no database file at %s", path)
 	}
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("--db: %w", err)
 	}
 	if st.IsDir() {
-		return nil, fmt.Errorf("%s is a directory, not a database file", path)
+		return nil, fmt.Errorf("--db: %s is a directory, not a database file", path)
 	}
-	return sqlite.Open(path)
+	db, err := r.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("--db: %w", err)
+	}
+	if err := checkSettings(db, r.Dialect); err != nil {
+		db.Close()
+		return nil, err
+	}
+	return db, nil
 }
 
 // checkPrefix validates a --prefix flag.

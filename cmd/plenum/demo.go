@@ -187,10 +187,17 @@ func runDemo(ctx context.Context, w io.Writer, o demoOptions) (demoReport, error
 	}
 	defer closeDB()
 	st, err := core.Open(ctx, db, sqlite.Dialect(), core.Options{Prefix: o.Prefix, Migrate: true})
-	if err != nil {
-		return demoReport{}, fmt.Errorf("demo: %w", err)
+	if err == nil {
+		err = checkEmpty(ctx, st)
 	}
-	if err := checkEmpty(ctx, st); err != nil {
+	switch {
+	case err != nil && ctx.Err() != nil:
+		// ^C (or the caller's deadline) while the tables were being made:
+		// an interruption, as it is later in the run.
+		return demoReport{}, fmt.Errorf("demo: interrupted while setting up %s: %w", path, err)
+	case err != nil && st == nil:
+		return demoReport{}, fmt.Errorf("demo: %w", err)
+	case err != nil:
 		return demoReport{}, fmt.Errorf("demo: %s: %w", path, err)
 	}
 

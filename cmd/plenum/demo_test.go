@@ -135,6 +135,18 @@ func TestDemo_CancelledRunStops(t *testing.T) {
 	}
 }
 
+// A run cancelled before its tables exist is interrupted too, however slow
+// the machine is to make them.
+func TestDemo_CancelledDuringSetupIsInterrupted(t *testing.T) {
+	t.Parallel()
+	ctx, cancel := context.WithCancel(t.Context())
+	cancel()
+	_, err := runDemo(ctx, &bytes.Buffer{}, smallDemo())
+	if err == nil || !strings.Contains(err.Error(), "interrupted") {
+		t.Fatalf("run cancelled before setup: %v, want it interrupted", err)
+	}
+}
+
 func TestDemo_OptionErrors(t *testing.T) {
 	t.Parallel()
 	for _, mut := range []func(*demoOptions){

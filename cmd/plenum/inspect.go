@@ -94,23 +94,29 @@ func runInspect(ctx context.Context, w io.Writer, o inspectOptions) error {
 // password, so it is not printed). An SQLite file must exist already:
 // inspect only reads, and should not leave an empty file behind a typo.
 func (o inspectOptions) open() (*sql.DB, dialect.Dialect, string, error) {
+	if o.Dialect == "" && o.DSN == "" && o.DB == "" {
+		return nil, nil, "", usagef("inspect needs a database: --db FILE for an SQLite file, or --dialect NAME --dsn DSN for any database (dialects: %s)", strings.Join(openable(), ", "))
+	}
+	if o.Dialect == "" && o.DSN != "" && o.DB == "" {
+		return nil, nil, "", usagef("--dsn needs --dialect, to say what kind of database it names (dialects: %s); an SQLite file can be named with --db alone", strings.Join(openable(), ", "))
+	}
 	name := o.Dialect
 	if name == "" {
 		name = sqlite.Name
 	}
-	d, err := lookupDialect(name)
+	r, err := lookupRegistration(name)
 	if err != nil {
 		return nil, nil, "", err
 	}
-	dsn, err := dsnOrDB(d.Name(), o.DSN, o.DB)
+	dsn, err := dsnOrDB(r, o.DSN, o.DB)
 	if err != nil {
 		return nil, nil, "", err
 	}
-	if fileDSN[d.Name()] {
-		db, err := openExisting(dsn)
-		return db, d, dsn, err
+	if r.DSN.File {
+		db, err := openExisting(r, dsn)
+		return db, r.Dialect, dsn, err
 	}
-	db, d, err := openDialect(d.Name(), dsn)
+	db, d, err := openDialect(name, dsn)
 	if err != nil {
 		return nil, nil, "", err
 	}

@@ -41,7 +41,11 @@ func TestInspect_ShowsQueuesBarriersOwners(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
 			dsn := conformance.Harness{Name: name}.DSN(t)
-			db, err := openers[name](dsn)
+			r, err := dialect.Registered(name)
+			if err != nil {
+				t.Fatal(err)
+			}
+			db, err := r.Open(dsn)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -104,7 +108,7 @@ func checkInspect(t *testing.T, db *sql.DB, d dialect.Dialect, prefix string, o 
 	}
 	s := out.String()
 	for _, want := range []string{
-		regexp.QuoteMeta(where) + ` schema version 1`,
+		regexp.QuoteMeta(where) + ` schema version 2`,
 		`Items \(2 queues\)`,
 		`mail +2 +1 +0 +0 +0 +3\n`,
 		`parent +2 +1 +0 +0 +0 +3\n`, // the parent and its two children
@@ -138,7 +142,8 @@ func TestInspect_Errors(t *testing.T) {
 		{inspectOptions{DB: dir, Prefix: "plenum_", Limit: 5}, "is a directory"},
 		{inspectOptions{DB: empty, Prefix: "plenum_", Limit: 5}, "no Plenum tables under prefix plenum_"},
 		{inspectOptions{DB: empty, Prefix: "-", Limit: 5}, "--prefix"},
-		{inspectOptions{Prefix: "plenum_", Limit: 5}, "missing --db"},
+		{inspectOptions{Prefix: "plenum_", Limit: 5}, "--db FILE for an SQLite file, or --dialect NAME --dsn DSN"},
+		{inspectOptions{DSN: "postgres://x", Prefix: "plenum_", Limit: 5}, "--dsn needs --dialect"},
 		{inspectOptions{Dialect: "postgres", DB: empty, Prefix: "plenum_", Limit: 5}, "--db names a database file; for postgres give --dsn"},
 		{inspectOptions{Dialect: "mysql", Prefix: "plenum_", Limit: 5}, "missing --dsn"},
 		{inspectOptions{Dialect: "oracle", DSN: "x", Prefix: "plenum_", Limit: 5}, "oracle: invalid DSN"},

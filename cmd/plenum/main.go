@@ -49,7 +49,8 @@ func commands() []command {
 	return []command{
 		{"demo", "run a fan-out/fan-in workflow with crashes and retries on a temporary SQLite file", runDemoCmd},
 		{"bench", "measure claim+complete and fan-in throughput against a bare-SQL baseline", runBenchCmd},
-		{"migrations", "generate migration files (gen) or apply the schema (up)", runMigrationsCmd},
+		{"migrate", "apply (up), roll back (down) or list (status) a database's schema versions", runMigrateCmd},
+		{"migrations", "generate migration files for your own migration tool (gen)", runMigrationsCmd},
 		{"conformance", "run the conformance suite against a database", runConformanceCmd},
 		{"inspect", "show items by state, barriers and owners of a database", runInspectCmd},
 		{"help", "show help for plenum or one command", runHelpCmd},

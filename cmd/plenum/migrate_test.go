@@ -2,22 +2,29 @@ package main
 
 import (
 	"context"
+	"fmt"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
+	"github.com/plenumdb/plenum/conformance"
 	"github.com/plenumdb/plenum/core"
 	"github.com/plenumdb/plenum/migrations"
+	"github.com/plenumdb/plenum/mysql"
+	"github.com/plenumdb/plenum/postgres"
 	"github.com/plenumdb/plenum/sqlite"
 )
 
 func TestMigrationsGen_EveryFormat(t *testing.T) {
 	t.Parallel()
 	for format, want := range map[string][]string{
-		"plain":          {"0001_init.up.sql", "0001_init.down.sql"},
-		"golang-migrate": {"0001_init.up.sql", "0001_init.down.sql"},
-		"goose":          {"0001_init.sql"},
+		"plain":          {"0001_init.up.sql", "0001_init.down.sql", "0002_runtime.up.sql", "0002_runtime.down.sql"},
+		"golang-migrate": {"0001_init.up.sql", "0001_init.down.sql", "0002_runtime.up.sql", "0002_runtime.down.sql"},
+		"goose":          {"0001_init.sql", "0002_runtime.sql"},
 	} {
 		dir := filepath.Join(t.TempDir(), "db", "migrations")
 		code, out, errOut := cli(t, "migrations", "gen", "--dialect", "sqlite", "--format", format, "--out", dir, "--prefix", "app_")
@@ -65,16 +72,16 @@ func TestMigrationsGen_Errors(t *testing.T) {
 }
 
 // up applies the schema, a second up applies nothing, and a store opens on
-// the result.
+// the result; "migrations up" is the same command.
 func TestMigrationsUp_AppliesOnce(t *testing.T) {
 	t.Parallel()
 	path := filepath.Join(t.TempDir(), "app.db")
 	code, out, errOut := cli(t, "migrations", "up", "--dialect", "sqlite", "--dsn", path, "--prefix", "app_")
-	if code != exitOK || !strings.Contains(out, "applied version 1") {
+	if code != exitOK || !strings.Contains(out, "applied versions 1, 2; schema app_* now at version 2") {
 		t.Fatalf("first up: exit %d\n%s%s", code, out, errOut)
 	}
-	code, out, errOut = cli(t, "migrations", "up", "--dialect", "sqlite", "--dsn", path, "--prefix", "app_")
-	if code != exitOK || !strings.Contains(out, "nothing to apply") {
+	code, out, errOut = cli(t, "migrate", "up", "--dialect", "sqlite", "--dsn", path, "--prefix", "app_")
+	if code != exitOK || !strings.Contains(out, "already at version 2: nothing to apply") {
 		t.Fatalf("second up: exit %d\n%s%s", code, out, errOut)
 	}
 	db, err := sqlite.Open(path)
@@ -89,20 +96,143 @@ func TestMigrationsUp_AppliesOnce(t *testing.T) {
 
 func TestMigrationsUp_Errors(t *testing.T) {
 	t.Parallel()
+	for _, cmd := range [][]string{{"migrations", "up"}, {"migrate", "up"}, {"migrate", "down"}, {"migrate", "status"}} {
+		for _, c := range []struct {
+			args []string
+			code int
+			want string
+		}{
+			{[]string{"--dialect", "sqlite"}, exitUsage, "missing --dsn"},
+			{[]string{"--dsn", "x.db"}, exitUsage, "missing --dialect"},
+			{[]string{"--dialect", "oracle", "--dsn", "u:p@/db"}, exitFailure, "--dsn: oracle: invalid DSN: want oracle://"},
+			{[]string{"--dialect", "sqlite", "--dsn", "x.db", "--prefix", "No"}, exitUsage, "--prefix"},
+			{[]string{"--dialect", "sqlite", "--dsn", ":memory:"}, exitFailure, "in-memory"},
+			{[]string{"--dialect", "sqlite", "--dsn", filepath.Join(t.TempDir(), "no", "such", "dir", "x.db")}, exitFailure, "sqlite: open"},
+		} {
+			code, _, errOut := cli(t, append(slices.Clone(cmd), c.args...)...)
+			if code != c.code || !strings.Contains(errOut, c.want) {
+				t.Errorf("%q %q: exit %d, stderr %q; want exit %d and %q", cmd, c.args, code, errOut, c.code, c.want)
+			}
+		}
+	}
 	for _, c := range []struct {
 		args []string
-		code int
 		want string
 	}{
-		{[]string{"--dialect", "sqlite"}, exitUsage, "missing --dsn"},
-		{[]string{"--dsn", "x.db"}, exitUsage, "missing --dialect"},
-		{[]string{"--dialect", "oracle", "--dsn", "u:p@/db"}, exitFailure, "oracle: invalid DSN: want oracle://"},
-		{[]string{"--dialect", "sqlite", "--dsn", ":memory:"}, exitFailure, "in-memory"},
-		{[]string{"--dialect", "sqlite", "--dsn", filepath.Join(t.TempDir(), "no", "such", "dir", "x.db")}, exitFailure, "sqlite: open"},
+		{[]string{"migrate"}, "Usage: plenum migrate <up|down|status>"},
+		{[]string{"migrate", "sideways"}, `unknown subcommand "sideways" (want up, down or status)`},
+		{[]string{"migrate", "up", "--dialect", "sqlite", "--dsn", "x.db", "--to", "0"}, "--to 0: want a version from 1 to 2"},
+		{[]string{"migrate", "up", "--dialect", "sqlite", "--dsn", "x.db", "--to", "3"}, "--to 3: want a version from 1 to 2"},
+		{[]string{"migrate", "down", "--dialect", "sqlite", "--dsn", "x.db", "--to", "-2"}, "--to -2: want a version from 0 to 2"},
 	} {
-		code, _, errOut := cli(t, append([]string{"migrations", "up"}, c.args...)...)
-		if code != c.code || !strings.Contains(errOut, c.want) {
-			t.Errorf("%q: exit %d, stderr %q; want exit %d and %q", c.args, code, errOut, c.code, c.want)
+		code, _, errOut := cli(t, c.args...)
+		if code != exitUsage || !strings.Contains(errOut, c.want) {
+			t.Errorf("%q: exit %d, stderr %q; want exit %d and %q", c.args, code, errOut, exitUsage, c.want)
 		}
+	}
+}
+
+// up, status, down and status again, through the CLI, on SQLite and on
+// each server database the environment names.
+func TestMigrate_UpDownStatus(t *testing.T) {
+	t.Parallel()
+	t.Run("sqlite", func(t *testing.T) {
+		t.Parallel()
+		checkMigrateCycle(t, "sqlite", filepath.Join(t.TempDir(), "app.db"))
+	})
+	for _, name := range []string{postgres.Name, mysql.Name} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			checkMigrateCycle(t, name, conformance.Harness{Name: name}.DSN(t))
+		})
+	}
+}
+
+func checkMigrateCycle(t *testing.T, dialectName, dsn string) {
+	t.Helper()
+	prefix := fmt.Sprintf("pm%08x_", rand.Uint32())
+	db := []string{"--dialect", dialectName, "--dsn", dsn, "--prefix", prefix}
+	step := func(wantCode int, want []string, args ...string) string {
+		t.Helper()
+		code, out, errOut := cli(t, append(args, db...)...)
+		if code != wantCode {
+			t.Fatalf("%q: exit %d, want %d\n%s%s", args, code, wantCode, out, errOut)
+		}
+		for _, w := range want {
+			if ok, _ := regexp.MatchString(w, out+errOut); !ok {
+				t.Fatalf("%q: output lacks %q:\n%s%s", args, w, out, errOut)
+			}
+		}
+		return out
+	}
+	t.Cleanup(func() {
+		var out, errOut strings.Builder
+		if code := run(context.Background(), append([]string{"migrate", "down", "--to", "0"}, db...), &out, &errOut); code != exitOK {
+			t.Errorf("clean up: exit %d\n%s%s", code, out.String(), errOut.String())
+		}
+	})
+
+	step(exitOK, []string{`at version 0; this build needs 2`, `(?m)^1 +init +pending +-$`, `(?m)^2 +runtime +pending +-$`}, "migrate", "status")
+	step(exitOK, []string{`has no version applied: nothing to roll back`}, "migrate", "down")
+	step(exitOK, []string{`applied version 1; schema ` + prefix + `\* now at version 1`}, "migrate", "up", "--to", "1")
+	step(exitOK, []string{`at version 1; this build needs 2`, `(?m)^1 +init +applied +\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d{3} UTC$`, `(?m)^2 +runtime +pending +-$`}, "migrate", "status")
+	step(exitOK, []string{`applied version 2; schema ` + prefix + `\* now at version 2`}, "migrate", "up")
+	step(exitOK, []string{`at version 2; this build needs 2`, `(?m)^2 +runtime +applied +\d{4}-`}, "migrate", "status")
+	step(exitOK, []string{`rolled back version 2; schema ` + prefix + `\* now at version 1`}, "migrate", "down")
+	step(exitUsage, []string{`say --to 0`}, "migrate", "down")
+	step(exitOK, []string{`(?m)^2 +runtime +pending +-$`}, "migrate", "status")
+	step(exitOK, []string{`rolled back version 1; schema ` + prefix + `\* now at version 0`}, "migrate", "down", "--to", "0")
+	step(exitOK, []string{`at version 0`, `(?m)^1 +init +pending`}, "migrate", "status")
+}
+
+// A version a failed run left half done shows in status with what
+// completes it, and up completes it. (SQLite's DDL is transactional, so the
+// run that stopped half way is written by hand: its mark, a row with the
+// version negated.)
+func TestMigrateStatus_ShowsPartlyApplied(t *testing.T) {
+	t.Parallel()
+	path := filepath.Join(t.TempDir(), "app.db")
+	if code, out, errOut := cli(t, "migrate", "up", "--to", "1", "--dialect", "sqlite", "--dsn", path); code != exitOK {
+		t.Fatalf("up: exit %d\n%s%s", code, out, errOut)
+	}
+	sdb, err := sqlite.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sdb.Close()
+	if _, err := sdb.Exec("INSERT INTO plenum_migrations (version, name, applied_at) VALUES (-2, 'runtime', 0)"); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errOut := cli(t, "migrate", "status", "--dialect", "sqlite", "--dsn", path)
+	if code != exitOK || !strings.Contains(out, "at version 1;") ||
+		!regexp.MustCompile(`(?m)^2 +runtime +partly applied +1970-01-01 00:00:00\.000 UTC$`).MatchString(out) ||
+		!strings.Contains(out, "version 2 was left partly applied by a run that failed: run plenum migrate up to complete it") {
+		t.Fatalf("status: exit %d\n%s%s", code, out, errOut)
+	}
+	if code, out, errOut := cli(t, "migrate", "up", "--dialect", "sqlite", "--dsn", path); code != exitOK || !strings.Contains(out, "applied version 2") {
+		t.Fatalf("up: exit %d\n%s%s", code, out, errOut)
+	}
+	code, out, _ = cli(t, "migrate", "status", "--dialect", "sqlite", "--dsn", path)
+	if code != exitOK || strings.Contains(out, "partly") || !regexp.MustCompile(`(?m)^2 +runtime +applied `).MatchString(out) {
+		t.Fatalf("status after up: exit %d\n%s", code, out)
+	}
+}
+
+// The golang-migrate files for MySQL say, in their header and on stderr,
+// that the tool's DSN needs multiStatements=true.
+func TestMigrationsGen_MySQLGolangMigrateNote(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	code, _, errOut := cli(t, "migrations", "gen", "--dialect", "mysql", "--format", "golang-migrate", "--out", dir)
+	if code != exitOK || !strings.Contains(errOut, "note: golang-migrate sends each file whole: its DSN needs multiStatements=true") {
+		t.Fatalf("exit %d, stderr %q", code, errOut)
+	}
+	b, err := os.ReadFile(filepath.Join(dir, "0001_init.up.sql"))
+	if err != nil || !strings.Contains(string(b), "\n-- golang-migrate sends each file whole: its DSN needs multiStatements=true") {
+		t.Fatalf("the file's header lacks the note (%v):\n%.400s", err, b)
+	}
+	code, _, errOut = cli(t, "migrations", "gen", "--dialect", "mysql", "--format", "goose", "--out", t.TempDir())
+	if code != exitOK || strings.Contains(errOut, "note:") {
+		t.Fatalf("goose: exit %d, stderr %q", code, errOut)
 	}
 }

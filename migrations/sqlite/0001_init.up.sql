@@ -81,4 +81,4 @@ CREATE UNIQUE INDEX IF NOT EXISTS plenum_barriers_owner ON plenum_barriers (owne
 
 CREATE INDEX IF NOT EXISTS plenum_barriers_unfired ON plenum_barriers (created_at, id) WHERE fired_at IS NULL;
 
-INSERT INTO plenum_migrations (version, name, applied_at) VALUES (1, 'init', (CAST(ROUND(unixepoch('subsec') * 1000) AS INTEGER) * 1000)) ON CONFLICT DO NOTHING;
+INSERT INTO plenum_migrations (version, name, applied_at) VALUES (1, 'init', (CAST(ROUND((julianday('now') - 2440587.5) * 86400000) AS INTEGER) * 1000)) ON CONFLICT DO NOTHING;

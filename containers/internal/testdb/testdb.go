@@ -9,7 +9,6 @@ package testdb
 import (
 	"context"
 	"fmt"
-	"net/url"
 	"os"
 	"strings"
 	"sync"
@@ -213,27 +212,4 @@ func Oracle(t testing.TB) (string, bool) {
 		}
 		return ctr, "oracle://plenum:plenum@" + host + ":" + port.Port() + "/FREEPDB1", nil
 	})
-}
-
-// PostgresParams returns the PostgreSQL DSN dsn with run-time parameters
-// added (search_path, default_transaction_isolation, ...), in the DSN's own
-// form: a URL, or keyword/value pairs.
-func PostgresParams(t testing.TB, dsn string, params map[string]string) string {
-	t.Helper()
-	if strings.HasPrefix(dsn, "postgres://") || strings.HasPrefix(dsn, "postgresql://") {
-		u, err := url.Parse(dsn)
-		if err != nil {
-			t.Fatalf("testdb: parse DSN: %v", err)
-		}
-		q := u.Query()
-		for k, v := range params {
-			q.Set(k, v)
-		}
-		u.RawQuery = q.Encode()
-		return u.String()
-	}
-	for k, v := range params {
-		dsn += " " + k + "='" + strings.ReplaceAll(v, "'", `\'`) + "'"
-	}
-	return dsn
 }

@@ -1,0 +1,285 @@
+// Command gotest runs "go test" and then says which database suites ran
+// and which were skipped, with how to enable each skipped one: "go test"
+// alone prints only "ok" for a package whose server suites all skipped,
+// which reads as if PostgreSQL and MySQL had been tested. It is the test
+// command of the README and of CI:
+//
+//	go run ./internal/gotest -race -count=1 ./...
+//
+// Its arguments go to "go test" as they are. It runs "go test -json",
+// prints what "go test" would print (the package lines, and the output of
+// failed tests and packages), then the summary, and exits with go test's
+// status.
+//
+// The summary reads the lines the conformance harness logs: "conformance:
+// NAME: testing the database of WHERE" where a suite finds its database,
+// and "conformance: no NAME database: HOW" where it skips.
+package main
+
+import (
+	"bufio"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"regexp"
+	"sort"
+	"strings"
+)
+
+func main() {
+	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+}
+
+// event is one line of "go test -json" (see "go doc test2json" and "go
+// help buildjson").
+type event struct {
+	Action     string
+	Package    string
+	Test       string
+	Output     string
+	ImportPath string
+}
+
+func run(args []string, stdout, stderr io.Writer) int {
+	cmd := exec.Command("go", append([]string{"test", "-json"}, args...)...)
+	cmd.Stderr = stderr
+	cmd.Stdin = os.Stdin
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		fmt.Fprintln(stderr, "gotest:", err)
+		return 2
+	}
+	if err := cmd.Start(); err != nil {
+		fmt.Fprintln(stderr, "gotest:", err)
+		return 2
+	}
+	r := newReport(stdout)
+	r.verbose = verbose(args)
+	r.read(out)
+	err = cmd.Wait()
+	r.summary()
+	var ee *exec.ExitError
+	switch {
+	case err == nil:
+		return 0
+	case errors.As(err, &ee):
+		return ee.ExitCode()
+	}
+	fmt.Fprintln(stderr, "gotest:", err)
+	return 2
+}
+
+var (
+	ranLine  = regexp.MustCompile(`conformance: (\S+): testing the database of (.+)$`)
+	skipLine = regexp.MustCompile(`conformance: no (\S+) database: (.+)$`)
+)
+
+// suite is what one database's tests did.
+type suite struct {
+	where   map[string]bool // where its database came from
+	how     string          // how to enable it, from a skip
+	ran     map[string]bool // package test IDs that found the database
+	skipped map[string]bool
+	failed  map[string]bool
+}
+
+// verbose reports whether args ask go test for -v output.
+func verbose(args []string) bool {
+	for _, a := range args {
+		if a == "--" {
+			break // what follows goes to the test binaries
+		}
+		switch strings.TrimLeft(a, "-") {
+		case "v", "v=true", "test.v", "test.v=true":
+			return true
+		}
+	}
+	return false
+}
+
+// report prints test output as go test would, and keeps what the summary
+// needs.
+type report struct {
+	w       io.Writer
+	verbose bool                // print every line, as go test -v does
+	lines   map[string][]string // package + test -> its output
+	failed  map[string][]string // package -> failed tests, in order
+	suites  map[string]*suite
+	// seen maps package + test to the database names its output named.
+	seen map[string][]string
+}
+
+func newReport(w io.Writer) *report {
+	return &report{w: w, lines: map[string][]string{}, failed: map[string][]string{}, suites: map[string]*suite{}, seen: map[string][]string{}}
+}
+
+func (r *report) suite(name string) *suite {
+	s := r.suites[name]
+	if s == nil {
+		s = &suite{where: map[string]bool{}, ran: map[string]bool{}, skipped: map[string]bool{}, failed: map[string]bool{}}
+		r.suites[name] = s
+	}
+	return s
+}
+
+func (r *report) read(in io.Reader) {
+	sc := bufio.NewScanner(in)
+	sc.Buffer(make([]byte, 1<<20), 64<<20)
+	for sc.Scan() {
+		var e event
+		if err := json.Unmarshal(sc.Bytes(), &e); err != nil {
+			fmt.Fprintln(r.w, sc.Text()) // not an event: pass it on
+			continue
+		}
+		r.handle(e)
+	}
+}
+
+func (r *report) handle(e event) {
+	id := e.Package + "\x00" + e.Test
+	switch e.Action {
+	case "build-output":
+		fmt.Fprint(r.w, e.Output)
+	case "output":
+		if r.verbose {
+			fmt.Fprint(r.w, e.Output)
+		}
+		r.lines[id] = append(r.lines[id], e.Output)
+		r.note(id, e.Output)
+	case "skip", "pass", "fail":
+		if e.Test == "" {
+			r.endPackage(e)
+			return
+		}
+		for _, name := range r.seen[id] {
+			s := r.suite(name)
+			switch e.Action {
+			case "fail":
+				s.failed[id] = true
+			case "skip":
+				s.skipped[id] = true
+			default:
+				s.ran[id] = true
+			}
+		}
+		if e.Action == "fail" {
+			r.failed[e.Package] = append(r.failed[e.Package], e.Test)
+		}
+	}
+}
+
+// note records the database a line of test output names.
+func (r *report) note(id, line string) {
+	line = strings.TrimRight(line, "\n")
+	if m := ranLine.FindStringSubmatch(line); m != nil {
+		r.suite(m[1]).where[m[2]] = true
+		r.seen[id] = append(r.seen[id], m[1])
+	} else if m := skipLine.FindStringSubmatch(line); m != nil {
+		r.suite(m[1]).how = m[2]
+		r.seen[id] = append(r.seen[id], m[1])
+	}
+}
+
+// endPackage prints a package's result as go test does: its "ok" line
+// when it passed, every failed test's output and the package's own when
+// it failed.
+func (r *report) endPackage(e event) {
+	if r.verbose {
+		return // every line was printed as it came
+	}
+	pkgID := e.Package + "\x00"
+	own := r.lines[pkgID]
+	if e.Action != "fail" {
+		for _, l := range own {
+			if strings.HasPrefix(l, "ok  ") || strings.HasPrefix(l, "?   ") {
+				fmt.Fprint(r.w, l)
+			}
+		}
+		return
+	}
+	for _, t := range r.failed[e.Package] {
+		for _, l := range r.lines[e.Package+"\x00"+t] {
+			if !strings.HasPrefix(strings.TrimSpace(l), "=== ") {
+				fmt.Fprint(r.w, l)
+			}
+		}
+	}
+	for _, l := range own {
+		if !strings.HasPrefix(l, "=== ") {
+			fmt.Fprint(r.w, l)
+		}
+	}
+}
+
+// summary prints which database suites ran, failed or skipped.
+func (r *report) summary() {
+	if len(r.suites) == 0 {
+		return
+	}
+	names := make([]string, 0, len(r.suites))
+	width := 0
+	for n := range r.suites {
+		names = append(names, n)
+		width = max(width, len(n))
+	}
+	sort.Strings(names)
+	fmt.Fprintln(r.w, "\nDatabase suites (SQLite is embedded and always runs):")
+	var howTo []string
+	for _, n := range names {
+		s := r.suites[n]
+		var parts []string
+		if k := len(s.ran); k > 0 {
+			parts = append(parts, plural(k, "test")+" ran")
+		}
+		if k := len(s.failed); k > 0 {
+			parts = append(parts, plural(k, "test")+" FAILED")
+		}
+		if k := len(s.skipped); k > 0 {
+			parts = append(parts, plural(k, "test")+" SKIPPED")
+		}
+		state := "ran"
+		switch {
+		case len(s.failed) > 0:
+			state = "FAILED"
+		case len(s.ran) == 0 && len(s.skipped) > 0:
+			state = "SKIPPED"
+		case len(s.skipped) > 0:
+			state = "partly skipped"
+		}
+		line := fmt.Sprintf("  %-*s  %-14s  %s", width, n, state, strings.Join(parts, ", "))
+		if len(s.where) > 0 {
+			line += " on the database of " + strings.Join(sortedKeys(s.where), ", ")
+		}
+		fmt.Fprintln(r.w, line)
+		if len(s.skipped) > 0 || (len(s.failed) > 0 && len(s.ran) == 0) {
+			if s.how != "" {
+				howTo = append(howTo, fmt.Sprintf("  %s: %s", n, s.how))
+			}
+		}
+	}
+	if len(howTo) > 0 {
+		fmt.Fprintln(r.w, "Not tested, and how to test them:")
+		for _, h := range howTo {
+			fmt.Fprintln(r.w, h)
+		}
+	}
+}
+
+func sortedKeys(m map[string]bool) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
+func plural(n int, word string) string {
+	if n == 1 {
+		return "1 " + word
+	}
+	return fmt.Sprintf("%d %ss", n, word)
+}

@@ -1,0 +1,101 @@
+package main
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+)
+
+// A stream as "go test -json" writes it: postgres found its database,
+// mysql skipped in two tests, a third package failed.
+const stream = `{"Action":"start","Package":"p/pg"}
+{"Action":"run","Package":"p/pg","Test":"TestConformance"}
+{"Action":"output","Package":"p/pg","Test":"TestConformance","Output":"=== RUN   TestConformance\n"}
+{"Action":"output","Package":"p/pg","Test":"TestConformance","Output":"    harness.go:83: conformance: postgres: testing the database of PLENUM_POSTGRES_DSN\n"}
+{"Action":"pass","Package":"p/pg","Test":"TestConformance"}
+{"Action":"output","Package":"p/pg","Output":"PASS\n"}
+{"Action":"output","Package":"p/pg","Output":"ok  \tp/pg\t0.1s\n"}
+{"Action":"pass","Package":"p/pg"}
+{"Action":"run","Package":"p/my","Test":"TestA"}
+{"Action":"output","Package":"p/my","Test":"TestA","Output":"    harness.go:99: conformance: no mysql database: set PLENUM_MYSQL_DSN to a DSN; PLENUM_REQUIRE=mysql turns this skip into a failure\n"}
+{"Action":"skip","Package":"p/my","Test":"TestA"}
+{"Action":"run","Package":"p/my","Test":"TestB/sub"}
+{"Action":"output","Package":"p/my","Test":"TestB/sub","Output":"    harness.go:99: conformance: no mysql database: set PLENUM_MYSQL_DSN to a DSN; PLENUM_REQUIRE=mysql turns this skip into a failure\n"}
+{"Action":"skip","Package":"p/my","Test":"TestB/sub"}
+{"Action":"output","Package":"p/my","Output":"ok  \tp/my\t0.2s\n"}
+{"Action":"pass","Package":"p/my"}
+{"Action":"run","Package":"p/bad","Test":"TestX"}
+{"Action":"output","Package":"p/bad","Test":"TestX","Output":"=== RUN   TestX\n"}
+{"Action":"output","Package":"p/bad","Test":"TestX","Output":"    x_test.go:9: it broke\n"}
+{"Action":"output","Package":"p/bad","Test":"TestX","Output":"--- FAIL: TestX (0.00s)\n"}
+{"Action":"fail","Package":"p/bad","Test":"TestX"}
+{"Action":"output","Package":"p/bad","Output":"FAIL\n"}
+{"Action":"output","Package":"p/bad","Output":"FAIL\tp/bad\t0.3s\n"}
+{"Action":"fail","Package":"p/bad"}
+{"Action":"output","Package":"p/none","Output":"?   \tp/none\t[no test files]\n"}
+{"Action":"skip","Package":"p/none"}
+`
+
+func TestReport_PrintsWhatGoTestWouldAndWhichSuitesRan(t *testing.T) {
+	t.Parallel()
+	var out bytes.Buffer
+	r := newReport(&out)
+	r.read(strings.NewReader(stream))
+	r.summary()
+	got := out.String()
+	for _, want := range []string{
+		"ok  \tp/pg\t0.1s\n",
+		"ok  \tp/my\t0.2s\n",
+		"    x_test.go:9: it broke\n--- FAIL: TestX (0.00s)\nFAIL\nFAIL\tp/bad\t0.3s\n",
+		"?   \tp/none\t[no test files]\n",
+		"  mysql     SKIPPED         2 tests SKIPPED\n",
+		"  postgres  ran             1 test ran on the database of PLENUM_POSTGRES_DSN\n",
+		"Not tested, and how to test them:\n  mysql: set PLENUM_MYSQL_DSN to a DSN; PLENUM_REQUIRE=mysql turns this skip into a failure\n",
+	} {
+		if !strings.Contains(got, want) {
+			t.Errorf("output lacks %q:\n%s", want, got)
+		}
+	}
+	for _, unwanted := range []string{"=== RUN", "PASS\n", "testing the database of PLENUM_POSTGRES_DSN\n    "} {
+		if strings.Contains(got, unwanted) {
+			t.Errorf("output has %q, which go test would not print:\n%s", unwanted, got)
+		}
+	}
+	if strings.Contains(got, "postgres: set") {
+		t.Errorf("postgres ran, yet the summary says how to enable it:\n%s", got)
+	}
+}
+
+// Without any database suite in the run there is no summary.
+func TestReport_NoSuitesNoSummary(t *testing.T) {
+	t.Parallel()
+	var out bytes.Buffer
+	r := newReport(&out)
+	r.read(strings.NewReader(`{"Action":"output","Package":"p","Output":"ok  \tp\t0.1s\n"}` + "\n" + `{"Action":"pass","Package":"p"}` + "\n"))
+	r.summary()
+	if out.String() != "ok  \tp\t0.1s\n" {
+		t.Errorf("output %q", out.String())
+	}
+}
+
+// With -v every line is printed, as go test -v prints it, and the summary
+// follows.
+func TestReport_VerbosePrintsEverything(t *testing.T) {
+	t.Parallel()
+	if !verbose([]string{"-race", "-v", "./..."}) || verbose([]string{"-run", "V"}) || verbose([]string{"--", "-v"}) {
+		t.Error("verbose() misreads its arguments")
+	}
+	var out bytes.Buffer
+	r := newReport(&out)
+	r.verbose = true
+	r.read(strings.NewReader(stream))
+	r.summary()
+	for _, want := range []string{"=== RUN   TestConformance\n", "testing the database of PLENUM_POSTGRES_DSN\n", "PASS\n", "ok  \tp/pg\t0.1s\n", "Not tested, and how to test them:"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("verbose output lacks %q:\n%s", want, out.String())
+		}
+	}
+	if n := strings.Count(out.String(), "    x_test.go:9: it broke\n"); n != 1 {
+		t.Errorf("a failed test's line printed %d times, want once:\n%s", n, out.String())
+	}
+}

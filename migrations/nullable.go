@@ -6,35 +6,38 @@ import (
 	"github.com/plenumdb/plenum/dialect"
 )
 
-// withNullable fills in each index's Nullable from the latest definition
-// of its table in ms, so that a dialect rendering an index knows which of
-// its columns may be NULL (on Oracle, Empty columns too, since the empty string is NULL
-// there).
+// withNullable fills in each index's Nullable (created, or dropped and so
+// created again by its down) from its table's columns as the versions
+// before it left them: the created table's, then the columns added since.
+// A dialect rendering an index then knows which of its columns may be NULL
+// (on Oracle, Empty columns too, since the empty string is NULL there).
 func withNullable(ms []Migration) []Migration {
-	tables := map[string]*dialect.Table{}
+	columns := map[string][]dialect.Column{}
 	for _, m := range ms {
 		for _, c := range m.Changes {
-			if c.Table != nil {
-				tables[c.Table.Name] = c.Table
-			}
-		}
-	}
-	for _, m := range ms {
-		for _, c := range m.Changes {
-			if c.Index == nil {
-				continue
-			}
-			t := tables[c.IndexTable]
-			if t == nil {
-				continue
-			}
-			c.Index.Nullable = nil
-			for _, name := range c.Index.Columns {
-				if col, ok := t.Column(name); ok && (col.Nullable || col.Empty) && !slices.Contains(c.Index.Nullable, name) {
-					c.Index.Nullable = append(c.Index.Nullable, name)
-				}
+			switch {
+			case c.Table != nil:
+				columns[c.Table.Name] = slices.Clone(c.Table.Columns)
+			case c.Column != nil:
+				columns[c.ColumnTable] = append(columns[c.ColumnTable], *c.Column)
+			case c.Index != nil:
+				fillNullable(c.Index, columns[c.IndexTable])
+			case c.DropIndex != nil:
+				fillNullable(c.DropIndex, columns[c.IndexTable])
 			}
 		}
 	}
 	return ms
+}
+
+// fillNullable sets ix.Nullable to those of its columns that may be NULL
+// among cols.
+func fillNullable(ix *dialect.Index, cols []dialect.Column) {
+	ix.Nullable = nil
+	for _, name := range ix.Columns {
+		i := slices.IndexFunc(cols, func(c dialect.Column) bool { return c.Name == name })
+		if i >= 0 && (cols[i].Nullable || cols[i].Empty) && !slices.Contains(ix.Nullable, name) {
+			ix.Nullable = append(ix.Nullable, name)
+		}
+	}
 }

@@ -1,6 +1,8 @@
 package oracle_test
 
 import (
+	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
@@ -53,6 +55,12 @@ func TestIdentifiers_SafeUnquotedShortAndNotReserved(t *testing.T) {
 			}
 			if c.Index != nil {
 				names = append(names, c.Index.Name)
+			}
+			if c.DropIndex != nil {
+				names = append(names, c.DropIndex.Name)
+			}
+			if c.Column != nil {
+				columns = append(columns, c.Column.Name)
 			}
 		}
 	}
@@ -165,5 +173,76 @@ func TestDDL_SafeToRunAgain(t *testing.T) {
 	drop := d.DropTable("p_t")
 	if len(drop) != 1 || !strings.Contains(drop[0], "'DROP TABLE p_t PURGE'") || !strings.Contains(drop[0], "SQLCODE != -942") {
 		t.Fatalf("DropTable = %q", drop)
+	}
+}
+
+// Version 2 adds a column, drops (in its down) an index and the column:
+// each is a block that ignores exactly the error of a statement already
+// run (ORA-01430 for a column that exists, ORA-01418 for an index and
+// ORA-00904 for a column that do not), so that the migrator can complete
+// or undo a half-applied version by running it again.
+func TestAlterDDL_SafeToRunAgain(t *testing.T) {
+	t.Parallel()
+	d := oracle.Dialect()
+	for _, c := range []struct {
+		stmts []string
+		ddl   string
+		code  string
+	}{
+		{d.AddColumn("p_t", dialect.Column{Name: "name", Type: dialect.String, Size: 255, Nullable: true}), "ALTER TABLE p_t ADD (name VARCHAR2(255 CHAR))", "-1430"},
+		{d.AddColumn("p_t", dialect.Column{Name: "doc", Type: dialect.JSON, Nullable: true}), "ALTER TABLE p_t ADD (doc CLOB CHECK (doc IS JSON))", "-1430"},
+		{d.AddColumn("p_t", dialect.Column{Name: "n", Type: dialect.Int}), "ALTER TABLE p_t ADD (n NUMBER(10) NOT NULL)", "-1430"},
+		// An Empty column may hold '', which Oracle stores as NULL.
+		{d.AddColumn("p_t", dialect.Column{Name: "label", Type: dialect.String, Size: 16, Empty: true}), "ALTER TABLE p_t ADD (label VARCHAR2(16 CHAR))", "-1430"},
+		{d.DropColumn("p_t", dialect.Column{Name: "name", Type: dialect.String}), "ALTER TABLE p_t DROP COLUMN name", "-904"},
+		{d.DropIndex("p_t", dialect.Index{Name: "p_i", Columns: []string{"a"}}), "DROP INDEX p_i", "-1418"},
+		{d.DropIndex("p_t", dialect.Index{Name: "p_c", Columns: []string{"a"}, Claim: true, Where: []dialect.Cond{{Column: "s", Value: "x"}}}), "DROP INDEX p_c", "-1418"},
+	} {
+		if len(c.stmts) != 1 {
+			t.Errorf("%s: %d statements, want 1", c.ddl, len(c.stmts))
+			continue
+		}
+		want := "BEGIN\n  EXECUTE IMMEDIATE '" + c.ddl + "';\nEXCEPTION\n  WHEN OTHERS THEN\n    IF SQLCODE != " + c.code + " THEN\n      RAISE;\n    END IF;\nEND;"
+		if c.stmts[0] != want {
+			t.Errorf("got\n%s\nwant\n%s", c.stmts[0], want)
+		}
+	}
+}
+
+// Version 2 on Oracle: the added column is nullable, the finished-items
+// index holds only finished rows (Oracle keeps no entry for an all-NULL
+// key), the backfill compares the CLOB last_error with LIKE (a CLOB has no
+// =) and reads the clock in UTC, and the down drops what the up made.
+func TestVersion2_OracleStatements(t *testing.T) {
+	t.Parallel()
+	var v2 migrations.Migration
+	for _, m := range migrations.All("plenum_") {
+		if m.Version == 2 {
+			v2 = m
+		}
+	}
+	up, down := migrations.Statements(oracle.Dialect(), v2)
+	all := strings.Join(append(slices.Clone(up), down...), "\n")
+	for _, want := range []string{
+		"'ALTER TABLE plenum_processes ADD (name VARCHAR2(255 CHAR))'",
+		"'CREATE INDEX plenum_items_finished ON plenum_items (finished_at)'",
+		"CASE WHEN i.last_error LIKE 'owner died while holding the claim' THEN 'crash'",
+		"COALESCE(i.finished_at, SYS_EXTRACT_UTC(SYSTIMESTAMP))",
+		"'DROP INDEX plenum_items_finished'",
+		"'ALTER TABLE plenum_processes DROP COLUMN name'",
+		"'DROP TABLE plenum_attempts PURGE'",
+		"'DROP TABLE plenum_queues PURGE'",
+	} {
+		if !strings.Contains(all, want) {
+			t.Errorf("version 2 lacks %q:\n%s", want, all)
+		}
+	}
+	if regexp.MustCompile(`(last_error|\berror) (=|!=|<>) `).MatchString(all) {
+		t.Errorf("version 2 compares a CLOB with =:\n%s", all)
+	}
+	for _, s := range append(slices.Clone(up), down...) {
+		if strings.Contains(s, "?") || strings.Contains(s, "CURRENT_TIMESTAMP") || strings.Contains(s, "ADD COLUMN") || strings.Contains(s, "IF EXISTS") {
+			t.Errorf("not Oracle 19c SQL, or not a literal statement:\n%s", s)
+		}
 	}
 }

@@ -30,6 +30,19 @@ func TestRegistered(t *testing.T) {
 	if _, ok := got.(migrations.IndexProber); !ok {
 		t.Fatal("the dialect does not implement migrations.IndexProber")
 	}
+	if _, ok := got.(migrations.ColumnProber); !ok {
+		t.Fatal("the dialect does not implement migrations.ColumnProber")
+	}
+	r, err := dialect.Registered(oracle.Name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Open == nil || r.Version == nil || r.DSN.File || !strings.HasPrefix(r.DSN.Example, "oracle://") {
+		t.Fatalf("registration = %+v: want Open, Version and an oracle:// example", r)
+	}
+	if _, err := r.Open(r.DSN.Example[len("oracle://"):]); err == nil || !strings.Contains(err.Error(), "invalid DSN") {
+		t.Fatalf("the registered Open takes a DSN without the scheme: %v", err)
+	}
 }
 
 func TestCapabilities_BoundINListsAndNeedDual(t *testing.T) {

@@ -12,28 +12,41 @@
 //
 //   - Claims: concurrent claimers never hold the same item and every item
 //     completes exactly once; claims go by priority, then available_at,
-//     then id; a claim locks only the rows it takes.
+//     then id; the items of one enqueue are claimed in the order given,
+//     also across the statements of a large enqueue, whatever their keys;
+//     a claim locks only the rows it takes.
 //   - Fencing: a holder whose claim was reaped and taken over changes
 //     nothing (Complete, Fail, Release, Extend and Fence all refuse); what
 //     a fence writes, the caller's own statements included, commits with
 //     it or not at all, also when its context ends half way; completing
-//     again with the same claim is harmless.
+//     again with the same claim is harmless; held == false means the
+//     fenced claim's own loss only.
 //   - Recovery: an owner that stops heartbeating is reaped, its claims
 //     released as crashes (not attempts) and a poison item dead-lettered; a
 //     lease that runs out under a live owner is a timeout; concurrent
 //     reapers release each claim once; heartbeats extend leases.
 //   - Database clock: only the database's clock gates visibility.
 //   - Fan-out and fan-in: a dispatch resumes from its saved cursor without
-//     duplicates; every child's end counts once at its barrier under
-//     concurrent completions, failures, cancellations and crashes; a
-//     barrier fires exactly once, at the seal if its children finished
-//     first, and nested barriers fire in order; the FailBarrier policy
-//     carries a failure upwards; joins read results by keyset pages.
+//     duplicates; callers' keys cannot take a child's place (the form
+//     reserved for children's keys is refused, and a row holding a child's
+//     key that is not the child fails the dispatch); every child's end
+//     counts once at its barrier under concurrent completions, failures,
+//     cancellations and crashes; a barrier fires exactly once, at the seal
+//     if its children finished first, and nested barriers fire in order; a
+//     parent's barrier fires only after the parent and its own sub-fan-in
+//     have both finished, on success and on failure, whichever ends last;
+//     the FailBarrier policy carries a failure upwards; joins read results
+//     by keyset pages.
 //   - Enqueue idempotency keys (also under concurrency and past one
 //     statement's bind limit), the outbox (EnqueueTx), Cancel and Revive.
 //   - Bad input is refused with the documented sentinel error and changes
-//     nothing; concurrent start-ups that migrate do not collide;
-//     transient errors under contention are retried, not returned.
+//     nothing, and what one database would refuse is refused on all:
+//     integers beyond the 32-bit columns, JSON that PostgreSQL's jsonb
+//     cannot store (NUL, lone surrogate escapes, numbers outside numeric's
+//     range), text that is not UTF-8 or holds NUL (cursors, names, hosts),
+//     with the values at the edges stored everywhere; concurrent start-ups
+//     that migrate do not collide; transient errors under contention are
+//     retried, not returned.
 //
 // # How it works
 //

@@ -587,9 +587,9 @@ func testFanInNested(e *env) {
 	e.wantCounts("nest-gjoin", map[core.State]int64{core.StateAvailable: 1})
 
 	e.run("TwoBarriersOneParent", func(e *env) {
-		// A parent that fans out twice hands its membership to the first
-		// join; the second join then reports to the same barrier, which
-		// waits for both.
+		// A parent that fans out twice, in fences of their own, stays a
+		// member of its barrier, and both joins join it too: it waits for
+		// all three.
 		e.enqueueOne(e.s, core.ItemSpec{Queue: "two-g"})
 		o := e.owner(e.s)
 		gb := e.fanOut(e.s, e.claimOne(e.s, o, "two-g"), core.BarrierSpec{Name: "g", Join: core.JoinSpec{Queue: "two-gjoin"}}, kids("two-p", "p", 1))
@@ -611,16 +611,16 @@ func testFanInNested(e *env) {
 			}
 		}
 		e.complete(e.s, pc, "")
-		if b := e.barrier(gb.ID); b.Expected != 2 || b.Arrived != 0 {
-			e.t.Fatalf("grandparent barrier after two fan-outs of its child: expected %d, arrived %d; want 2, 0", b.Expected, b.Arrived)
+		if b := e.barrier(gb.ID); b.Expected != 3 || b.Arrived != 1 {
+			e.t.Fatalf("grandparent barrier after two fan-outs of its child and its completion: expected %d, arrived %d; want 3, 1", b.Expected, b.Arrived)
 		}
 		for _, c := range e.claimAll(e.s, o, "two-k", 4) {
 			e.complete(e.s, c, "")
 		}
 		for k := 1; k <= 2; k++ {
 			e.complete(e.s, e.claimOne(e.s, o, "two-pjoin"), "")
-			if b := e.barrier(gb.ID); b.Arrived != int64(k) || b.Fired() != (k == 2) {
-				e.t.Fatalf("after %d of 2 joins: arrived %d, fired %v; want %d, fired only after both", k, b.Arrived, b.Fired(), k)
+			if b := e.barrier(gb.ID); b.Arrived != int64(k+1) || b.Fired() != (k == 2) {
+				e.t.Fatalf("after %d of 2 joins: arrived %d, fired %v; want %d, fired only after both", k, b.Arrived, b.Fired(), k+1)
 			}
 		}
 		if n := e.joinsOf(gb.ID); n != 1 {

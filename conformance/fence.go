@@ -3,6 +3,7 @@ package conformance
 import (
 	"context"
 	"errors"
+	"fmt"
 	"slices"
 	"sync"
 	"time"
@@ -363,5 +364,48 @@ func testFenceHoldsClaim(e *env) {
 	}
 	if n := e.sideCount(table); n != 1 {
 		e.t.Errorf("%d effects, want 1", n)
+	}
+}
+
+// Guarantee 2: held == false reports the fenced claim's own loss only.
+// When fn fails with an error that wraps ErrClaimLost about another item
+// (a stale claim of its own bookkeeping, say), the fence returns that
+// error with held == true, and fn's writes are rolled back.
+func testFenceOnlyOwnLossNotHeld(e *env) {
+	const queue = "ownloss"
+	e.enqueueOne(e.s, core.ItemSpec{Queue: queue})
+	e.enqueueOne(e.s, core.ItemSpec{Queue: queue})
+	o := e.owner(e.s)
+	cs := e.claimAll(e.s, o, queue, 2)
+	a, other := cs[0], cs[1]
+	if err := e.s.Cancel(e.ctx, other.ID); err != nil {
+		e.t.Fatal(err)
+	}
+	otherLost := e.s.Complete(e.ctx, other, nil)
+	if !errors.Is(otherLost, core.ErrClaimLost) {
+		e.t.Fatalf("Complete of a cancelled item's claim = %v, want ErrClaimLost", otherLost)
+	}
+	held, err := e.s.Fence(e.ctx, a, func(ctx context.Context, f *core.Fenced) error {
+		if _, err := f.Enqueue(ctx, core.ItemSpec{Queue: queue + "-side"}); err != nil {
+			return err
+		}
+		return fmt.Errorf("bookkeeping of %s: %w", other.ID, otherLost)
+	})
+	if !held || !errors.Is(err, core.ErrClaimLost) {
+		e.t.Errorf("fence whose fn failed with another item's lost claim = held %v, %v; want held, that error", held, err)
+	}
+	if n := e.total(queue + "-side"); n != 0 {
+		e.t.Errorf("the failed fence's enqueue committed (%d items)", n)
+	}
+	if it := e.get(a.ID); it.State != core.StateClaimed || it.ClaimToken != a.Token {
+		e.t.Errorf("fenced item after the failed fence: %s, token %s; want still claimed by %s", it.State, it.ClaimToken, a.Token)
+	}
+	// Its own loss is still held == false, nil.
+	if err := e.s.Cancel(e.ctx, a.ID); err != nil {
+		e.t.Fatal(err)
+	}
+	held, err = e.s.Fence(e.ctx, a, func(context.Context, *core.Fenced) error { return errors.New("must not run") })
+	if held || err != nil {
+		e.t.Errorf("fence on its own cancelled claim = held %v, %v; want not held, no error", held, err)
 	}
 }

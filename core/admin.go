@@ -6,6 +6,7 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/plenumdb/plenum/dialect"
+	"github.com/plenumdb/plenum/migrations"
 )
 
 // Get returns the item with the given id, or ErrNotFound.
@@ -84,6 +85,9 @@ func (s *Store) lockItem(ctx context.Context, tx dialect.Querier, id uuid.UUID) 
 // Counts returns how many items of queue are in each state ("" counts all
 // queues).
 func (s *Store) Counts(ctx context.Context, queue string) (map[State]int64, error) {
+	if err := validName("queue", queue, migrations.MaxQueueLen, false); err != nil {
+		return nil, err
+	}
 	q, args := "SELECT state, COUNT(*) FROM {items} GROUP BY state", []any(nil)
 	if queue != "" {
 		q, args = "SELECT state, COUNT(*) FROM {items} WHERE queue = ? GROUP BY state", []any{queue}

@@ -57,8 +57,8 @@ type Barrier struct {
 	ID      uuid.UUID
 	OwnerID uuid.UUID
 	Name    string
-	// ParentBarrierID is the barrier the join reports to; set at sealing,
-	// when the owner hands its own membership over to the join.
+	// ParentBarrierID is the barrier the join reports to: the owner's own
+	// barrier, set at sealing (see Fenced.Seal).
 	ParentBarrierID uuid.UUID
 	// Expected counts the children really inserted; Arrived those
 	// completed; Failed those dead or cancelled.
@@ -134,7 +134,7 @@ func (f *Fenced) OpenBarrier(ctx context.Context, spec BarrierSpec) (Barrier, er
 	id := uuid.Must(uuid.NewV7())
 	stmt := s.d.InsertIgnore(s.names.Barriers,
 		[]string{"id", "owner_id", "name", "expected", "arrived", "failed", "sealed", "join_queue", "join_kind", "join_payload", "join_priority", "join_max_attempts", "on_child_failure", "created_at"},
-		s.expand.Replace("?, ?, ?, 0, 0, 0, ?, ?, ?, {json}, ?, ?, ?, {now}"), 1, []string{"owner_id", "name"})
+		s.expand.Replace("?, ?, ?, 0, 0, 0, ?, ?, ?, {json?}, ?, ?, ?, {now}"), 1, []string{"owner_id", "name"})
 	if _, err := f.tx.ExecContext(ctx, stmt, s.d.UUID(id), s.d.UUID(f.c.ID), spec.Name, s.d.Bool(false),
 		j.Queue, j.Kind, s.jsonArg(j.Payload), j.Priority, j.MaxAttempts, string(spec.OnChildFailure)); err != nil {
 		return Barrier{}, err
@@ -152,7 +152,8 @@ type AddChildrenParams struct {
 	Barrier uuid.UUID
 	// From is the dispatch cursor the batch starts at: the barrier's saved
 	// cursor must equal it, or ErrCursorMoved is returned and nothing is
-	// added. To is the cursor saved with the batch.
+	// added. To is the cursor saved with the batch. Both are text: valid
+	// UTF-8 without NUL bytes, at most MaxCursorBytes.
 	From, To string
 	Children []ChildSpec
 }
@@ -164,6 +165,12 @@ type AddChildrenParams struct {
 // children were new.
 func (f *Fenced) AddChildren(ctx context.Context, p AddChildrenParams) (int, error) {
 	s := f.s
+	if err := validText("From", p.From, MaxCursorBytes); err != nil {
+		return 0, err
+	}
+	if err := validText("To", p.To, MaxCursorBytes); err != nil {
+		return 0, err
+	}
 	specs := make([]ItemSpec, len(p.Children))
 	seen := make(map[string]bool, len(p.Children))
 	for i, c := range p.Children {
@@ -216,14 +223,33 @@ func (f *Fenced) AddChildren(ctx context.Context, p AddChildrenParams) (int, err
 	return inserted, err
 }
 
-// Seal ends the barrier's dispatch: no child can be added after it. The
-// fenced item hands its own membership of a barrier over to the barrier's
-// join item, so that it does not itself arrive there: nested fan-ins fire in
-// order. Sealing tries to fire the barrier (one whose children all finished
-// before the seal, or that has none, fires here) and reports whether it
-// fired. Sealing a sealed barrier does nothing.
+// Seal ends the barrier's dispatch: no child can be added after it. It
+// tries to fire the barrier (one whose children all finished before the
+// seal, or that has none, fires here) and reports whether it fired.
+// Sealing a sealed barrier does nothing.
+//
+// The barrier's join reports where the fenced item reports (its own
+// barrier, B1): B1 then expects one more arrival, the join's. The fenced
+// item stays a member of B1 too, and its own end (completed, dead or
+// cancelled) counts there, unless it completes in this same transaction
+// (Fenced.Complete after Seal, as Expand does with CompleteParent): then
+// the join takes the item's place at B1 instead. Either way B1 fires only
+// after both the item and the join have finished, so the join of B1 never
+// runs before the item and its own fan-in are done, and never misses the
+// item's failure. Seal after Complete in the same fence is refused: the
+// item's arrival could already have fired B1.
 func (f *Fenced) Seal(ctx context.Context, barrier uuid.UUID) (fired bool, err error) {
+	return f.seal(ctx, barrier, false)
+}
+
+// seal is Seal; completing says the caller completes the item right after,
+// in this transaction (Expand with CompleteParent), so the join takes the
+// item's place at once: no count moves at the barrier above.
+func (f *Fenced) seal(ctx context.Context, barrier uuid.UUID, completing bool) (fired bool, err error) {
 	s := f.s
+	if f.completed {
+		return false, invalid("Seal", "the fenced item was already completed in this fence: seal before completing, so that the barrier's join reports where the item did")
+	}
 	var sealed bool
 	err = f.tx.QueryRowContext(ctx, s.sql("SELECT sealed FROM {barriers} WHERE id = ? AND owner_id = ?{lock}"),
 		s.d.UUID(barrier), s.d.UUID(f.c.ID)).Scan(&sealed)
@@ -237,26 +263,39 @@ func (f *Fenced) Seal(ctx context.Context, barrier uuid.UUID) (fired bool, err e
 	if err := f.tx.QueryRowContext(ctx, s.sql("SELECT barrier_id FROM {items} WHERE id = ?"), s.d.UUID(f.c.ID)).Scan(&own); err != nil {
 		return false, err
 	}
-	parent := own.UUID
+	above := own.UUID
 	if !own.Valid {
 		// The item already handed its membership to an earlier barrier's
-		// join. This barrier's join reports to the same place, which then
-		// expects one more arrival (unless it already fired).
+		// join (tables written before the item stayed a member): this join
+		// reports to the same place.
 		var earlier uuid.NullUUID
 		err := f.tx.QueryRowContext(ctx, s.sql("SELECT parent_barrier_id FROM {barriers} WHERE owner_id = ? AND parent_barrier_id IS NOT NULL"+s.d.Limit(1)),
 			s.d.UUID(f.c.ID)).Scan(&earlier)
 		if err != nil && !dialect.IsNoRows(err) {
 			return false, err
 		}
-		if earlier.Valid {
-			res, err := f.tx.ExecContext(ctx, s.sql("UPDATE {barriers} SET expected = expected + 1 WHERE id = ? AND fired_at IS NULL"), s.d.UUID(earlier.UUID))
-			if err != nil {
-				return false, err
-			}
-			if n, err := res.RowsAffected(); err != nil {
-				return false, err
-			} else if n == 1 {
-				parent = earlier.UUID
+		above = earlier.UUID
+	}
+	parent := uuid.Nil
+	if own.Valid && completing {
+		// The join takes the item's place, and the item leaves.
+		parent = own.UUID
+		if _, err := f.tx.ExecContext(ctx, s.sql("UPDATE {items} SET barrier_id = NULL WHERE id = ?"), s.d.UUID(f.c.ID)); err != nil {
+			return false, err
+		}
+	} else if above != uuid.Nil {
+		// The join is one more arrival there (unless it already fired,
+		// which a member that has not finished keeps from happening).
+		res, err := f.tx.ExecContext(ctx, s.sql("UPDATE {barriers} SET expected = expected + 1 WHERE id = ? AND fired_at IS NULL"), s.d.UUID(above))
+		if err != nil {
+			return false, err
+		}
+		if n, err := res.RowsAffected(); err != nil {
+			return false, err
+		} else if n == 1 {
+			parent = above
+			if own.Valid {
+				f.handover = above
 			}
 		}
 	}
@@ -264,13 +303,21 @@ func (f *Fenced) Seal(ctx context.Context, barrier uuid.UUID) (fired bool, err e
 		s.d.Bool(true), nullUUID(s.d, parent), s.d.UUID(barrier)); err != nil {
 		return false, err
 	}
-	if own.Valid {
-		if _, err := f.tx.ExecContext(ctx, s.sql("UPDATE {items} SET barrier_id = NULL WHERE id = ?"), s.d.UUID(f.c.ID)); err != nil {
-			return false, err
-		}
-		f.h.barrier = uuid.Nil
-	}
 	return s.tryFire(ctx, f.tx, barrier)
+}
+
+// handOver gives the fenced item's place at its barrier to the join of a
+// barrier it sealed in this transaction, just before the item completes:
+// the item leaves the barrier and the expected count it held goes to the
+// join, which Seal already added. The item's completion then counts
+// nowhere, and the barrier above fires when the join arrives.
+func (f *Fenced) handOver(ctx context.Context) error {
+	s := f.s
+	if _, err := f.tx.ExecContext(ctx, s.sql("UPDATE {items} SET barrier_id = NULL WHERE id = ?"), s.d.UUID(f.c.ID)); err != nil {
+		return err
+	}
+	_, err := f.tx.ExecContext(ctx, s.sql("UPDATE {barriers} SET expected = expected - 1 WHERE id = ?"), s.d.UUID(f.handover))
+	return err
 }
 
 // arrival is one barrier's share of the terminal transitions of one
@@ -366,14 +413,14 @@ func (s *Store) fireOnce(ctx context.Context, tx dialect.Querier, barrier uuid.U
 	cols := "id, queue, kind, payload, priority, state, available_at, attempt, max_attempts, crash_count, barrier_id, join_barrier_id, created_at"
 	args := []any{s.d.UUID(joinID), queue, kind.String, s.jsonArg(json.RawMessage(payload)), priority, maxAtt, nullUUID(s.d, parent.UUID), s.d.UUID(barrier)}
 	if FailurePolicy(policy) == FailBarrier && failed > 0 {
-		stmt := "INSERT INTO {items} (" + cols + ", last_error, finished_at) VALUES (?, ?, ?, {json}, ?, 'dead', {now}, 0, ?, 0, ?, ?, {now}, ?, {now})"
+		stmt := "INSERT INTO {items} (" + cols + ", last_error, finished_at) VALUES (?, ?, ?, {json?}, ?, 'dead', {now}, 0, ?, 0, ?, ?, {now}, ?, {now})"
 		args = append(args, fmt.Sprintf("barrier failed: %d children failed", failed))
 		if _, err := tx.ExecContext(ctx, s.sql(stmt), args...); err != nil {
 			return arrival{}, false, err
 		}
 		return arrival{barrier: parent.UUID, failed: 1}, true, nil
 	}
-	stmt := "INSERT INTO {items} (" + cols + ") VALUES (?, ?, ?, {json}, ?, 'available', {now}, 0, ?, 0, ?, ?, {now})"
+	stmt := "INSERT INTO {items} (" + cols + ") VALUES (?, ?, ?, {json?}, ?, 'available', {now}, 0, ?, 0, ?, ?, {now})"
 	if _, err := tx.ExecContext(ctx, s.sql(stmt), args...); err != nil {
 		return arrival{}, false, err
 	}
@@ -417,7 +464,7 @@ func (s *Store) UnfiredBarriers(ctx context.Context, p UnfiredBarriersParams) ([
 	if p.Limit < 1 || p.Limit > 10000 {
 		return nil, invalid("Limit", "%d is outside [1, 10000]", p.Limit)
 	}
-	rows, err := s.db.QueryContext(ctx, s.sql("SELECT "+barrierColumns+" FROM {barriers} WHERE fired_at IS NULL AND created_at <= {now+} ORDER BY created_at, id"+s.d.Limit(p.Limit)),
+	rows, err := s.db.QueryContext(ctx, s.sql("SELECT "+barrierColumns+" FROM {barriers} WHERE fired_at IS NULL AND created_at <= {now+?} ORDER BY created_at, id"+s.d.Limit(p.Limit)),
 		-micros(p.OlderThan))
 	if err != nil {
 		return nil, wrapDBError("unfired barriers", err)

@@ -1,7 +1,6 @@
 package core
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -26,16 +25,20 @@ type ItemSpec struct {
 	// strings: PostgreSQL's jsonb cannot store one, and a payload is
 	// refused alike on every database. Results follow the same rules.
 	Payload json.RawMessage
-	// Priority: lower numbers are claimed first. Default 0.
+	// Priority: lower numbers are claimed first. Default 0; within
+	// ±MaxPriority.
 	Priority int
 	// Delay postpones the first claim, counted on the database clock.
 	Delay time.Duration
 	// MaxAttempts bounds the claims that may fail before the item is dead.
-	// Default Options.DefaultMaxAttempts.
+	// Default (0) Options.DefaultMaxAttempts; at most MaxAttemptsCeiling.
 	MaxAttempts int
 	// Key, when not empty, makes the enqueue idempotent: an item with the
 	// same Queue and Key that already exists is returned instead of a new
-	// one. Up to 200 characters.
+	// one. Up to 200 characters. Keys that begin with a UUID in its
+	// 36-character text form and a slash ("0190…-…/x") are reserved for the
+	// stored keys of barriers' children and refused, so that no caller's
+	// key can take a child's place.
 	Key string
 }
 
@@ -83,8 +86,12 @@ func (s *Store) validateSpecs(specs []ItemSpec) error {
 		return invalid("specs", "nothing to enqueue")
 	}
 	for i := range specs {
-		if err := s.validateSpec(&specs[i], fmt.Sprintf("specs[%d].", i)); err != nil {
+		at := fmt.Sprintf("specs[%d].", i)
+		if err := s.validateSpec(&specs[i], at); err != nil {
 			return err
+		}
+		if reservedKey(specs[i].Key) {
+			return invalid(at+"Key", "%q begins with a UUID and a slash, the form reserved for the keys of barriers' children", specs[i].Key)
 		}
 	}
 	return nil
@@ -106,11 +113,31 @@ func (s *Store) validateSpec(sp *ItemSpec, at string) error {
 	if sp.Delay < 0 || sp.Delay > MaxDelay {
 		return invalid(at+"Delay", "%v is outside [0, %v]", sp.Delay, MaxDelay)
 	}
-	if sp.MaxAttempts < 0 {
-		return invalid(at+"MaxAttempts", "%d is negative", sp.MaxAttempts)
+	if sp.MaxAttempts < 0 || sp.MaxAttempts > MaxAttemptsCeiling {
+		return invalid(at+"MaxAttempts", "%d is outside [0, %d] (0 for the store's default)", sp.MaxAttempts, MaxAttemptsCeiling)
 	}
-	if sp.Priority < -1<<30 || sp.Priority > 1<<30 {
-		return invalid(at+"Priority", "%d is outside ±2^30", sp.Priority)
+	if sp.Priority < -MaxPriority || sp.Priority > MaxPriority {
+		return invalid(at+"Priority", "%d is outside ±%d", sp.Priority, MaxPriority)
+	}
+	return nil
+}
+
+// MaxCursorBytes bounds a dispatch cursor (ChildPage.Next,
+// AddChildrenParams.From and To).
+const MaxCursorBytes = 64 << 10
+
+// validText refuses text that some database cannot store in a text
+// column: invalid UTF-8 (PostgreSQL 22021, MySQL 1366), the NUL byte
+// (PostgreSQL 22021), or more than max bytes. SQLite would store all of
+// it; it is refused there too, so that what one database refuses, all do.
+func validText(field, v string, max int) error {
+	switch {
+	case len(v) > max:
+		return invalid(field, "%d bytes is over the limit of %d", len(v), max)
+	case !utf8.ValidString(v):
+		return invalid(field, "is not valid UTF-8")
+	case strings.IndexByte(v, 0) >= 0:
+		return invalid(field, "contains a NUL byte")
 	}
 	return nil
 }
@@ -129,50 +156,6 @@ func validName(field, v string, max int, required bool) error {
 	return nil
 }
 
-func (s *Store) validJSON(field string, b json.RawMessage) error {
-	if b == nil {
-		return nil
-	}
-	if len(b) > s.opts.MaxPayloadBytes {
-		return invalid(field, "%d bytes is over the limit of %d (Options.MaxPayloadBytes)", len(b), s.opts.MaxPayloadBytes)
-	}
-	if !json.Valid(b) {
-		return invalid(field, "is not valid JSON")
-	}
-	// json.Valid lets invalid UTF-8 inside strings through; databases with
-	// a checked character set refuse it.
-	if !utf8.Valid(b) {
-		return invalid(field, "is not valid UTF-8")
-	}
-	if escapesNUL(b) {
-		return invalid(field, `holds the NUL character (\u0000), which PostgreSQL's jsonb cannot store; it is refused on every database so that a payload means the same everywhere`)
-	}
-	return nil
-}
-
-// escapesNUL reports whether the valid JSON document b holds the escape
-// \u0000 in a string. Raw control characters are not valid JSON, so the
-// escape is the only way in. A backslash is an escape's own when an odd
-// number of backslashes runs up to it: in \\u0000 the first escapes the
-// second, and u0000 is plain text.
-func escapesNUL(b []byte) bool {
-	for i := 0; ; {
-		j := bytes.Index(b[i:], []byte(`\u0000`))
-		if j < 0 {
-			return false
-		}
-		at := i + j
-		run := 1
-		for k := at - 1; k >= 0 && b[k] == '\\'; k-- {
-			run++
-		}
-		if run%2 == 1 {
-			return true
-		}
-		i = at + 1
-	}
-}
-
 // insertColumns and insertRow are the shape of every new item: enqueued
 // items and a barrier's children alike.
 var insertColumns = []string{"id", "queue", "kind", "unique_key", "payload", "priority", "state", "available_at",
@@ -183,8 +166,8 @@ const (
 	// delay. Keeping the arithmetic out of rows that need none matters:
 	// SQLite's prepare time grows with the square of the number of distinct
 	// per-row expressions, so a batch is all of one kind.
-	insertRowNow   = "?, ?, ?, ?, {json}, ?, 'available', {now}, 0, ?, 0, ?, {now}"
-	insertRowLater = "?, ?, ?, ?, {json}, ?, 'available', {now+}, 0, ?, 0, ?, {now}"
+	insertRowNow   = "?, ?, ?, ?, {json?}, ?, 'available', {now}, 0, ?, 0, ?, {now}"
+	insertRowLater = "?, ?, ?, ?, {json?}, ?, 'available', {now+?}, 0, ?, 0, ?, {now}"
 	argsPerInsert  = 9
 	rowOverhead    = 256 // bytes per row besides its payload, for packet limits
 	// maxInsertRows caps the rows of one INSERT: past a few hundred rows a
@@ -198,23 +181,28 @@ const (
 // scoped by it. Statements: one per batch, plus one lookup per batch in
 // which some keyed row already existed.
 //
-// Ids are made in the caller's order, so that items of one call with the
-// same priority and available time are claimed in that order; rows are
-// bound in key order, so that two transactions inserting overlapping keys
-// take the unique index's locks in the same order instead of deadlocking
-// (InnoDB's ON DUPLICATE KEY locks each key it meets).
+// Ids are made in the caller's order, and rows are split into statements
+// in the caller's order (rows available at once first, then delayed ones),
+// so that items of one call with the same priority and delay are claimed in
+// that order: each statement stamps its own {now}, which never runs behind
+// an earlier statement's, and within one statement the ids decide. Inside
+// a statement the rows are bound in key order, so that two transactions
+// inserting overlapping keys take the unique index's locks in the same
+// order instead of deadlocking (InnoDB's ON DUPLICATE KEY locks each key it
+// meets); a deadlock across statements is retried like any other.
 func (s *Store) insertItems(ctx context.Context, q dialect.Querier, specs []ItemSpec, barrier uuid.UUID, keyScope string) ([]Enqueued, error) {
 	out := make([]Enqueued, len(specs))
 	for i := range out {
 		out[i].ID = uuid.Must(uuid.NewV7())
 	}
-	order := keyOrder(specs)
+	order := delayOrder(specs)
 	sorted := make([]ItemSpec, len(specs))
 	for i, j := range order {
 		sorted[i] = specs[j]
 	}
 	for start := 0; start < len(sorted); {
 		end := s.batchEnd(sorted, start)
+		sortByKey(sorted[start:end], order[start:end])
 		batch := sorted[start:end]
 		ids := make([]uuid.UUID, len(batch))
 		args := make([]any, 0, len(batch)*argsPerInsert)
@@ -249,7 +237,7 @@ func (s *Store) insertItems(ctx context.Context, q dialect.Querier, specs []Item
 			return nil, err
 		}
 		if int(inserted) < len(batch) {
-			existing, err := s.resolveExisting(ctx, q, batch, ids, keyScope)
+			existing, err := s.resolveExisting(ctx, q, batch, ids, barrier, keyScope)
 			if err != nil {
 				return nil, err
 			}
@@ -264,28 +252,45 @@ func (s *Store) insertItems(ctx context.Context, q dialect.Querier, specs []Item
 	return out, nil
 }
 
-// keyOrder returns the indexes of specs sorted by queue and key, with rows
-// that are not delayed first (a batch holds rows of one kind) and keyless
-// rows in the caller's order.
-func keyOrder(specs []ItemSpec) []int {
+// delayOrder returns the indexes of specs with the rows that are not
+// delayed first (a batch holds rows of one kind), each kind in the
+// caller's order.
+func delayOrder(specs []ItemSpec) []int {
 	order := make([]int, len(specs))
 	for i := range order {
 		order[i] = i
 	}
 	slices.SortStableFunc(order, func(a, b int) int {
-		x, y := &specs[a], &specs[b]
-		if dx, dy := x.Delay > 0, y.Delay > 0; dx != dy {
-			if dy {
+		if da, db := specs[a].Delay > 0, specs[b].Delay > 0; da != db {
+			if db {
 				return -1
 			}
 			return 1
 		}
+		return 0
+	})
+	return order
+}
+
+// sortByKey sorts one statement's rows by queue and key, keyless rows in
+// the caller's order, and order (the rows' positions in the caller's
+// slice) along with them.
+func sortByKey(batch []ItemSpec, order []int) {
+	perm := make([]int, len(batch))
+	for i := range perm {
+		perm[i] = i
+	}
+	slices.SortStableFunc(perm, func(a, b int) int {
+		x, y := &batch[a], &batch[b]
 		if c := strings.Compare(x.Queue, y.Queue); c != 0 {
 			return c
 		}
 		return strings.Compare(x.Key, y.Key)
 	})
-	return order
+	specs, idx := slices.Clone(batch), slices.Clone(order)
+	for i, p := range perm {
+		batch[i], order[i] = specs[p], idx[p]
+	}
 }
 
 // batchEnd returns the end of the batch that starts at start: rows of one
@@ -311,8 +316,10 @@ func (s *Store) batchEnd(specs []ItemSpec, start int) int {
 
 // resolveExisting finds, for each keyed spec of a batch in which not every
 // row was inserted, the item that holds its key: the result at i has
-// Existed set when that is not the row with ids[i].
-func (s *Store) resolveExisting(ctx context.Context, q dialect.Querier, batch []ItemSpec, ids []uuid.UUID, keyScope string) ([]Enqueued, error) {
+// Existed set when that is not the row with ids[i]. For a barrier's
+// children, a row holding the key that is not a child of the barrier is
+// ErrKeyConflict: a child is never silently taken for another item.
+func (s *Store) resolveExisting(ctx context.Context, q dialect.Querier, batch []ItemSpec, ids []uuid.UUID, barrier uuid.UUID, keyScope string) ([]Enqueued, error) {
 	byQueue := map[string][]string{}
 	for _, sp := range batch {
 		if sp.Key != "" {
@@ -327,16 +334,28 @@ func (s *Store) resolveExisting(ctx context.Context, q dialect.Querier, batch []
 			for _, k := range chunk {
 				args = append(args, k)
 			}
-			rows, err := q.QueryContext(ctx, s.sql("SELECT id, unique_key FROM {items} WHERE queue = ? AND unique_key IN ("+dialect.Placeholders(len(chunk))+")"), args...)
+			// A child's row is its barrier's own when it reports there, or
+			// when it expanded and handed its membership to its own join.
+			own, ownArgs := "1", []any(nil)
+			if barrier != uuid.Nil {
+				own = "CASE WHEN barrier_id = ? OR EXISTS (SELECT 1 FROM {barriers} b WHERE b.owner_id = {items}.id AND b.parent_barrier_id = ?) THEN 1 ELSE 0 END"
+				ownArgs = []any{s.d.UUID(barrier), s.d.UUID(barrier)}
+			}
+			rows, err := q.QueryContext(ctx, s.sql("SELECT id, unique_key, "+own+" FROM {items} WHERE queue = ? AND unique_key IN ("+dialect.Placeholders(len(chunk))+")"), append(ownArgs, args...)...)
 			if err != nil {
 				return nil, err
 			}
 			for rows.Next() {
 				var id uuid.UUID
 				var key string
-				if err := rows.Scan(&id, &key); err != nil {
+				var mine int
+				if err := rows.Scan(&id, &key, &mine); err != nil {
 					rows.Close()
 					return nil, err
+				}
+				if mine != 1 {
+					rows.Close()
+					return nil, fmt.Errorf("plenum: child key %q of barrier %s in queue %q is held by item %s, which is not a child of that barrier: %w", key, barrier, queue, id, ErrKeyConflict)
 				}
 				found[[2]string{queue, key}] = id
 			}

@@ -9,7 +9,9 @@ import (
 // ChildPage is one batch of children from an ExpandParams.Next source.
 type ChildPage struct {
 	Children []ChildSpec
-	// Next is the cursor after this page, saved with it.
+	// Next is the cursor after this page, saved with it: valid UTF-8
+	// without NUL bytes, at most MaxCursorBytes (a source that needs bytes
+	// can encode them, e.g. in base64).
 	Next string
 	// Done is set on the last page; the barrier is sealed with it.
 	Done bool
@@ -24,7 +26,10 @@ type ExpandParams struct {
 	// last saved cursor, and keys make a repeated page harmless.
 	Next func(ctx context.Context, cursor string) (ChildPage, error)
 	// CompleteParent completes the parent item, with Result, in the
-	// transaction that seals the barrier.
+	// transaction that seals the barrier: the barrier's join then takes
+	// the parent's place at the barrier the parent reports to. Without
+	// it the parent stays a member there, and that barrier waits for the
+	// parent and the join both (see Fenced.Seal).
 	CompleteParent bool
 	Result         json.RawMessage
 }
@@ -78,6 +83,9 @@ func (s *Store) Expand(ctx context.Context, c Claim, p ExpandParams) (ExpandResu
 		if err != nil {
 			return r, fmt.Errorf("plenum: expand %s: source at cursor %q: %w", c.ID, cursor, err)
 		}
+		if err := validText("ChildPage.Next", page.Next, MaxCursorBytes); err != nil {
+			return r, err
+		}
 		var inserted int
 		var fired bool
 		held, err := s.Fence(ctx, c, func(ctx context.Context, f *Fenced) error {
@@ -86,7 +94,7 @@ func (s *Store) Expand(ctx context.Context, c Claim, p ExpandParams) (ExpandResu
 			if err != nil || !page.Done {
 				return err
 			}
-			if fired, err = f.Seal(ctx, r.Barrier.ID); err != nil {
+			if fired, err = f.seal(ctx, r.Barrier.ID, p.CompleteParent); err != nil {
 				return err
 			}
 			if p.CompleteParent {

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/google/uuid"
 	"github.com/plenumdb/plenum/dialect"
 )
 
@@ -14,6 +15,8 @@ import (
 // is still the item's claim. It returns held == false, and no error, when
 // the claim was lost: the expected outcome of a race (the item was reaped
 // and claimed again, or cancelled), not a failure, and nothing was done.
+// Only c's own loss is reported that way: an error of fn's that wraps
+// ErrClaimLost about another item is returned, with held == true.
 //
 // fn gets a handle bound to the transaction: complete the item, enqueue,
 // open barriers and add children, and run the caller's own statements
@@ -41,14 +44,23 @@ func (s *Store) Fence(ctx context.Context, c Claim, fn func(ctx context.Context,
 	if err := validClaim("Claim", c); err != nil {
 		return false, err
 	}
+	// lost is the last attempt's own loss: the fenced claim's, found by
+	// the fence's check or by the handle's Complete. A claim lost that fn
+	// reports about any other item is fn's error like any other.
+	var lost bool
 	err = s.inTx(ctx, "fence", func(tx dialect.Tx) error {
+		lost = false
 		h, err := s.lockClaim(ctx, tx, c)
 		if err != nil {
+			lost = errors.Is(err, ErrClaimLost)
 			return err
 		}
-		return fn(ctx, &Fenced{s: s, tx: tx, c: c, h: h})
+		f := &Fenced{s: s, tx: tx, c: c, h: h}
+		err = fn(ctx, f)
+		lost = err != nil && f.lost
+		return err
 	})
-	if errors.Is(err, ErrClaimLost) {
+	if lost {
 		return false, nil
 	}
 	return true, err
@@ -63,6 +75,12 @@ type Fenced struct {
 	h  held
 	// completed is set once the item was completed through this handle.
 	completed bool
+	// lost is set when Complete found the fenced claim lost.
+	lost bool
+	// handover is the item's own barrier, once a Seal in this transaction
+	// made the sealed barrier's join report there: completing the item
+	// in the same transaction hands its place over to the join.
+	handover uuid.UUID
 }
 
 // Claim returns the claim the fence holds.
@@ -95,14 +113,26 @@ func (f *Fenced) Complete(ctx context.Context, result json.RawMessage) error {
 	if err := f.s.validJSON("result", result); err != nil {
 		return err
 	}
+	if f.handover != uuid.Nil {
+		if err := f.handOver(ctx); err != nil {
+			return err
+		}
+	}
 	lost, err := f.s.complete(ctx, f.tx, []Completion{{Claim: f.c, Result: result}})
 	if err != nil {
 		return err
 	}
 	if len(lost) > 0 {
+		f.lost = true
 		return fmt.Errorf("plenum: complete %s: %w", f.c.ID, ErrClaimLost)
 	}
 	f.completed = true
+	if f.handover != uuid.Nil {
+		// A join the seal fired dead may already have counted there.
+		if _, err := f.s.tryFire(ctx, f.tx, f.handover); err != nil {
+			return err
+		}
+	}
 	return nil
 }
 

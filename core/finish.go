@@ -168,12 +168,12 @@ func (s *Store) completeGroup(ctx context.Context, tx dialect.Querier, token uui
 	var args []any
 	set.WriteString("state = 'completed', finished_at = {now}, lease_expires_at = NULL, result = ")
 	if sameResult(group) {
-		set.WriteString("{json}")
+		set.WriteString("{json?}")
 		args = append(args, s.jsonArg(group[0].Result))
 	} else {
 		set.WriteString("CASE id")
 		for _, c := range group {
-			set.WriteString(" WHEN ? THEN {json}")
+			set.WriteString(" WHEN ? THEN {json?}")
 			args = append(args, s.d.UUID(c.Claim.ID), s.jsonArg(c.Result))
 		}
 		set.WriteString(" END")
@@ -301,9 +301,9 @@ func (s *Store) fail(ctx context.Context, tx dialect.Querier, c Claim, p FailPar
 	}
 	delay := p.RetryIn
 	if delay == 0 {
-		delay = s.opts.Backoff(h.attempt)
+		delay = s.opts.backoff(h.attempt)
 	}
-	_, err = tx.ExecContext(ctx, s.sql("UPDATE {items} SET state = 'available', available_at = {now+}, lease_expires_at = NULL, last_error = ? WHERE id = ?"),
+	_, err = tx.ExecContext(ctx, s.sql("UPDATE {items} SET state = 'available', available_at = {now+?}, lease_expires_at = NULL, last_error = ? WHERE id = ?"),
 		micros(delay), cleanError(p.Error), s.d.UUID(c.ID))
 	return false, err
 }
@@ -321,7 +321,7 @@ func (s *Store) Release(ctx context.Context, c Claim, delay time.Duration) error
 		if _, err := s.lockClaim(ctx, tx, c); err != nil {
 			return err
 		}
-		_, err := tx.ExecContext(ctx, s.sql("UPDATE {items} SET state = 'available', available_at = {now+}, lease_expires_at = NULL, attempt = attempt - 1 WHERE id = ?"),
+		_, err := tx.ExecContext(ctx, s.sql("UPDATE {items} SET state = 'available', available_at = {now+?}, lease_expires_at = NULL, attempt = attempt - 1 WHERE id = ?"),
 			micros(delay), s.d.UUID(c.ID))
 		return err
 	})
@@ -343,7 +343,7 @@ func (s *Store) Extend(ctx context.Context, c Claim, lease time.Duration) error 
 		if _, err := s.lockClaim(ctx, tx, c); err != nil {
 			return err
 		}
-		_, err := tx.ExecContext(ctx, s.sql("UPDATE {items} SET lease_expires_at = {now+} WHERE id = ?"), micros(lease), s.d.UUID(c.ID))
+		_, err := tx.ExecContext(ctx, s.sql("UPDATE {items} SET lease_expires_at = {now+?} WHERE id = ?"), micros(lease), s.d.UUID(c.ID))
 		return err
 	})
 }

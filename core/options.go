@@ -2,6 +2,7 @@ package core
 
 import (
 	"log/slog"
+	"math"
 	"math/rand/v2"
 	"time"
 )
@@ -23,17 +24,19 @@ type Options struct {
 	Retry RetryPolicy
 
 	// MaxPayloadBytes bounds every payload and result. Default 1 MiB
-	// (DefaultMaxPayloadBytes); the hard ceiling is 64 MiB.
+	// (DefaultMaxPayloadBytes); the hard ceiling is 64 MiB. Negative is
+	// refused at Open.
 	MaxPayloadBytes int
 
 	// DefaultMaxAttempts applies to items enqueued without MaxAttempts.
-	// Default 20.
+	// Default 20; at most MaxAttemptsCeiling. Negative is refused at Open.
 	DefaultMaxAttempts int
 
 	// Backoff computes the delay before a failed attempt runs again, from
 	// the attempt number (1 for the first). The delay is added to the
-	// database clock. Default: exponential from 1 s, doubling, capped at
-	// 1 h, with ±25% jitter.
+	// database clock; a delay outside [0, MaxDelay] is taken as the nearer
+	// bound. Default: exponential from 1 s, doubling, capped at 1 h, with
+	// ±25% jitter.
 	Backoff func(attempt int) time.Duration
 
 	// Migrate applies pending schema migrations at Open (migrations.Apply),
@@ -79,7 +82,34 @@ const (
 	MaxClaimLimit = 10000
 	// MaxDelay bounds the delay of an enqueued item or a retry.
 	MaxDelay = 10 * 365 * 24 * time.Hour
+	// MaxAttemptsCeiling bounds every MaxAttempts (items, children, joins,
+	// Options.DefaultMaxAttempts) and ReapParams.MaxCrashes: the attempt
+	// and crash counters are 32-bit signed columns on every database.
+	MaxAttemptsCeiling = math.MaxInt32
+	// MaxPriority bounds Priority both ways (±2^30), within the 32-bit
+	// signed column every database gives it.
+	MaxPriority = 1 << 30
 )
+
+// validate refuses options no database could honour, before defaults
+// are applied (zero means the default; negative means nothing).
+func (o Options) validate() error {
+	switch {
+	case o.MaxPayloadBytes < 0 || o.MaxPayloadBytes > MaxPayloadCeiling:
+		return invalid("MaxPayloadBytes", "%d is outside [0, %d] (0 for the default)", o.MaxPayloadBytes, MaxPayloadCeiling)
+	case o.DefaultMaxAttempts < 0 || o.DefaultMaxAttempts > MaxAttemptsCeiling:
+		return invalid("DefaultMaxAttempts", "%d is outside [0, %d] (0 for the default)", o.DefaultMaxAttempts, MaxAttemptsCeiling)
+	case o.ClockOffset < -MaxDelay || o.ClockOffset > MaxDelay:
+		return invalid("ClockOffset", "%v is outside ±%v", o.ClockOffset, MaxDelay)
+	}
+	return nil
+}
+
+// backoff is Options.Backoff kept within [0, MaxDelay]: the delay is
+// bound as microseconds added to a database timestamp.
+func (o Options) backoff(attempt int) time.Duration {
+	return min(max(o.Backoff(attempt), 0), MaxDelay)
+}
 
 func (o Options) withDefaults() Options {
 	if o.Prefix == "" {

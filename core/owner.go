@@ -12,7 +12,8 @@ import (
 
 // OwnerParams describe a process that claims work.
 type OwnerParams struct {
-	// Host defaults to os.Hostname().
+	// Host defaults to os.Hostname(); up to 255 characters of valid UTF-8
+	// without NUL bytes.
 	Host string
 	// PID defaults to os.Getpid(). It is for people reading the table: the
 	// owner's identity is its random id, never the pid, which the OS reuses.
@@ -65,7 +66,7 @@ func (s *Store) Heartbeat(ctx context.Context, owner uuid.UUID, lease time.Durat
 		} else if n == 0 {
 			return fmt.Errorf("plenum: heartbeat %s: %w", owner, ErrOwnerLost)
 		}
-		if _, err := tx.ExecContext(ctx, s.sql("UPDATE {items} SET lease_expires_at = {now+} WHERE claimed_by = ? AND state = 'claimed'"),
+		if _, err := tx.ExecContext(ctx, s.sql("UPDATE {items} SET lease_expires_at = {now+?} WHERE claimed_by = ? AND state = 'claimed'"),
 			micros(lease), s.d.UUID(owner)); err != nil {
 			return err
 		}

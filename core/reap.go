@@ -65,8 +65,8 @@ func (s *Store) Reap(ctx context.Context, p ReapParams) (ReapResult, error) {
 	if p.MaxCrashes == 0 {
 		p.MaxCrashes = DefaultMaxCrashes
 	}
-	if p.MaxCrashes < 1 {
-		return ReapResult{}, invalid("MaxCrashes", "%d is below 1", p.MaxCrashes)
+	if p.MaxCrashes < 1 || p.MaxCrashes > MaxAttemptsCeiling {
+		return ReapResult{}, invalid("MaxCrashes", "%d is outside [1, %d]", p.MaxCrashes, MaxAttemptsCeiling)
 	}
 	if p.Limit == 0 {
 		p.Limit = 1000
@@ -87,7 +87,7 @@ const reapBatch = 100
 
 func (s *Store) reap(ctx context.Context, p ReapParams, r *ReapResult) error {
 	err := s.inTx(ctx, "reap", func(tx dialect.Tx) error {
-		res, err := tx.ExecContext(ctx, s.sql("DELETE FROM {processes} WHERE last_heartbeat_at < {now+}"), -micros(p.StaleAfter))
+		res, err := tx.ExecContext(ctx, s.sql("DELETE FROM {processes} WHERE last_heartbeat_at < {now+?}"), -micros(p.StaleAfter))
 		if err != nil {
 			return err
 		}
@@ -131,8 +131,8 @@ func (s *Store) reap(ctx context.Context, p ReapParams, r *ReapResult) error {
 			var args []any
 			when.WriteString("CASE id")
 			for _, o := range again {
-				when.WriteString(" WHEN ? THEN {now+}")
-				args = append(args, s.d.UUID(o.id), micros(s.opts.Backoff(o.attempt)))
+				when.WriteString(" WHEN ? THEN {now+?}")
+				args = append(args, s.d.UUID(o.id), micros(s.opts.backoff(o.attempt)))
 			}
 			when.WriteString(" END")
 			if err := s.updateIDs(ctx, tx, "state = 'available', available_at = "+when.String()+", lease_expires_at = NULL, last_error = ?", append(args, why), again); err != nil {

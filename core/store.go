@@ -49,15 +49,15 @@ func Open(ctx context.Context, db *sql.DB, d dialect.Dialect, opts Options) (*St
 	if d == nil {
 		return nil, invalid("dialect", "nil dialect: pass one, e.g. sqlite.Dialect()")
 	}
+	if err := opts.validate(); err != nil {
+		return nil, err
+	}
 	if opts.Retry.MaxAttempts <= 0 {
 		opts.Retry.MaxAttempts = d.Capabilities().RetryAttempts
 	}
 	opts = opts.withDefaults()
 	if err := migrations.ValidatePrefix(opts.Prefix); err != nil {
 		return nil, &InputError{Field: "Prefix", Reason: err.Error()}
-	}
-	if opts.MaxPayloadBytes > MaxPayloadCeiling {
-		return nil, invalid("MaxPayloadBytes", "%d is above the ceiling of %d", opts.MaxPayloadBytes, MaxPayloadCeiling)
 	}
 	if err := db.PingContext(ctx); err != nil {
 		return nil, wrapDBError("open", err)
@@ -81,16 +81,7 @@ func Open(ctx context.Context, db *sql.DB, d dialect.Dialect, opts Options) (*St
 
 	s := &Store{db: db, d: d, caps: d.Capabilities(), opts: opts, log: opts.Logger, names: migrations.NamesFor(opts.Prefix)}
 	s.seek = claimIndex(opts.Prefix)
-	now := d.Now(opts.ClockOffset)
-	s.expand = strings.NewReplacer(
-		"{items}", s.names.Items,
-		"{processes}", s.names.Processes,
-		"{barriers}", s.names.Barriers,
-		"{now+}", d.AddMicros(now),
-		"{now}", now,
-		"{lock}", s.caps.LockClause,
-		"{json}", d.Param(dialect.JSON),
-	)
+	s.expand = strings.NewReplacer(expansions(d, s.names, opts.ClockOffset)...)
 	return s, nil
 }
 
@@ -202,7 +193,7 @@ func (s *Store) sql(raw string) string {
 	return q
 }
 
-// micros converts a duration to the microseconds bound for {now+}.
+// micros converts a duration to the microseconds bound for {now+?}.
 func micros(d time.Duration) int64 { return d.Microseconds() }
 
 // inTx runs fn in a transaction begun by the dialect, and runs it again from

@@ -1,10 +1,7 @@
-// Package sqlcheck checks the statements Plenum's dialects write against
-// the grammars of the databases that do not run where Plenum is tested.
-// It is a module of its own so that users of Plenum never download the
-// parsers.
 package sqlcheck
 
 import (
+	"errors"
 	"fmt"
 	"regexp"
 	"strings"
@@ -41,6 +38,52 @@ func OracleSyntax(text string) []string {
 	return errs.errs
 }
 
+// CheckOracle checks one statement as the oracle dialect sends it (SQL
+// without its ';', a PL/SQL block ending with END;) or as a generated file
+// holds it: the PL/SQL grammar must parse it and the DDL each of its blocks
+// runs with EXECUTE IMMEDIATE, and neither may hold a trap of OracleTraps.
+func CheckOracle(stmt string) error {
+	var errs []error
+	for i, s := range append([]string{stmt}, OracleInnerDDL(stmt)...) {
+		what := "the statement"
+		if i > 0 {
+			what = "the DDL its block runs"
+		}
+		text := strings.TrimSpace(s)
+		if !strings.HasSuffix(text, ";") {
+			text += ";"
+		}
+		if syn := OracleSyntax(text); len(syn) > 0 {
+			errs = append(errs, fmt.Errorf("%s: the PL/SQL grammar refuses it: %s", what, strings.Join(syn, "; ")))
+		}
+		if traps := OracleTraps(s); len(traps) > 0 {
+			errs = append(errs, fmt.Errorf("%s: %s", what, strings.Join(traps, "; ")))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// SplitOracleFile returns the statements of a generated Oracle migration
+// file, each with its ';' (a PL/SQL block's END; included): the generator
+// ends each statement with ';' at the end of a line and follows it with a
+// blank line, and a block holds ';' of its own, so SplitFile's split at
+// every ';' does not fit. Comment lines are left out.
+func SplitOracleFile(content string) []string {
+	var out []string
+	for _, chunk := range strings.Split(content, ";\n\n") {
+		var lines []string
+		for _, l := range strings.Split(chunk, "\n") {
+			if !strings.HasPrefix(strings.TrimSpace(l), "--") {
+				lines = append(lines, l)
+			}
+		}
+		if s := strings.TrimSpace(strings.Join(lines, "\n")); s != "" {
+			out = append(out, strings.TrimSuffix(s, ";")+";")
+		}
+	}
+	return out
+}
+
 // executeImmediate finds the DDL text inside a block's EXECUTE IMMEDIATE
 // '...' (quotes doubled).
 var executeImmediate = regexp.MustCompile(`(?s)EXECUTE IMMEDIATE '((?:[^']|'')*)'`)
@@ -64,8 +107,8 @@ var lockingLimit = regexp.MustCompile(`(?is)(FETCH\s+(FIRST|NEXT)|ROWNUM|OFFSET\
 // OracleTraps returns the traps of Oracle that a grammar does not see in
 // stmt: FOR UPDATE in a statement that limits rows with FETCH FIRST or
 // ROWNUM, an IN list of more than 1,000 values (ORA-01795), an identifier
-// longer than 128 bytes, and a column of a CREATE TABLE named by a
-// reserved word (the grammar takes some, as LEVEL, that the server
+// longer than 128 bytes, and a column of a CREATE TABLE or an ALTER TABLE
+// ... ADD named by a reserved word (the grammar takes some, as LEVEL, that the server
 // refuses).
 func OracleTraps(stmt string) []string {
 	var traps []string
@@ -141,11 +184,13 @@ INDEXES OVERLAPS PROCEDURE SQL SUBTYPE TABAUTH TYPE VIEWS WHEN`) {
 	return m
 }()
 
-// createTable finds a CREATE TABLE's column list.
-var createTable = regexp.MustCompile(`(?is)^\s*CREATE\s+TABLE\s+\S+\s*\((.*)\)`)
+// createTable finds the column list of a CREATE TABLE or of an ALTER
+// TABLE ... ADD (...).
+var createTable = regexp.MustCompile(`(?is)^\s*(?:CREATE\s+TABLE\s+\S+|ALTER\s+TABLE\s+\S+\s+ADD)\s*\((.*)\)`)
 
-// tableColumns returns the names of the columns a CREATE TABLE defines
-// (the first word of each top-level item that is not a constraint).
+// tableColumns returns the names of the columns a CREATE TABLE defines or
+// an ALTER TABLE adds (the first word of each top-level item that is not a
+// constraint).
 func tableColumns(stmt string) []string {
 	m := createTable.FindStringSubmatch(stmt)
 	if m == nil {

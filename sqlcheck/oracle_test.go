@@ -2,8 +2,6 @@ package sqlcheck
 
 import (
 	"context"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -28,8 +26,10 @@ func checkOracle(t *testing.T, what, stmt string) {
 	}
 }
 
-// The DDL the dialect renders (the blocks, and the statement inside each),
-// as the migrator runs it and as migrations/oracle holds it.
+// The DDL the dialect renders (the blocks, and the statement inside each)
+// and the data steps of every version, up and down, as the migrator runs
+// them; TestGeneratedMigrations_ParseWithTheServersGrammar checks the
+// checked-in files of migrations/oracle.
 func TestOracle_DDL(t *testing.T) {
 	t.Parallel()
 	d := oracle.Dialect()
@@ -41,46 +41,25 @@ func TestOracle_DDL(t *testing.T) {
 		stmts = append(stmts, down...)
 	}
 	stmts = append(stmts, d.DropTable(migrations.NamesFor(migrations.DefaultPrefix).Migrations)...)
+	blocks := 0
 	for i, s := range stmts {
 		checkOracle(t, "DDL block", s)
 		inner := OracleInnerDDL(s)
-		if len(inner) != 1 {
+		switch {
+		case strings.HasPrefix(s, "BEGIN") && len(inner) != 1:
 			t.Fatalf("statement %d runs %d DDL statements:\n%s", i, len(inner), s)
-		}
-		checkOracle(t, "DDL", inner[0])
-	}
-	// The checked-in files hold the same blocks, and the version row's MERGE.
-	files, err := filepath.Glob("../migrations/oracle/*.sql")
-	if err != nil || len(files) == 0 {
-		t.Fatalf("no generated Oracle files (%v): run go generate ./migrations", err)
-	}
-	for _, f := range files {
-		b, err := os.ReadFile(f)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, s := range fileStatements(string(b)) {
-			checkOracle(t, filepath.Base(f), s)
+		case !strings.HasPrefix(s, "BEGIN") && len(inner) != 0:
+			t.Fatalf("statement %d is no block but runs DDL:\n%s", i, s)
+		case len(inner) == 1:
+			blocks++
+			checkOracle(t, "DDL", inner[0])
 		}
 	}
-}
-
-// fileStatements splits a generated file into its statements: each ends
-// with ';' at the end of a line and is followed by a blank line or the end.
-func fileStatements(text string) []string {
-	var out []string
-	for _, chunk := range strings.Split(text, ";\n\n") {
-		var lines []string
-		for _, l := range strings.Split(chunk, "\n") {
-			if !strings.HasPrefix(l, "--") {
-				lines = append(lines, l)
-			}
-		}
-		if s := strings.TrimSpace(strings.Join(lines, "\n")); s != "" {
-			out = append(out, strings.TrimSuffix(s, ";")+";")
-		}
+	// Every DDL statement is a block, and only a version's data steps
+	// are not.
+	if data := len(stmts) - blocks; data != 2 {
+		t.Errorf("%d statements are not DDL blocks, want 2: version 2's backfill and its down", data)
 	}
-	return out
 }
 
 // claimSpec is a claim as the core asks for it, with the schema's claim
@@ -216,11 +195,28 @@ func TestOracle_PlantedStatementsAreRefused(t *testing.T) {
 		{"a 129-byte identifier", "SELECT " + strings.Repeat("a", 129) + " FROM t"},
 		{"LIMIT is not Oracle", "SELECT id FROM t ORDER BY id LIMIT 10"},
 		{"a reserved word as a column", "CREATE TABLE t (id RAW(16), level NUMBER(10))"},
+		{"a reserved word as an added column", "ALTER TABLE t ADD (level NUMBER(10))"},
+		{"ADD COLUMN is not Oracle", "ALTER TABLE t ADD COLUMN name VARCHAR2(255 CHAR)"},
+		{"a misspelt DROP INDEX", "DROP INDX t_i"},
 		{"IF NOT EXISTS before 23ai... and a missing parenthesis", "CREATE TABLE t (id RAW(16)"},
 	} {
 		text := strings.TrimSpace(c.stmt) + ";"
 		if len(OracleSyntax(text)) == 0 && len(OracleTraps(c.stmt)) == 0 {
 			t.Errorf("%s: accepted: %s", c.what, c.stmt)
 		}
+		// CheckOracle, which checks the generated files, refuses it too,
+		// alone and as the DDL of an idempotent block (where the grammar
+		// sees only a string).
+		block := "BEGIN\n  EXECUTE IMMEDIATE '" + strings.ReplaceAll(c.stmt, "'", "''") + "';\nEXCEPTION\n  WHEN OTHERS THEN\n    IF SQLCODE != -955 THEN\n      RAISE;\n    END IF;\nEND;"
+		for _, s := range []string{c.stmt, block} {
+			if err := CheckOracle(s); err == nil {
+				t.Errorf("%s: CheckOracle accepted: %s", c.what, s)
+			}
+		}
+	}
+	// And a generated file split into its statements keeps each block whole.
+	file := "-- header\n\nBEGIN\n  EXECUTE IMMEDIATE 'DROP INDEX t_i';\nEXCEPTION\n  WHEN OTHERS THEN\n    NULL;\nEND;\n\nDELETE FROM t WHERE version = 2;\n"
+	if got := SplitOracleFile(file); len(got) != 2 || !strings.HasSuffix(got[0], "END;") || got[1] != "DELETE FROM t WHERE version = 2;" {
+		t.Errorf("SplitOracleFile = %q", got)
 	}
 }

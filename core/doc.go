@@ -1,0 +1,80 @@
+// Package core is Plenum's dialect-agnostic store: claims, fences, owners
+// and their heartbeats, the reaper, fan-out and fan-in barriers, and the
+// retry of transient errors, on any database a dialect package describes.
+//
+// Open a Store on a *sql.DB with one dialect (sqlite.Dialect(),
+// postgres.Dialect(), ...); every method takes a context first and a
+// params struct where it has options, and returns typed errors (the
+// sentinels ErrClaimLost, ErrInvalidInput, ... matched with errors.Is, and
+// *InputError naming the refused field).
+//
+// # Guarantees
+//
+// Delivery is at-least-once; what is exactly-once is the effect of writes
+// made through a fence and the state changes below. The conformance
+// package proves each of them against a real database.
+//
+//   - Claims are exclusive, and go by priority, then available time, then
+//     id. The items of one enqueue (same priority and delay) are claimed in
+//     the order given, however many statements the enqueue takes: rows are
+//     split into statements in the caller's order, and each statement's
+//     clock reading never runs behind the one before.
+//   - Every change a claim holder makes is fenced on (id, claim token).
+//     Fence reports held == false, with no error, for the fenced claim's
+//     own loss only; an error of fn's about another item's lost claim is
+//     returned as fn's error, with held == true.
+//   - Keys live in two namespaces that cannot collide. A caller's Key is
+//     any text up to 200 characters except the form reserved for
+//     children: a UUID in its 36-character text form (any case) followed
+//     by a slash. A child of barrier B with key k is stored under
+//     "<B>/<k>" in its queue. A row that holds a child's stored key without
+//     being B's child (only a writer outside the store can make one)
+//     fails the dispatch with ErrKeyConflict; it is never taken for the
+//     child.
+//   - Fan-in: every terminal transition of a child counts once at its
+//     barrier, in the same transaction, and the barrier fires once. A
+//     parent that seals a barrier (its sub-fan-in) makes the barrier's
+//     join report where the parent reports (the parent's own barrier B1,
+//     which expects one more arrival). If the parent completes in the
+//     sealing transaction (Expand with CompleteParent, or Fenced.Complete
+//     after Fenced.Seal), the join takes the parent's place at B1. If it
+//     does not, the parent stays a member of B1 and its own end (completed,
+//     dead or cancelled) counts there too. Either way B1 fires only after
+//     the parent and its sub-fan-in have both finished, and B1's join sees
+//     the parent's failure. Seal after Complete in one fence is refused.
+//
+// Bad input gets an *InputError naming the field, before anything is
+// written, and what one database would refuse is refused on all of them:
+//
+//   - integers: MaxAttempts of items, children and joins, and
+//     Options.DefaultMaxAttempts, in [0, MaxAttemptsCeiling] (the
+//     attempt columns are 32-bit signed on every database); Priority
+//     within ±MaxPriority; ReapParams.MaxCrashes in [1,
+//     MaxAttemptsCeiling]; negative Options.MaxPayloadBytes and
+//     DefaultMaxAttempts refused at Open; delays within [0, MaxDelay]
+//     (an Options.Backoff result outside is taken as the nearer bound).
+//   - JSON (payloads, results, join payloads): valid JSON in valid UTF-8,
+//     at most Options.MaxPayloadBytes, and storable by PostgreSQL's
+//     jsonb: no \u0000 escape, no lone or reversed surrogate escape
+//     (\ud800 to \udfff only as a high-low pair), and numbers within
+//     numeric's range (the first significant digit at most 131,072
+//     places before the decimal point; at most 16,383 digits after it,
+//     trailing zeros and the exponent counted as numeric counts them).
+//     The check is one pass, without allocation, after json.Valid.
+//   - text: queue names (also those read by Counts), kinds, keys,
+//     barrier names, hosts and dispatch cursors (ChildPage.Next,
+//     AddChildrenParams.From and To, at most MaxCursorBytes) must be
+//     valid UTF-8 without NUL bytes, within their lengths. The error
+//     text given to Fail is made storable instead of refused (invalid
+//     UTF-8 and NUL become U+FFFD, cut at MaxErrorBytes), so that a
+//     failure report cannot fail because of its message.
+//
+// # Statements
+//
+// Statements shared by every database are written once, with '?'
+// placeholders, and expanded from a few named pieces ({items}, {now},
+// {now+?}, {json?}, {lock}, ...) that the dialect supplies. A piece shows
+// every bind parameter its text takes, so a statement as written has as
+// many '?' as it is given arguments; the tests count them for every
+// statement the store issues.
+package core

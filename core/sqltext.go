@@ -1,0 +1,33 @@
+package core
+
+import (
+	"time"
+
+	"github.com/plenumdb/plenum/dialect"
+	"github.com/plenumdb/plenum/migrations"
+)
+
+// expansions are the placeholders the core's statements are written with,
+// each followed by the text it stands for:
+//
+//	{items} {processes} {barriers}  the tables, under the store's prefix
+//	{now}                           the database clock
+//	{now+?}                         the clock plus a bound number of microseconds
+//	{lock}                          the dialect's row lock clause
+//	{json?}                         a bound JSON value
+//
+// A placeholder shows every bind parameter its text takes (the '?' of
+// {now+?} and {json?}), so that a statement as written in the core has as
+// many '?' as it takes arguments: a test counts them for every statement.
+func expansions(d dialect.Dialect, names migrations.Names, offset time.Duration) []string {
+	now := d.Now(offset)
+	return []string{
+		"{items}", names.Items,
+		"{processes}", names.Processes,
+		"{barriers}", names.Barriers,
+		"{now+?}", d.AddMicros(now),
+		"{now}", now,
+		"{lock}", d.Capabilities().LockClause,
+		"{json?}", d.Param(dialect.JSON),
+	}
+}

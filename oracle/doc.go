@@ -13,8 +13,8 @@
 // the rendered statements (unit tests here), their syntax against an
 // Oracle PL/SQL grammar (the sqlcheck module), and error classification
 // with go-ora's error type. The conformance test runs where
-// PLENUM_ORACLE_DSN names a server or a Docker engine can start
-// gvenzl/oracle-free.
+// PLENUM_ORACLE_DSN names a server, and in the containers module
+// (containers/) where a Docker engine can start gvenzl/oracle-free.
 //
 // # Claims
 //
@@ -123,9 +123,16 @@
 //
 // DDL commits on its own (Capabilities.TransactionalDDL is false) and 19c
 // has no IF NOT EXISTS: every CREATE is a PL/SQL block that runs the DDL
-// with EXECUTE IMMEDIATE and ignores ORA-00955 (the object exists), and
-// every DROP one that ignores ORA-00942, so the migrator completes a
-// version that failed half way when it runs again. The generated files hold
+// with EXECUTE IMMEDIATE and ignores ORA-00955 (the object exists), every
+// DROP TABLE one that ignores ORA-00942, ADD (a column) ORA-01430 (the
+// column exists), DROP INDEX ORA-01418 and DROP COLUMN ORA-00904 (no such
+// index, no such column), so the migrator completes a version that failed
+// half way, or undoes one, when it runs again; it also probes tables,
+// indexes and columns first (TableExists, IndexExists, ColumnExists) and
+// skips what is done. A column that may hold the empty string is nullable
+// when it is added too. A data step (version 2's backfill) runs on its own
+// like the DDL, outside a transaction, and is written to be safe to run
+// again. The generated files hold
 // these blocks, each ending with ';'; SQL*Plus needs a '/' line after each.
 //
 // The migration lock is DBMS_LOCK.REQUEST on the migrator's session, with
@@ -145,5 +152,7 @@
 // 16,000 bytes and its NUMBER OUT bind; a temporary CLOB bound inside
 // TO_CLOB in a MERGE; SET TRANSACTION as the first statement of go-ora's
 // transaction; that go-ora reports a lost session at commit as one of the
-// errors Classify maps to ConnectionLost; and the error numbers themselves.
+// errors Classify maps to ConnectionLost; the error numbers themselves
+// (those the DDL blocks ignore included); and that LIKE on a CLOB in
+// version 2's backfill behaves as = does on shorter text.
 package oracle

@@ -3,11 +3,13 @@ package oracle_test
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"strings"
 	"testing"
 
 	_ "modernc.org/sqlite"
 
+	"github.com/plenumdb/plenum/core"
 	"github.com/plenumdb/plenum/dialect"
 	"github.com/plenumdb/plenum/oracle"
 )
@@ -27,6 +29,27 @@ func TestCheck_RefusesAnotherDriver(t *testing.T) {
 	}
 	if err := oracle.Dialect().Check(context.Background(), nil); err == nil {
 		t.Fatal("Check(nil) passed")
+	}
+}
+
+// core.Open on a handle Check refuses is a misconfiguration, named as the
+// dialect's, and nothing is created: the refusal is no database error to
+// try again.
+func TestOpen_AnotherDriverIsMisconfigured(t *testing.T) {
+	t.Parallel()
+	db, err := sql.Open("sqlite", ":memory:")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	_, err = core.Open(context.Background(), db, oracle.Dialect(), core.Options{Migrate: true})
+	var se *core.SettingError
+	if !errors.Is(err, core.ErrMisconfigured) || !errors.As(err, &se) || se.Dialect != oracle.Name || !strings.Contains(err.Error(), "go-ora") {
+		t.Fatalf("core.Open = %v, want a SettingError of oracle naming go-ora", err)
+	}
+	var n int
+	if err := db.QueryRow("SELECT count(*) FROM sqlite_master").Scan(&n); err != nil || n != 0 {
+		t.Fatalf("%d objects created (%v), want none", n, err)
 	}
 }
 

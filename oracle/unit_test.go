@@ -141,6 +141,9 @@ func TestClassify(t *testing.T) {
 		want dialect.ErrorClass
 	}{
 		{oraErr(60, "ORA-00060: deadlock detected while waiting for resource"), dialect.Retryable},
+		// Check's reads wrap the driver's error: a deadlock there is tried
+		// again by core.Open, not taken for a setting.
+		{fmt.Errorf("oracle: check: reading NLS_CHARACTERSET: %w", oraErr(60, "ORA-00060: deadlock detected while waiting for resource")), dialect.Retryable},
 		{fmt.Errorf("claim: %w", oraErr(8177, "ORA-08177: can't serialize access for this transaction")), dialect.Retryable},
 		{oraErr(30006, "ORA-30006: resource busy; acquire with WAIT timeout expired"), dialect.Retryable},
 		// A concurrent MERGE of the same key, under any schema and prefix.

@@ -89,7 +89,10 @@
 //     and data steps of every version, up and down, as the migrator runs
 //     them; its claim block and the read after it at sizes 1, 2 and 1,000;
 //     its MERGE at 1, 2 and 200 rows; Begin, the DBMS_LOCK lock and the
-//     probes; and the core's statements as a store renders them for
+//     probes; the migrator's own statements (its lock, the reads of the
+//     applied versions, the probes, the started mark and the version rows)
+//     up from an empty schema and down from a full one; and the core's
+//     statements as a store renders them for
 //     Oracle, each operation of its API run once on a database/sql driver
 //     that records what it is sent and answers with canned rows (an
 //     operation stops at its first failure on those answers, so a

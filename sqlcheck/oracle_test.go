@@ -171,6 +171,48 @@ func TestOracle_BeginLockProbes(t *testing.T) {
 	}
 }
 
+// The migrator's own statements on Oracle, recorded: its lock, the reads
+// of the applied versions, the probes, the started mark and the version
+// rows, with every version's DDL and data steps, up from an empty schema,
+// then down from a full one, and Status.
+func TestOracle_MigratorStatements(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	d := oracle.Dialect()
+	var all []string
+	for _, fresh := range []bool{true, false} {
+		db, rec := openRecorder(0)
+		rec.fresh = fresh
+		var err error
+		if fresh {
+			_, err = migrations.Up(ctx, db, d, migrations.DefaultPrefix, migrations.LatestVersion)
+		} else {
+			_, err = migrations.Down(ctx, db, d, migrations.DefaultPrefix, 0)
+		}
+		if err != nil {
+			t.Fatalf("fresh %v: %v", fresh, err)
+		}
+		if _, err := migrations.Status(ctx, db, d, migrations.DefaultPrefix); err != nil {
+			t.Fatalf("status: %v", err)
+		}
+		db.Close()
+		all = append(all, rec.Statements()...)
+	}
+	joined := strings.Join(all, "\n")
+	for _, want := range []string{"DBMS_LOCK", "user_tab_columns", "user_indexes", "ADD (name", "DROP COLUMN name", "INSERT INTO plenum_attempts", "DELETE FROM plenum_attempts"} {
+		if !strings.Contains(joined, want) {
+			t.Errorf("the migrator sent nothing with %q:\n%s", want, joined)
+		}
+	}
+	for _, s := range all {
+		checkOracle(t, "migrator", s)
+		for _, inner := range OracleInnerDDL(s) {
+			checkOracle(t, "migrator DDL", inner)
+		}
+	}
+	t.Logf("%d distinct statements of the migrator checked", len(all))
+}
+
 // InsertIgnore's MERGE, at sizes 1, 2 and a full batch (the 1,000 of the
 // IN-list limit that bounds the core's batches), with a row shaped as the
 // core's: binds, a literal, the clock, a bound interval and TO_CLOB.

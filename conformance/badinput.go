@@ -168,8 +168,14 @@ func testBadInput(e *env) {
 		}},
 
 		{"RegisterOwner host too long", core.ErrInvalidInput, func() error { _, err := e.s.RegisterOwner(ctx, core.OwnerParams{Host: long(256)}); return err }},
-		{"Heartbeat without owner", core.ErrInvalidInput, func() error { _, err := e.s.Heartbeat(ctx, uuid.Nil, time.Minute); return err }},
-		{"Heartbeat lease below MinLease", core.ErrInvalidInput, func() error { _, err := e.s.Heartbeat(ctx, o, time.Millisecond); return err }},
+		{"Heartbeat without owner", core.ErrInvalidInput, func() error { return e.s.Heartbeat(ctx, uuid.Nil) }},
+		{"ExtendMany lease below MinLease", core.ErrInvalidInput, func() error { _, err := e.s.ExtendMany(ctx, []core.Claim{c}, time.Millisecond); return err }},
+		{"ExtendMany claim without token", core.ErrInvalidInput, func() error {
+			_, err := e.s.ExtendMany(ctx, []core.Claim{{Item: core.Item{ID: c.ID}}}, time.Minute)
+			return err
+		}},
+		{"ExtendMany same item twice", core.ErrInvalidInput, func() error { _, err := e.s.ExtendMany(ctx, []core.Claim{c, c}, time.Minute); return err }},
+		{"Lost claim without token", core.ErrInvalidInput, func() error { _, err := e.s.Lost(ctx, []core.Claim{{Item: core.Item{ID: c.ID}}}); return err }},
 		{"Deregister without owner", core.ErrInvalidInput, func() error { return e.s.Deregister(ctx, uuid.Nil) }},
 		{"Reap StaleAfter too short", core.ErrInvalidInput, func() error { _, err := e.s.Reap(ctx, core.ReapParams{StaleAfter: time.Second}); return err }},
 		{"Reap negative MaxCrashes", core.ErrInvalidInput, func() error { _, err := e.s.Reap(ctx, core.ReapParams{MaxCrashes: -1}); return err }},
@@ -235,7 +241,7 @@ func testBadInput(e *env) {
 		{"closed: Get", core.ErrClosed, func() error { _, err := sc.Get(ctx, id); return err }},
 		{"closed: Counts", core.ErrClosed, func() error { _, err := sc.Counts(ctx, ""); return err }},
 		{"closed: Now", core.ErrClosed, func() error { _, err := sc.Now(ctx); return err }},
-		{"closed: Heartbeat", core.ErrClosed, func() error { _, err := sc.Heartbeat(ctx, o, time.Minute); return err }},
+		{"closed: Heartbeat", core.ErrClosed, func() error { return sc.Heartbeat(ctx, o) }},
 		{"closed: Reap", core.ErrClosed, func() error { _, err := sc.Reap(ctx, core.ReapParams{}); return err }},
 	}...)
 

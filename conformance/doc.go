@@ -18,13 +18,22 @@
 //   - Fencing: a holder whose claim was reaped and taken over changes
 //     nothing (Complete, Fail, Release, Extend and Fence all refuse); what
 //     a fence writes, the caller's own statements included, commits with
-//     it or not at all, also when its context ends half way; completing
-//     again with the same claim is harmless; held == false means the
-//     fenced claim's own loss only.
-//   - Recovery: an owner that stops heartbeating is reaped, its claims
-//     released as crashes (not attempts) and a poison item dead-lettered; a
-//     lease that runs out under a live owner is a timeout; concurrent
-//     reapers release each claim once; heartbeats extend leases.
+//     it or not at all, also when its context ends half way, and also when
+//     it records a failure (Fenced.Fail); a store call made with a fence's
+//     context is refused (ErrInsideFence) instead of waiting on the fence;
+//     completing again with the same claim is harmless; held == false
+//     means the fenced claim's own loss only.
+//   - Recovery: a heartbeat writes only its owner's row, moves no lease,
+//     and (where there are row locks) returns promptly while a fence holds
+//     a claimed row; an owner that stops heartbeating is reaped, every
+//     claim it held released as a crash (not an attempt) whatever its
+//     lease, and a poison item dead-lettered; a lease that runs out under
+//     a live, heartbeating owner is a timeout; ExtendMany moves the leases
+//     of the claims still held and names the lost ones; concurrent reapers
+//     release each claim once.
+//   - Retention: Purge deletes finished items and fired barriers past an
+//     age, in bounded passes, and never the children a barrier or its
+//     join still needs.
 //   - Database clock: only the database's clock gates visibility.
 //   - Fan-out and fan-in: a dispatch resumes from its saved cursor without
 //     duplicates; callers' keys cannot take a child's place (the form

@@ -258,10 +258,13 @@ func testCompleteIdempotent(e *env) {
 			e.t.Fatalf("Cancel: %v", err)
 		}
 		// a2 dies and its item goes to B; a stays alive (it heartbeats on
-		// the reaper's clock).
+		// the reaper's clock, and extends the claim it still works on).
 		future := e.at(2 * time.Hour)
-		if _, err := future.Heartbeat(e.ctx, a, time.Hour); err != nil {
+		if err := future.Heartbeat(e.ctx, a); err != nil {
 			e.t.Fatalf("Heartbeat: %v", err)
+		}
+		if err := future.Extend(e.ctx, held, time.Hour); err != nil {
+			e.t.Fatalf("Extend: %v", err)
 		}
 		if r, err := future.Reap(e.ctx, core.ReapParams{StaleAfter: time.Hour}); err != nil || r.OwnersRemoved != 1 || r.Crashed != 1 {
 			e.t.Fatalf("Reap = %+v, %v; want one owner removed, one claim released", r, err)

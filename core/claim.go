@@ -21,8 +21,13 @@ type ClaimParams struct {
 	Owner uuid.UUID
 	// Limit is the most items to take: 1 to MaxClaimLimit.
 	Limit int
-	// Lease is how long the claim holds without a heartbeat or Extend:
-	// MinLease to MaxLease.
+	// Lease is the claim's deadline, from now on the database clock:
+	// MinLease to MaxLease. Only Extend and ExtendMany move it; the owner's
+	// heartbeat does not. A reaper counts a lease that expires while its
+	// owner is alive as a timeout (an attempt used), so make it the
+	// handler's timeout, and keep it above the reaper's StaleAfter plus a
+	// heartbeat interval: the claims of a dead owner are then found as
+	// crashes before their leases run out.
 	Lease time.Duration
 }
 

@@ -37,6 +37,11 @@ import (
 // again, so a fence entered after a rolled-back attempt still recognises a
 // claim that is really held, and a claim that moved on is never mistaken for
 // one's own. Fences check the token, not the lease clock.
+//
+// The context fn gets is marked: a store method that would open a
+// transaction of its own on this database, called with it (or a context
+// derived from it), returns ErrInsideFence at once instead of waiting on
+// the fence's lock.
 func (s *Store) Fence(ctx context.Context, c Claim, fn func(ctx context.Context, f *Fenced) error) (held bool, err error) {
 	if fn == nil {
 		return false, invalid("fn", "nil function")
@@ -56,7 +61,7 @@ func (s *Store) Fence(ctx context.Context, c Claim, fn func(ctx context.Context,
 			return err
 		}
 		f := &Fenced{s: s, tx: tx, c: c, h: h}
-		err = fn(ctx, f)
+		err = fn(markFence(ctx, s.db), f)
 		lost = err != nil && f.lost
 		return err
 	})

@@ -327,25 +327,21 @@ func (s *Store) Release(ctx context.Context, c Claim, delay time.Duration) error
 	})
 }
 
-// Extend moves the claim's lease to lease from now, on the database clock.
-// A lost claim gives ErrClaimLost and changes nothing.
+// Extend moves the claim's lease to lease from now, on the database clock:
+// ExtendMany for one claim. A lost claim gives ErrClaimLost and changes
+// nothing.
 func (s *Store) Extend(ctx context.Context, c Claim, lease time.Duration) error {
 	if err := validClaim("Claim", c); err != nil {
 		return err
 	}
-	if err := s.validLease("lease", lease); err != nil {
+	lost, err := s.ExtendMany(ctx, []Claim{c}, lease)
+	if err != nil {
 		return err
 	}
-	// Through the row lock, not an UPDATE's row count: an extension that
-	// lands on the same clock tick changes no value, and some databases
-	// (MySQL) count only changed rows.
-	return s.inTx(ctx, "extend", func(tx dialect.Tx) error {
-		if _, err := s.lockClaim(ctx, tx, c); err != nil {
-			return err
-		}
-		_, err := tx.ExecContext(ctx, s.sql("UPDATE {items} SET lease_expires_at = {now+?} WHERE id = ?"), micros(lease), s.d.UUID(c.ID))
-		return err
-	})
+	if len(lost) > 0 {
+		return fmt.Errorf("plenum: extend %s: %w", c.ID, ErrClaimLost)
+	}
+	return nil
 }
 
 // validClaim refuses a Claim that did not come from Claim.

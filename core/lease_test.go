@@ -63,7 +63,10 @@ func TestMinLease_FollowsClockOffset(t *testing.T) {
 			_, err := s.Claim(ctx, core.ClaimParams{Queue: "q", Owner: owner, Limit: 1, Lease: 1500 * time.Millisecond})
 			return err
 		}()},
-		{"heartbeat", func() error { _, err := s.Heartbeat(ctx, owner, time.Second); return err }()},
+		{"extend many", func() error {
+			_, err := s.ExtendMany(ctx, []core.Claim{{Item: core.Item{ID: uuid.New()}, Token: uuid.New(), Owner: owner}}, time.Second)
+			return err
+		}()},
 		{"reap", func() error { _, err := s.Reap(ctx, core.ReapParams{StaleAfter: 3 * time.Second}); return err }()},
 		{"extend", s.Extend(ctx, core.Claim{Item: core.Item{ID: uuid.New()}, Token: uuid.New(), Owner: owner}, time.Second)},
 	} {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"time"
 
 	"github.com/google/uuid"
 	"github.com/plenumdb/plenum/dialect"
@@ -44,19 +43,20 @@ func (s *Store) RegisterOwner(ctx context.Context, p OwnerParams) (uuid.UUID, er
 	return id, nil
 }
 
-// Heartbeat tells the store that owner is alive and moves the leases of all
-// its claims to lease from now (database clock). It returns how many claims
-// it extended, or ErrOwnerLost once the owner has been reaped: the owner
-// must then stop working on its claims (fences would refuse its writes
-// anyway) and register again.
-func (s *Store) Heartbeat(ctx context.Context, owner uuid.UUID, lease time.Duration) (extended int, err error) {
+// Heartbeat tells the store that owner is alive. It writes the owner's
+// row and nothing else: whatever the owner holds, it costs one write, and
+// it never waits on the row lock of a fence holding one of its claims. It
+// does not move any lease: a claim's lease is its handler's deadline, moved
+// only by Extend or ExtendMany. Once the owner has been reaped it returns
+// ErrOwnerLost: the owner must then stop working on its claims (fences
+// would refuse its writes anyway) and register again.
+func (s *Store) Heartbeat(ctx context.Context, owner uuid.UUID) error {
 	if owner == uuid.Nil {
-		return 0, invalid("owner", "must be a registered owner")
+		return invalid("owner", "must be a registered owner")
 	}
-	if err := s.validLease("lease", lease); err != nil {
-		return 0, err
-	}
-	err = s.inTx(ctx, "heartbeat", func(tx dialect.Tx) error {
+	return s.inTx(ctx, "heartbeat", func(tx dialect.Tx) error {
+		// heartbeats always changes, so the row count is 1 for a live
+		// owner even where the driver counts changed rows only (MySQL).
 		res, err := tx.ExecContext(ctx, s.sql("UPDATE {processes} SET last_heartbeat_at = {now}, heartbeats = heartbeats + 1 WHERE id = ?"), s.d.UUID(owner))
 		if err != nil {
 			return err
@@ -66,17 +66,8 @@ func (s *Store) Heartbeat(ctx context.Context, owner uuid.UUID, lease time.Durat
 		} else if n == 0 {
 			return fmt.Errorf("plenum: heartbeat %s: %w", owner, ErrOwnerLost)
 		}
-		if _, err := tx.ExecContext(ctx, s.sql("UPDATE {items} SET lease_expires_at = {now+?} WHERE claimed_by = ? AND state = 'claimed'"),
-			micros(lease), s.d.UUID(owner)); err != nil {
-			return err
-		}
-		// Counted, not read from the UPDATE: a lease that lands on the
-		// value it had changes nothing, and some databases (MySQL) count
-		// only changed rows.
-		return tx.QueryRowContext(ctx, s.sql("SELECT COUNT(*) FROM {items} WHERE claimed_by = ? AND state = 'claimed'"),
-			s.d.UUID(owner)).Scan(&extended)
+		return nil
 	})
-	return extended, err
 }
 
 // Deregister removes owner on a clean shutdown: its claims go back to

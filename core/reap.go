@@ -41,11 +41,11 @@ type ReapResult struct {
 	DeadLettered int
 }
 
-// Reap removes owners whose heartbeat is stale, releases the claims of
-// owners that are gone (counting a crash, not an attempt, and dead-lettering
-// an item after MaxCrashes) and the claims whose lease expired (a timeout:
-// the attempt counts, and the item waits out the store's backoff as after
-// Fail). Any number of reapers may run at once: every release is a
+// Reap removes owners whose heartbeat is stale, releases every claim of an
+// owner that is gone, whatever its lease (a crash: no attempt used, and the
+// item dead-lettered after MaxCrashes), and the claims of live owners whose
+// lease expired (a timeout: the attempt counts, and the item waits out the
+// store's backoff as after Fail). Any number of reapers may run at once: every release is a
 // compare-and-set on the id, claim token and state the reaper read, made
 // under the row's lock, so each claim is released, and each crash counted,
 // once.
@@ -186,7 +186,7 @@ func scanCandidate(rows *sql.Rows, extra ...any) (reapCandidate, error) {
 // release takes back, in transactions of up to reapBatch claims, the
 // candidates that still hold the claim the reaper read. Each transaction
 // locks its candidates' rows, keeps those still held (with leased, only
-// those whose lease is still expired: a heartbeat since the read saves a
+// those whose lease is still expired: an Extend since the read saves a
 // claim), lets apply change them, and counts the dead ones apply returns
 // at their barriers. On commit it adds the claims taken back to released
 // and the dead ones to dead.

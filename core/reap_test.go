@@ -11,17 +11,17 @@ import (
 	"github.com/plenumdb/plenum/sqlite"
 )
 
-// TestReap_HeartbeatAfterReadSavesClaim checks that a reaper releases an
+// TestReap_ExtendAfterReadSavesClaim checks that a reaper releases an
 // expired claim only if its lease is still expired when the reaper holds
-// the row: a heartbeat that lands between the reaper's read of expired
-// leases and its release keeps the claim. Without the heartbeat the same
+// the row: an Extend that lands between the reaper's read of expired
+// leases and its release keeps the claim. Without the Extend the same
 // pass times the claim out, so the setup really reaps.
-func TestReap_HeartbeatAfterReadSavesClaim(t *testing.T) {
+func TestReap_ExtendAfterReadSavesClaim(t *testing.T) {
 	t.Parallel()
 	for _, beat := range []bool{false, true} {
-		name := "no heartbeat"
+		name := "no extend"
 		if beat {
-			name = "heartbeat after the read"
+			name = "extend after the read"
 		}
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
@@ -39,8 +39,8 @@ func TestReap_HeartbeatAfterReadSavesClaim(t *testing.T) {
 				b.f.afterCommit = func(stmts []string) {
 					for _, q := range stmts {
 						if strings.Contains(q, "lease_expires_at <") && strings.Contains(q, "EXISTS") && beats.Add(1) == 1 {
-							if _, err := later.Heartbeat(ctx, b.owner, time.Minute); err != nil {
-								t.Errorf("heartbeat: %v", err)
+							if err := later.Extend(ctx, c, time.Minute); err != nil {
+								t.Errorf("extend: %v", err)
 							}
 						}
 					}
@@ -59,7 +59,7 @@ func TestReap_HeartbeatAfterReadSavesClaim(t *testing.T) {
 					t.Fatal("the reaper never read the expired leases")
 				}
 				if r.TimedOut != 0 || it.State != core.StateClaimed {
-					t.Fatalf("Reap = %+v, item %s; want nothing timed out and the item still claimed: the heartbeat after the read came in time", r, it.State)
+					t.Fatalf("Reap = %+v, item %s; want nothing timed out and the item still claimed: the extension after the read came in time", r, it.State)
 				}
 				if err := b.store.Complete(ctx, c, nil); err != nil {
 					t.Fatalf("complete after the saved claim: %v", err)

@@ -200,6 +200,9 @@ func micros(d time.Duration) int64 { return d.Microseconds() }
 // the start, after a jittered backoff, when it fails with a transient error.
 // A connection lost while committing gives ErrCommitUnknown.
 func (s *Store) inTx(ctx context.Context, op string, fn func(tx dialect.Tx) error) error {
+	if err := s.insideFence(ctx, op); err != nil {
+		return err
+	}
 	for attempt := 1; ; attempt++ {
 		err := s.tryTx(ctx, fn)
 		if err == nil {

@@ -51,7 +51,7 @@ func TestOracle_CoreStatements(t *testing.T) {
 			return err
 		},
 		"RegisterOwner": func() error { _, err := store.RegisterOwner(ctx, core.OwnerParams{Host: "h", PID: 1}); return err },
-		"Heartbeat":     func() error { _, err := store.Heartbeat(ctx, owner, time.Minute); return err },
+		"Heartbeat":     func() error { return store.Heartbeat(ctx, owner) },
 		"Claim": func() error {
 			_, err := store.Claim(ctx, core.ClaimParams{Queue: "q", Owner: owner, Limit: 10, Lease: time.Minute})
 			return err
@@ -61,6 +61,17 @@ func TestOracle_CoreStatements(t *testing.T) {
 		"Fail":         func() error { _, err := store.Fail(ctx, claim, core.FailParams{Error: "e"}); return err },
 		"Release":      func() error { return store.Release(ctx, claim, time.Second) },
 		"Extend":       func() error { return store.Extend(ctx, claim, time.Minute) },
+		"ExtendMany": func() error {
+			other := claim
+			other.Item.ID, other.Token = uuid.UUID{15: 2}, uuid.UUID{15: 2}
+			_, err := store.ExtendMany(ctx, []core.Claim{claim, other}, time.Minute)
+			return err
+		},
+		"Lost": func() error { _, err := store.Lost(ctx, []core.Claim{claim}); return err },
+		"Purge": func() error {
+			_, err := store.Purge(ctx, core.PurgeParams{OlderThan: time.Hour, Limit: 10})
+			return err
+		},
 		"Fence": func() error {
 			_, err := store.Fence(ctx, claim, func(ctx context.Context, f *core.Fenced) error {
 				b, err := f.OpenBarrier(ctx, core.BarrierSpec{Name: "b", Join: core.JoinSpec{Queue: "q"}, OnChildFailure: core.FailBarrier})

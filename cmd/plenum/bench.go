@@ -42,6 +42,10 @@ same database, a bare-SQL baseline doing the same work without fencing:
   fan-in           children of one    vs  the same claims, then one transaction
                    barrier completed      per child that completes it and adds
                    in batches             1 to a counter row
+  runtime          package worker:    vs  the claim+complete baseline
+                   --workers workers of
+                   --batch slots each,
+                   no-op handlers
 
 The database is SQLite by default, in a file in a new temporary directory
 (--db names another file); --dialect and --dsn choose any database this
@@ -311,6 +315,24 @@ func benchOn(ctx context.Context, w io.Writer, db *sql.DB, d dialect.Dialect, pa
 	}
 	if err := checkFired(ctx, st, b, barrier, bb, o.Items); err != nil {
 		return rep, fmt.Errorf("bench: fan-in: %w", err)
+	}
+	// The runtime: the same claim+complete through package worker, with
+	// no-op handlers; the items exist before the clock starts.
+	const rtQueue = "bench.runtime"
+	if err := plenumEnqueue(ctx, st, rtQueue, o.Items); err != nil {
+		return rep, fmt.Errorf("bench: runtime setup (plenum): %w", err)
+	}
+	if err := b.enqueue(ctx, rtQueue, o.Items, uuid.Nil); err != nil {
+		return rep, fmt.Errorf("bench: runtime setup (baseline): %w", err)
+	}
+	err = measure("runtime",
+		func(ctx context.Context) error { return runtimeDrain(ctx, st, rtQueue, o.Items, o) },
+		func(ctx context.Context) error { return b.drain(ctx, rtQueue, o.Workers, nil) })
+	if err != nil {
+		return rep, err
+	}
+	if err := checkDrained(ctx, st, b, rtQueue, o.Items); err != nil {
+		return rep, fmt.Errorf("bench: runtime: %w", err)
 	}
 	rep.TxRetries, rep.BaseRetries = st.Stats().Retries, b.retries.Load()
 	fmt.Fprintf(w, "\nratio = plenum / bare SQL (above 1: Plenum is faster). Transactions retried: Plenum %s, bare SQL %s.\n",

@@ -20,17 +20,20 @@ import (
 )
 
 const demoAbout = `
-Runs a real fan-out/fan-in workflow through Plenum's store on an embedded
+Runs a real fan-out/fan-in workflow on Plenum's runtime on an embedded
 SQLite file, and checks Plenum's guarantees while it runs:
 
   - one parent item expands, page by page, into --children children with
     deterministic keys, behind one barrier;
-  - --workers workers (each a registered owner with its own heartbeat) claim
-    the children in batches and complete them with one statement per batch;
-  - every --fail-every'th child fails its first attempt and is retried;
+  - --workers workers of the runtime (package worker: each a registered
+    owner with its heartbeat and its reaper) run the children's handler,
+    claiming batches sized to their --batch free slots and completing in
+    batches;
+  - every --fail-every'th child's handler fails its first attempt, and the
+    runtime retries it;
   - --crashes workers die holding a batch (they stop heartbeating and never
-    complete it); the reaper finds them silent, releases their claims, and
-    the others finish the work;
+    complete it); the runtime's reapers find them silent, release their
+    claims, and the others finish the work;
   - the barrier fires exactly once, and a join item reads every child's
     result in keyset pages and checks the sum of squares.
 
@@ -38,7 +41,7 @@ It prints progress every second, then a summary, and exits with status 1
 naming the invariant if any did not hold. The database lives in a new
 temporary directory, removed afterwards unless --keep (or --db) is given.`
 
-// demoLease is the lease of every claim and heartbeat. It is far above the
+// demoLease is the lease of every claim: the handlers' deadline. It is far above the
 // reaper's StaleAfter, so that a dead worker's claims are released as
 // crashes (owner gone) and never as timeouts (lease expired).
 const demoLease = 30 * time.Second
@@ -159,6 +162,7 @@ type demoRun struct {
 	lastDone, idle atomic.Int64
 
 	mu      sync.Mutex
+	tokens  map[uuid.UUID]bool // claim batches of the children's workers
 	barrier uuid.UUID
 	join    joinCheck
 	joined  bool
@@ -167,7 +171,7 @@ type demoRun struct {
 // newDemoRun returns the state of a run that has not started.
 func newDemoRun(o demoOptions, st *core.Store, out io.Writer) *demoRun {
 	r := &demoRun{o: o, st: st, out: out, parentQ: "demo.parent", childQ: "demo.square", joinQ: "demo.join",
-		victimsDone: make(chan struct{})}
+		victimsDone: make(chan struct{}), tokens: map[uuid.UUID]bool{}}
 	r.victimsLeft.Store(int64(o.Crashes))
 	if o.Crashes == 0 {
 		close(r.victimsDone)
@@ -267,12 +271,10 @@ func (r *demoRun) run(parent context.Context) error {
 			}
 		})
 	}
-	spawn(func(ctx context.Context) error { return r.dispatch(ctx, parentID) })
-	for i := range r.o.Workers {
-		spawn(func(ctx context.Context) error { return r.worker(ctx, i+1) })
+	spawn(func(ctx context.Context) error { return r.runWorkers(ctx, parentID) })
+	for i := range r.o.Crashes {
+		spawn(func(ctx context.Context) error { return r.victim(ctx, i+1) })
 	}
-	spawn(r.joiner)
-	spawn(r.reaper)
 	if r.o.Progress > 0 {
 		spawn(r.progress)
 	}
@@ -338,7 +340,7 @@ func (r *demoRun) register(ctx context.Context) (*demoOwner, error) {
 				return
 			case <-t.C:
 			}
-			_, err := r.st.Heartbeat(hctx, id, demoLease)
+			err := r.st.Heartbeat(hctx, id)
 			switch {
 			case err == nil:
 			case errors.Is(err, core.ErrOwnerLost):
@@ -378,56 +380,6 @@ func (r *demoRun) shutdown(o *demoOwner) error {
 	return nil
 }
 
-// claimOne polls queue until it claims one item.
-func (r *demoRun) claimOne(ctx context.Context, own *demoOwner, queue string) (core.Claim, error) {
-	for {
-		cs, err := r.st.Claim(ctx, core.ClaimParams{Queue: queue, Owner: own.id, Limit: 1, Lease: demoLease})
-		if err != nil {
-			return core.Claim{}, err
-		}
-		if len(cs) == 1 {
-			return cs[0], nil
-		}
-		if err := sleep(ctx, 10*time.Millisecond); err != nil {
-			return core.Claim{}, err
-		}
-	}
-}
-
-// dispatch claims the parent and expands it into the children, page by
-// page, completing the parent with the last page.
-func (r *demoRun) dispatch(ctx context.Context, parentID uuid.UUID) (err error) {
-	own, err := r.register(ctx)
-	if err != nil {
-		return err
-	}
-	defer func() { err = errors.Join(err, r.shutdown(own)) }()
-	c, err := r.claimOne(ctx, own, r.parentQ)
-	if err != nil {
-		return ignoreCancel(ctx, fmt.Errorf("demo: claim the parent: %w", err))
-	}
-	if c.ID != parentID {
-		return fmt.Errorf("demo: claimed %s from the parent queue, want the parent %s", c.ID, parentID)
-	}
-	res, err := r.st.Expand(ctx, c, core.ExpandParams{
-		Barrier: core.BarrierSpec{
-			Name: "squares",
-			Join: core.JoinSpec{Queue: r.joinQ, Kind: "sum-squares"},
-		},
-		Next:           r.page,
-		CompleteParent: true,
-		Result:         fmt.Appendf(nil, `{"children":%d}`, r.o.Children),
-	})
-	if err != nil {
-		return ignoreCancel(ctx, fmt.Errorf("demo: expand the parent: %w", err))
-	}
-	r.mu.Lock()
-	r.barrier = res.Barrier.ID
-	r.mu.Unlock()
-	r.logf("parent expanded into %s children in %s, barrier sealed", commas(res.Inserted), plural(res.Batches, "transaction"))
-	return nil
-}
-
 // page returns the children from cursor on: the same page for the same
 // cursor, as Expand requires.
 func (r *demoRun) page(_ context.Context, cursor string) (core.ChildPage, error) {
@@ -454,185 +406,8 @@ func (r *demoRun) failsOnce(n int64) bool {
 	return r.o.FailEvery > 0 && n%int64(r.o.FailEvery) == int64(r.o.FailEvery-1)
 }
 
-// worker claims and completes children until the run ends. Workers 1 to
-// Crashes first die holding a batch, then come back as new owners, as a
-// supervisor would restart them. Nobody else claims until every victim
-// died, so that every planned crash happens.
-func (r *demoRun) worker(ctx context.Context, n int) (err error) {
-	own, err := r.register(ctx)
-	if err != nil {
-		return ignoreCancel(ctx, err)
-	}
-	defer func() { err = errors.Join(err, r.shutdown(own)) }()
-	victim := n <= r.o.Crashes
-	idle := time.Millisecond
-	for ctx.Err() == nil {
-		if !victim {
-			select {
-			case <-r.victimsDone:
-			case <-ctx.Done():
-				return nil
-			}
-		}
-		if own.lost.Load() {
-			// The reaper took this live owner for dead (its heartbeat was
-			// late): what it held went back; carry on as a new owner.
-			r.ownersLost.Add(1)
-			if err := r.shutdown(own); err != nil {
-				return err
-			}
-			if own, err = r.register(ctx); err != nil {
-				return ignoreCancel(ctx, err)
-			}
-		}
-		limit := r.o.Batch
-		if victim {
-			// Leave work for everyone else: together the victims hold
-			// less than all of it.
-			limit = min(limit, max(1, r.o.Children/(r.o.Crashes+1)))
-		}
-		cs, err := r.st.Claim(ctx, core.ClaimParams{Queue: r.childQ, Owner: own.id, Limit: limit, Lease: demoLease})
-		if errors.Is(err, core.ErrOwnerLost) {
-			own.lost.Store(true)
-			continue
-		}
-		if err != nil {
-			return ignoreCancel(ctx, fmt.Errorf("demo: worker %d: claim: %w", n, err))
-		}
-		if len(cs) == 0 {
-			if err := sleep(ctx, idle); err != nil {
-				return nil
-			}
-			idle = min(2*idle, 20*time.Millisecond)
-			continue
-		}
-		idle = time.Millisecond
-		r.claims.Add(1)
-		r.claimed.Add(int64(len(cs)))
-		if victim {
-			victim = false
-			own.crash()
-			r.crashes.Add(1)
-			r.abandoned.Add(int64(len(cs)))
-			r.logf("worker %d crashed holding %s: no heartbeat, no completion; the reaper will find it silent after %v",
-				n, plural(len(cs), "claim"), r.o.StaleAfter)
-			if r.victimsLeft.Add(-1) == 0 {
-				close(r.victimsDone)
-			}
-			if own, err = r.register(ctx); err != nil {
-				return ignoreCancel(ctx, err)
-			}
-			continue
-		}
-		if err := r.work(ctx, n, cs); err != nil {
-			return ignoreCancel(ctx, err)
-		}
-	}
-	return nil
-}
-
-// work completes a batch: one CompleteMany for the children that succeed,
-// one Fail each for those planned to fail this attempt.
-func (r *demoRun) work(ctx context.Context, n int, cs []core.Claim) error {
-	done := make([]core.Completion, 0, len(cs))
-	var fails []core.Claim
-	for _, c := range cs {
-		var p struct {
-			N *int64 `json:"n"`
-		}
-		if err := json.Unmarshal(c.Payload, &p); err != nil || p.N == nil {
-			return fmt.Errorf("demo: worker %d: child %s has payload %s, want {\"n\": ...}", n, c.ID, c.Payload)
-		}
-		if r.failsOnce(*p.N) && c.Attempt == 1 {
-			fails = append(fails, c)
-			continue
-		}
-		done = append(done, core.Completion{Claim: c, Result: fmt.Appendf(nil, `{"n":%d,"square":%d}`, *p.N, *p.N**p.N)})
-	}
-	if len(done) > 0 {
-		lost, err := r.st.CompleteMany(ctx, done)
-		if err != nil {
-			return fmt.Errorf("demo: worker %d: complete: %w", n, err)
-		}
-		r.completed.Add(int64(len(done) - len(lost)))
-		r.lost.Add(int64(len(lost)))
-		now := time.Now().UnixNano()
-		if gap := time.Duration(now - r.lastDone.Swap(now)); gap > idleGap {
-			r.idle.Add(int64(gap))
-		}
-	}
-	for _, c := range fails {
-		// RetryIn replaces the exponential backoff (a second at first) so
-		// the retry comes at once.
-		dead, err := r.st.Fail(ctx, c, core.FailParams{Error: "demo: planned failure of the first attempt", RetryIn: time.Millisecond})
-		switch {
-		case errors.Is(err, core.ErrClaimLost):
-			r.lost.Add(1)
-		case err != nil:
-			return fmt.Errorf("demo: worker %d: fail: %w", n, err)
-		case dead:
-			r.deadFails.Add(1)
-		default:
-			r.retries.Add(1)
-		}
-	}
-	return nil
-}
-
-// reaper runs Reap passes until the run ends.
-func (r *demoRun) reaper(ctx context.Context) error {
-	t := time.NewTicker(r.o.StaleAfter / 8)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return nil
-		case <-t.C:
-		}
-		res, err := r.st.Reap(ctx, core.ReapParams{StaleAfter: r.o.StaleAfter})
-		if err != nil {
-			return ignoreCancel(ctx, fmt.Errorf("demo: reap: %w", err))
-		}
-		r.crashed.Add(int64(res.Crashed))
-		r.timedOut.Add(int64(res.TimedOut))
-		r.deadLettered.Add(int64(res.DeadLettered))
-		r.ownersRemoved.Add(int64(res.OwnersRemoved))
-		if res.OwnersRemoved > 0 || res.Crashed > 0 || res.TimedOut > 0 {
-			r.logf("reaper: %s silent for %v removed; %s released as crashes, %d timed out",
-				plural(res.OwnersRemoved, "owner"), r.o.StaleAfter, plural(res.Crashed, "claim"), res.TimedOut)
-		}
-	}
-}
-
-// joiner waits for the join item, reads every child through it, completes
-// it, and ends the run.
-func (r *demoRun) joiner(ctx context.Context) (err error) {
-	own, err := r.register(ctx)
-	if err != nil {
-		return ignoreCancel(ctx, err)
-	}
-	defer func() { err = errors.Join(err, r.shutdown(own)) }()
-	c, err := r.claimOne(ctx, own, r.joinQ)
-	if err != nil {
-		return ignoreCancel(ctx, fmt.Errorf("demo: claim the join: %w", err))
-	}
-	r.logf("barrier fired: join item claimed, reading %s results in keyset pages", commas(r.o.Children))
-	jc, err := r.readChildren(ctx, c)
-	if err != nil {
-		return ignoreCancel(ctx, err)
-	}
-	if err := r.st.Complete(ctx, c, fmt.Appendf(nil, `{"count":%d,"sum_squares":%d}`, jc.Seen, jc.SumSquares)); err != nil {
-		return ignoreCancel(ctx, fmt.Errorf("demo: complete the join: %w", err))
-	}
-	r.mu.Lock()
-	r.join, r.joined = jc, true
-	r.mu.Unlock()
-	r.cancel() // done: stop the workers, the reaper and the progress lines
-	return nil
-}
-
 // readChildren pages through the join's barrier's children and checks each.
-func (r *demoRun) readChildren(ctx context.Context, c core.Claim) (joinCheck, error) {
+func (r *demoRun) readChildren(ctx context.Context, c core.Item) (joinCheck, error) {
 	jc := joinCheck{JoinID: c.ID}
 	if c.JoinOf == uuid.Nil {
 		return jc, fmt.Errorf("demo: join item %s names no barrier", c.ID)

@@ -1,0 +1,112 @@
+package core
+
+import (
+	"context"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/plenumdb/plenum/dialect"
+)
+
+// PurgeParams say what a retention pass deletes.
+type PurgeParams struct {
+	// OlderThan is the age, on the database clock, past which finished
+	// items (by finished_at) and fired barriers (by fired_at) may be
+	// deleted. Required: at least MinLease.
+	OlderThan time.Duration
+	// Limit bounds the barriers and the items one pass deletes (each).
+	// Default 1,000; at most MaxClaimLimit.
+	Limit int
+}
+
+// PurgeResult counts what a retention pass deleted.
+type PurgeResult struct {
+	Items    int
+	Barriers int
+}
+
+// Purge deletes, in one bounded pass, completed, dead and cancelled items
+// and fired barriers older than p.OlderThan, never what a barrier still
+// needs: a fired barrier goes only once its join item has finished (the
+// join reads the children's results through it), and a child of a barrier
+// only once that barrier is gone, so the children of a barrier that has
+// not fired, or whose join still runs, stay whatever their age. Call it
+// again while it deletes p.Limit of either (the worker's maintenance does):
+// each pass is a few short transactions of at most Limit rows, so that it
+// does not hold up claiming. Any number of processes may purge at once.
+//
+// Deleted items are gone: their idempotency keys may be enqueued again,
+// Get returns ErrNotFound, and a completion retried after ErrCommitUnknown
+// gets ErrClaimLost. Keep OlderThan well above the time an item's result
+// is read and a dead item may be revived.
+func (s *Store) Purge(ctx context.Context, p PurgeParams) (PurgeResult, error) {
+	if p.OlderThan < s.MinLease() || p.OlderThan > MaxDelay {
+		return PurgeResult{}, invalid("OlderThan", "%v is outside [%v, %v]", p.OlderThan, s.MinLease(), MaxDelay)
+	}
+	if p.Limit == 0 {
+		p.Limit = 1000
+	}
+	if p.Limit < 1 || p.Limit > MaxClaimLimit {
+		return PurgeResult{}, invalid("Limit", "%d is outside [1, %d]", p.Limit, MaxClaimLimit)
+	}
+	var r PurgeResult
+	age := -micros(p.OlderThan)
+	// Barriers first: their children become free to go in the same pass.
+	const barrierGone = "fired_at IS NOT NULL AND fired_at < {now+?} AND NOT EXISTS (SELECT 1 FROM {items} j WHERE j.id = {barriers}.join_item_id AND j.state IN ('available', 'claimed'))"
+	n, err := s.purge(ctx, "{barriers}", barrierGone, age, p.Limit)
+	r.Barriers = n
+	if err != nil {
+		return r, err
+	}
+	const itemGone = "state IN ('completed', 'dead', 'cancelled') AND finished_at < {now+?} AND (barrier_id IS NULL OR NOT EXISTS (SELECT 1 FROM {barriers} b WHERE b.id = {items}.barrier_id))"
+	r.Items, err = s.purge(ctx, "{items}", itemGone, age, p.Limit)
+	return r, err
+}
+
+// purge deletes up to limit rows of table meeting cond (which binds the
+// age once): a read of their ids, then deletes in batches, each checking
+// cond again, so that a row that changed since the read (an item revived)
+// stays.
+func (s *Store) purge(ctx context.Context, table, cond string, age int64, limit int) (int, error) {
+	var ids []uuid.UUID
+	err := s.inTx(ctx, "purge", func(tx dialect.Tx) error {
+		ids = ids[:0]
+		rows, err := tx.QueryContext(ctx, s.sql("SELECT id FROM "+table+" WHERE "+cond+s.d.Limit(limit)), age)
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var id uuid.UUID
+			if err := rows.Scan(&id); err != nil {
+				return err
+			}
+			ids = append(ids, id)
+		}
+		return rows.Err()
+	})
+	if err != nil {
+		return 0, err
+	}
+	deleted := 0
+	for _, batch := range chunks(ids, min(reapBatch, s.inListMax(1))) {
+		args := []any{age}
+		for _, id := range batch {
+			args = append(args, s.d.UUID(id))
+		}
+		var n int64
+		err := s.inTx(ctx, "purge", func(tx dialect.Tx) error {
+			res, err := tx.ExecContext(ctx, s.sql("DELETE FROM "+table+" WHERE "+cond+" AND id IN ("+dialect.Placeholders(len(batch))+")"), args...)
+			if err != nil {
+				return err
+			}
+			n, err = res.RowsAffected()
+			return err
+		})
+		if err != nil {
+			return deleted, err
+		}
+		deleted += int(n)
+	}
+	return deleted, nil
+}

@@ -1,0 +1,216 @@
+package worker
+
+import (
+	"log/slog"
+	"os"
+	"time"
+
+	"github.com/plenumdb/plenum/core"
+)
+
+// Config configures a Worker. The zero value of every field but Queues
+// means its documented default.
+type Config struct {
+	// Queues are the queues to claim from, each with its own concurrency
+	// limit. Required: at least one.
+	Queues map[string]QueueConfig
+
+	// PollInterval is how often a queue that was found empty is asked
+	// again, and how often the worker checks whether the items its
+	// handlers run on were cancelled. Default 1 s.
+	PollInterval time.Duration
+
+	// HeartbeatInterval is how often the worker tells the store it is
+	// alive. Default 5 s.
+	HeartbeatInterval time.Duration
+
+	// StaleAfter is how long an owner may go without a heartbeat before a
+	// reaper counts it dead. It must be the same in every process sharing
+	// the tables, and at least three heartbeat intervals: a worker whose
+	// heartbeats fail for StaleAfter minus two intervals stops itself
+	// first. Default 30 s.
+	StaleAfter time.Duration
+
+	// ReapInterval is how often this worker runs a reaper pass; negative
+	// runs none (another process must). Any number of processes may reap
+	// at once. Default 10 s.
+	ReapInterval time.Duration
+
+	// RetainFor is how long finished items (completed, dead, cancelled)
+	// and fired barriers are kept before the maintenance loop deletes them
+	// (core.Store.Purge, which keeps whatever a barrier still needs);
+	// negative keeps everything. It runs with the reaper, so not at all
+	// when ReapInterval is negative. Default 24 h.
+	RetainFor time.Duration
+
+	// MaxCrashes dead-letters an item whose owners died this many times
+	// while holding it (core.ReapParams.MaxCrashes). Default 3.
+	MaxCrashes int
+
+	// DefaultKind applies to kinds registered without a KindConfig, and
+	// fills the zero fields of those registered with one.
+	DefaultKind KindConfig
+
+	// DeadlineMargin is how long before a claim's lease ends its handler's
+	// context is cancelled, so that the outcome is recorded while the
+	// claim still holds. Default 1 s, and at most a quarter of a kind's
+	// Timeout.
+	DeadlineMargin time.Duration
+
+	// CompleteBatch bounds how many completions one CompleteMany carries.
+	// Default 100.
+	CompleteBatch int
+
+	// Host names this process in the owners table. Default os.Hostname().
+	Host string
+
+	// Logger receives the worker's log lines. Default: discard.
+	Logger *slog.Logger
+
+	// Hooks receive the worker's events. Default: none.
+	Hooks Hooks
+}
+
+// QueueConfig configures one queue.
+type QueueConfig struct {
+	// MaxWorkers is how many of the queue's handlers run at once: the
+	// worker claims, in one batch, as many items as it has free slots.
+	// Required: 1 to core.MaxClaimLimit.
+	MaxWorkers int
+}
+
+// KindConfig configures the handling of one kind.
+type KindConfig struct {
+	// Timeout is the handler's deadline, counted from when its claim was
+	// requested: its context ends DeadlineMargin before, and a result
+	// after that is refused (a timeout: the attempt counts). A claim takes
+	// items of any kind, so its lease is the longest Timeout among the
+	// worker's kinds (and DefaultKind's): a reaper times out a handler that
+	// hangs in a live worker after that. Keep it above StaleAfter plus
+	// HeartbeatInterval, or the claims of a worker that died could be
+	// counted as timeouts rather than crashes (New and Handle refuse
+	// less). Default 60 s.
+	Timeout time.Duration
+	// MaxAttempts dead-letters the item after this many failed attempts,
+	// or the item's own MaxAttempts where that is lower. Default: the
+	// item's own.
+	MaxAttempts int
+	// Backoff is the delay before a failed attempt runs again, from the
+	// attempt number (1 for the first), added to the database clock.
+	// Default: the store's (core.Options.Backoff).
+	Backoff func(attempt int) time.Duration
+}
+
+const (
+	defaultPoll      = time.Second
+	defaultHeartbeat = 5 * time.Second
+	defaultStale     = 30 * time.Second
+	defaultReap      = 10 * time.Second
+	defaultTimeout   = 60 * time.Second
+	defaultRetain    = 24 * time.Hour
+	defaultMargin    = time.Second
+	defaultBatch     = 100
+)
+
+func (c Config) withDefaults() Config {
+	if c.PollInterval == 0 {
+		c.PollInterval = defaultPoll
+	}
+	if c.HeartbeatInterval == 0 {
+		c.HeartbeatInterval = defaultHeartbeat
+	}
+	if c.StaleAfter == 0 {
+		c.StaleAfter = defaultStale
+	}
+	if c.ReapInterval == 0 {
+		c.ReapInterval = defaultReap
+	}
+	if c.RetainFor == 0 {
+		c.RetainFor = defaultRetain
+	}
+	if c.MaxCrashes == 0 {
+		c.MaxCrashes = core.DefaultMaxCrashes
+	}
+	if c.DefaultKind.Timeout == 0 {
+		c.DefaultKind.Timeout = defaultTimeout
+	}
+	if c.DeadlineMargin == 0 {
+		c.DeadlineMargin = defaultMargin
+	}
+	if c.CompleteBatch == 0 {
+		c.CompleteBatch = defaultBatch
+	}
+	if c.Host == "" {
+		c.Host, _ = os.Hostname()
+	}
+	if c.Logger == nil {
+		c.Logger = slog.New(slog.DiscardHandler)
+	}
+	return c
+}
+
+func (c Config) validate(s *core.Store) error {
+	if len(c.Queues) == 0 {
+		return configErr("Queues", "none: name at least one queue to claim from")
+	}
+	for name, q := range c.Queues {
+		if name == "" {
+			return configErr("Queues", "empty queue name")
+		}
+		if q.MaxWorkers < 1 || q.MaxWorkers > core.MaxClaimLimit {
+			return configErr("Queues["+name+"].MaxWorkers", "%d is outside [1, %d]", q.MaxWorkers, core.MaxClaimLimit)
+		}
+	}
+	switch {
+	case c.PollInterval < 0:
+		return configErr("PollInterval", "%v is negative", c.PollInterval)
+	case c.HeartbeatInterval < 0:
+		return configErr("HeartbeatInterval", "%v is negative", c.HeartbeatInterval)
+	case c.StaleAfter < 2*s.MinLease() || c.StaleAfter > core.MaxLease:
+		return configErr("StaleAfter", "%v is outside [%v, %v]", c.StaleAfter, 2*s.MinLease(), core.MaxLease)
+	case c.StaleAfter < 3*c.HeartbeatInterval:
+		return configErr("StaleAfter", "%v is less than three heartbeat intervals (%v)", c.StaleAfter, c.HeartbeatInterval)
+	case c.RetainFor > 0 && (c.RetainFor < s.MinLease() || c.RetainFor > core.MaxDelay):
+		return configErr("RetainFor", "%v is outside [%v, %v]", c.RetainFor, s.MinLease(), core.MaxDelay)
+	case c.MaxCrashes < 1:
+		return configErr("MaxCrashes", "%d is below 1", c.MaxCrashes)
+	case c.DeadlineMargin < 0:
+		return configErr("DeadlineMargin", "%v is negative", c.DeadlineMargin)
+	case c.CompleteBatch < 1:
+		return configErr("CompleteBatch", "%d is below 1", c.CompleteBatch)
+	}
+	return c.validKind("DefaultKind", c.DefaultKind, s)
+}
+
+// validKind checks a kind's settings, with the defaults applied.
+func (c Config) validKind(field string, k KindConfig, s *core.Store) error {
+	if k.Timeout < s.MinLease() || k.Timeout > core.MaxLease {
+		return configErr(field+".Timeout", "%v is outside [%v, %v]", k.Timeout, s.MinLease(), core.MaxLease)
+	}
+	if min := c.StaleAfter + c.HeartbeatInterval; k.Timeout < min {
+		return configErr(field+".Timeout", "%v is below StaleAfter plus HeartbeatInterval (%v): a dead worker's claims would be counted as timeouts", k.Timeout, min)
+	}
+	if k.MaxAttempts < 0 {
+		return configErr(field+".MaxAttempts", "%d is negative", k.MaxAttempts)
+	}
+	return nil
+}
+
+// kindConfig fills k's zero fields from the default kind.
+func (c Config) kindConfig(k KindConfig) KindConfig {
+	if k.Timeout == 0 {
+		k.Timeout = c.DefaultKind.Timeout
+	}
+	if k.MaxAttempts == 0 {
+		k.MaxAttempts = c.DefaultKind.MaxAttempts
+	}
+	if k.Backoff == nil {
+		k.Backoff = c.DefaultKind.Backoff
+	}
+	return k
+}
+
+// margin is the deadline margin for a kind with timeout t.
+func (c Config) margin(t time.Duration) time.Duration {
+	return min(c.DeadlineMargin, t/4)
+}

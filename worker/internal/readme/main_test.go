@@ -1,0 +1,105 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/plenumdb/plenum/core"
+	"github.com/plenumdb/plenum/sqlite"
+)
+
+// TestREADME_ShowsThisProgram keeps the README's "Use it" program and this
+// file the same, so that the README's program is the one that compiles and
+// is run below.
+func TestREADME_ShowsThisProgram(t *testing.T) {
+	readme, err := os.ReadFile("../../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	src, err := os.ReadFile("main.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := strings.Count(string(src), "\n"); n >= 40 {
+		t.Errorf("the program has %d lines, want under 40", n)
+	}
+	_, use, ok := strings.Cut(string(readme), "## Use it\n")
+	if !ok {
+		t.Fatal(`README has no "## Use it" section`)
+	}
+	_, block, ok := strings.Cut(use, "```go\n")
+	if !ok {
+		t.Fatal(`README's "Use it" has no Go block`)
+	}
+	block, _, _ = strings.Cut(block, "```")
+	if block != string(src) {
+		t.Errorf("README's \"Use it\" program differs from worker/internal/readme/main.go:\n%s", block)
+	}
+}
+
+// TestProgram_WelcomesThenStopsOnInterrupt runs the program: it completes
+// the item it enqueued, and on an interrupt stops cleanly.
+func TestProgram_WelcomesThenStopsOnInterrupt(t *testing.T) {
+	t.Chdir(t.TempDir())
+	done := make(chan struct{})
+	go func() { defer close(done); main() }()
+
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	var store *core.Store
+	for store == nil {
+		if _, err := os.Stat("jobs.db"); err == nil {
+			db, err := sqlite.Open("jobs.db")
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer db.Close()
+			if s, err := core.Open(ctx, db, sqlite.Dialect(), core.Options{}); err == nil {
+				store = s
+				break
+			}
+			db.Close()
+		}
+		if ctx.Err() != nil {
+			t.Fatal("the program made no usable jobs.db")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	for {
+		n, err := store.Counts(ctx, "email")
+		if err == nil && n[core.StateCompleted] == 1 {
+			break
+		}
+		if ctx.Err() != nil {
+			t.Fatalf("the welcome item never completed: %v, %v", n, err)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if err := syscall.Kill(os.Getpid(), syscall.SIGINT); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-done:
+	case <-time.After(20 * time.Second):
+		t.Fatal("the program did not stop on an interrupt")
+	}
+	var got string
+	if err := store.DB().QueryRowContext(ctx, "SELECT result FROM plenum_items WHERE queue = 'email'").Scan(&got); err != nil {
+		t.Fatal(err)
+	}
+	var msg string
+	if err := json.Unmarshal([]byte(got), &msg); err != nil || msg != "welcome, ada" {
+		t.Errorf("result %q, want \"welcome, ada\"", got)
+	}
+	if n, err := store.DB().QueryContext(ctx, "SELECT 1 FROM plenum_processes"); err == nil {
+		if n.Next() {
+			t.Error("the program left its owner registered: it did not stop cleanly")
+		}
+		n.Close()
+	}
+}

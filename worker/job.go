@@ -1,0 +1,151 @@
+package worker
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+
+	"github.com/google/uuid"
+	"github.com/plenumdb/plenum/core"
+)
+
+// Job is one run of a handler on a claimed item, with its payload decoded
+// into Args.
+type Job[T any] struct {
+	// Args is the item's payload decoded from JSON (the zero T for an item
+	// without one).
+	Args T
+	r    *run
+}
+
+// Item returns the item as it was claimed: its id, kind, attempt (1 for
+// the first), crash count, key and raw payload.
+func (j *Job[T]) Item() core.Item { return j.r.claim.Item }
+
+// Claim returns the claim this run holds, for the store calls that take
+// one: Store.Expand to fan out, Store.Extend for more time. Its lease is
+// the run's deadline; the handler's context ends a margin before it.
+func (j *Job[T]) Claim() core.Claim { return j.r.claim }
+
+// ID returns the item's id.
+func (j *Job[T]) ID() uuid.UUID { return j.r.claim.ID }
+
+// Attempt returns the attempt this run is, 1 for the first.
+func (j *Job[T]) Attempt() int { return j.r.claim.Attempt }
+
+// IdempotencyKey is the key to give to other systems for this item's
+// external side effects: the item's id, as text. Every run of the item
+// (after a retry, a timeout or a crash) has the same key, and no other
+// item has it, so a system that keeps the keys it has seen makes the
+// effect happen once under at-least-once delivery. (The claim token would
+// not do: it changes with every claim.)
+func (j *Job[T]) IdempotencyKey() string { return j.r.claim.ID.String() }
+
+// SetResult records v, marshalled as JSON, as the item's result when the
+// handler succeeds. Call it before Fence: the fence completes the item.
+func (j *Job[T]) SetResult(v any) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return fmt.Errorf("plenum/worker: result of %s: %w", j.r.claim.ID, err)
+	}
+	j.r.result = b
+	return nil
+}
+
+// Fence runs fn in one transaction that holds the item's row lock, only
+// while this run still holds the item's claim, and completes the item
+// (with the result set by SetResult) in that same transaction when fn
+// returns nil: what fn writes through f commits together with the
+// completion, or not at all. Use it for the handler's own database writes
+// that must happen exactly once. fn may run again if the transaction is
+// retried after a transient error, so it must touch nothing but f.
+//
+// Fence returns an error wrapping core.ErrClaimLost when the claim is no
+// longer held (the item was cancelled, or timed out and was reaped): fn
+// did not run, and the handler should return. After a Fence that returned
+// nil the item is completed, whatever the handler returns. Inside fn, call
+// f, never the store: a store call with fn's context returns
+// core.ErrInsideFence.
+func (j *Job[T]) Fence(ctx context.Context, fn func(ctx context.Context, f *core.Fenced) error) error {
+	if j.r.fenced {
+		return fmt.Errorf("plenum/worker: %s: fenced already: %w", j.r.claim.ID, core.ErrFinished)
+	}
+	held, err := j.r.w.store.Fence(ctx, j.r.claim, func(ctx context.Context, f *core.Fenced) error {
+		if err := fn(ctx, f); err != nil {
+			return err
+		}
+		return f.Complete(ctx, j.r.result)
+	})
+	if err != nil {
+		return err
+	}
+	if !held {
+		return fmt.Errorf("plenum/worker: fence %s: %w", j.r.claim.ID, core.ErrClaimLost)
+	}
+	j.r.fenced = true
+	return nil
+}
+
+// handler is a registered kind's handler, payload decoding included.
+type handler struct {
+	kind string
+	cfg  KindConfig
+	call func(ctx context.Context, r *run) error
+}
+
+// Handle registers fn as the handler of kind, with the kind's settings in
+// cfg (at most one; the Config's DefaultKind fills what it leaves zero).
+// Payloads are decoded from JSON into T; one that does not decode
+// dead-letters its item at once. Register every kind before Start: a
+// registration that is refused (a kind registered twice, after Start, or
+// with invalid settings) makes Start return the error.
+func Handle[T any](w *Worker, kind string, fn func(ctx context.Context, job *Job[T]) error, cfg ...KindConfig) {
+	w.register(kind, fn != nil, cfg, func(ctx context.Context, r *run) error {
+		job := &Job[T]{r: r}
+		if p := r.claim.Payload; len(p) > 0 {
+			if err := json.Unmarshal(p, &job.Args); err != nil {
+				return Discard(fmt.Errorf("decode the payload of %s as %T: %w", r.claim.ID, job.Args, err))
+			}
+		}
+		return fn(ctx, job)
+	})
+}
+
+// HandleFunc registers fn, which takes the payload undecoded, as the
+// handler of kind: the untyped form of Handle.
+func (w *Worker) HandleFunc(kind string, fn func(ctx context.Context, job *Job[json.RawMessage]) error, cfg ...KindConfig) {
+	Handle(w, kind, fn, cfg...)
+}
+
+func (w *Worker) register(kind string, ok bool, cfg []KindConfig, call func(ctx context.Context, r *run) error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	field := "handler[" + kind + "]"
+	var err error
+	switch {
+	case w.started:
+		err = configErr(field, "registered after Start")
+	case kind == "":
+		err = configErr("handler", "empty kind")
+	case !ok:
+		err = configErr(field, "nil function")
+	case len(cfg) > 1:
+		err = configErr(field, "%d KindConfigs, want at most one", len(cfg))
+	case w.handlers[kind] != nil:
+		err = configErr(field, "kind registered twice")
+	}
+	if err != nil {
+		w.regErrs = append(w.regErrs, err)
+		return
+	}
+	var k KindConfig
+	if len(cfg) == 1 {
+		k = cfg[0]
+	}
+	k = w.cfg.kindConfig(k)
+	if err := w.cfg.validKind(field, k, w.store); err != nil {
+		w.regErrs = append(w.regErrs, err)
+		return
+	}
+	w.handlers[kind] = &handler{kind: kind, cfg: k, call: call}
+}

@@ -1,0 +1,225 @@
+package worker
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/plenumdb/plenum/core"
+)
+
+// Worker runs handlers on the items it claims from its queues. Create it
+// with New, register handlers with Handle or HandleFunc, then Start it;
+// Stop it to shut down gracefully. It is safe for concurrent use.
+type Worker struct {
+	store *core.Store
+	cfg   Config
+	log   *slog.Logger
+
+	mu       sync.Mutex
+	handlers map[string]*handler
+	regErrs  []error
+	started  bool
+	owner    uuid.UUID
+	lease    time.Duration
+	running  map[uuid.UUID]*run
+	// killed, once set, is the cause every running and new handler
+	// context is cancelled with.
+	killed error
+	err    error
+
+	base     context.Context // the worker's own calls; cancelled last
+	cancel   context.CancelFunc
+	bg       context.Context // heartbeat, watcher, maintenance
+	bgCancel context.CancelFunc
+
+	claimStop     chan struct{}
+	claimStopOnce sync.Once
+	stopOnce      sync.Once
+	done          chan struct{}
+
+	loops       sync.WaitGroup // claim loops
+	handlersRun sync.WaitGroup // handler goroutines
+	background  sync.WaitGroup // heartbeat, watcher, maintenance
+	completions chan *completion
+	completed   chan struct{} // closed when the completer has flushed
+}
+
+// New returns a worker on store configured by cfg. It checks cfg and
+// touches no database: Start registers the worker.
+func New(store *core.Store, cfg Config) (*Worker, error) {
+	if store == nil {
+		return nil, configErr("store", "nil *core.Store")
+	}
+	cfg = cfg.withDefaults()
+	if err := cfg.validate(store); err != nil {
+		return nil, err
+	}
+	return &Worker{
+		store:       store,
+		cfg:         cfg,
+		log:         cfg.Logger,
+		handlers:    map[string]*handler{},
+		running:     map[uuid.UUID]*run{},
+		claimStop:   make(chan struct{}),
+		done:        make(chan struct{}),
+		completions: make(chan *completion),
+		completed:   make(chan struct{}),
+	}, nil
+}
+
+// Start registers the worker as an owner and starts claiming, heartbeating
+// and (unless Config.ReapInterval is negative) reaping. It returns once the
+// worker runs. ctx bounds the start only (its values, not its end, pass on
+// to the worker's work): the worker runs until Stop, which is what decides
+// how long running handlers get to finish, or until it stops itself after
+// losing its owner (Done, Err). A worker starts once.
+func (w *Worker) Start(ctx context.Context) error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if err := errors.Join(w.regErrs...); err != nil {
+		return err
+	}
+	if w.started {
+		return fmt.Errorf("plenum/worker: started already: %w", ErrStopped)
+	}
+	lease := w.cfg.DefaultKind.Timeout
+	for _, h := range w.handlers {
+		lease = max(lease, h.cfg.Timeout)
+	}
+	owner, err := w.store.RegisterOwner(ctx, core.OwnerParams{Host: w.cfg.Host})
+	if err != nil {
+		return fmt.Errorf("plenum/worker: start: %w", err)
+	}
+	w.started, w.owner, w.lease = true, owner, lease
+	w.base, w.cancel = context.WithCancel(context.WithoutCancel(ctx))
+	w.bg, w.bgCancel = context.WithCancel(w.base)
+	w.log.InfoContext(ctx, "plenum/worker: started", "owner", owner, "queues", len(w.cfg.Queues), "kinds", len(w.handlers))
+
+	go w.completer()
+	w.background.Add(2)
+	go w.heartbeat(time.Now())
+	go w.watch()
+	if w.cfg.ReapInterval > 0 {
+		w.background.Add(1)
+		go w.maintain()
+	}
+	for name, q := range w.cfg.Queues {
+		w.loops.Add(1)
+		go w.claimLoop(name, q)
+	}
+	return nil
+}
+
+// Stop shuts the worker down: it stops claiming, lets running handlers
+// finish until ctx ends, then cancels their contexts (cause ErrStopped),
+// gives back each item whose handler was cancelled once that handler has
+// returned (no attempt used, no crash counted), records the other
+// outcomes, and deregisters, so that nothing it held waits for a reaper.
+// It returns when all of that is done, with Err's error if the worker had
+// lost its owner. Stop on a worker that was never started does nothing;
+// calling it again waits for the first call.
+func (w *Worker) Stop(ctx context.Context) error {
+	w.mu.Lock()
+	started := w.started
+	w.mu.Unlock()
+	if !started {
+		return nil
+	}
+	w.stopOnce.Do(func() { go w.shutdown(ctx) })
+	<-w.done
+	return w.Err()
+}
+
+// Done is closed once the worker has stopped: by Stop, by the end of
+// Start's context, or by itself after losing its owner (see Err).
+func (w *Worker) Done() <-chan struct{} { return w.done }
+
+// Err returns nil while the worker runs and after a clean stop, and an
+// error wrapping ErrLost (and core.ErrOwnerLost where the store said so)
+// once the worker stopped itself because it could not prove it was alive.
+func (w *Worker) Err() error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.err
+}
+
+// Owner returns the id the worker registered as (uuid.Nil before Start).
+func (w *Worker) Owner() uuid.UUID {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.owner
+}
+
+// stopClaiming makes every claim loop exit.
+func (w *Worker) stopClaiming() { w.claimStopOnce.Do(func() { close(w.claimStop) }) }
+
+// kill cancels every running handler, and every one started from now on,
+// with cause.
+func (w *Worker) kill(cause error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.killed == nil {
+		w.killed = cause
+	}
+	for _, r := range w.running {
+		r.cancel(w.killed)
+	}
+}
+
+// lose stops a worker that can no longer prove it is alive: no more claims,
+// every handler cancelled, then the same shutdown as Stop's.
+func (w *Worker) lose(err error) {
+	w.mu.Lock()
+	if w.err == nil {
+		w.err = fmt.Errorf("%w: %w", ErrLost, err)
+	}
+	w.mu.Unlock()
+	w.log.Error("plenum/worker: stopping: the worker could not prove it is alive", "owner", w.owner, "err", err)
+	w.stopClaiming()
+	w.kill(ErrLost)
+	w.stopOnce.Do(func() {
+		expired, cancel := context.WithCancel(context.Background())
+		cancel()
+		go w.shutdown(expired)
+	})
+}
+
+// shutdown is Stop's work; it runs once.
+func (w *Worker) shutdown(ctx context.Context) {
+	defer close(w.done)
+	w.stopClaiming()
+	w.loops.Wait()
+	handlersDone := make(chan struct{})
+	go func() { w.handlersRun.Wait(); close(handlersDone) }()
+	select {
+	case <-handlersDone:
+	case <-ctx.Done():
+		w.kill(ErrStopped)
+		<-handlersDone
+	}
+	close(w.completions)
+	<-w.completed
+	w.bgCancel()
+	w.background.Wait()
+	// Whatever is still claimed goes back at once; a reaped owner has
+	// nothing left to give back.
+	dctx, cancel := context.WithTimeout(w.base, 30*time.Second)
+	defer cancel()
+	if err := w.store.Deregister(dctx, w.owner); err != nil {
+		w.log.Error("plenum/worker: deregister", "owner", w.owner, "err", err)
+	}
+	w.cancel()
+	w.log.Info("plenum/worker: stopped", "owner", w.owner)
+}
+
+// event sends e to the hooks, if any.
+func (w *Worker) event(ctx context.Context, e Event) {
+	if w.cfg.Hooks != nil {
+		w.cfg.Hooks.Event(ctx, e)
+	}
+}

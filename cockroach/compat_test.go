@@ -53,6 +53,12 @@ func serializableDSN(t testing.TB) string {
 func lockTableFor(t testing.TB, dsn string) string {
 	t.Helper()
 	name := fmt.Sprintf("pl%08x_locks", rand.Uint32())
+	dropAtEnd(t, dsn, name)
+	return name
+}
+
+// dropAtEnd drops the lock table name when the test ends.
+func dropAtEnd(t testing.TB, dsn, name string) {
 	t.Cleanup(func() {
 		db, err := sql.Open(DriverName, dsn)
 		if err != nil {
@@ -66,7 +72,6 @@ func lockTableFor(t testing.TB, dsn string) string {
 			t.Errorf("drop %s: %v", name, err)
 		}
 	})
-	return name
 }
 
 // counting is a dialect that counts the retryable errors it classifies,

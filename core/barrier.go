@@ -404,12 +404,16 @@ func (s *Store) fireOnce(ctx context.Context, tx dialect.Querier, barrier uuid.U
 		kind             sql.NullString
 		payload          rawJSON
 		priority, maxAtt int
+		fb               = FiredBarrier{ID: barrier, JoinItemID: joinID}
 	)
-	err = tx.QueryRowContext(ctx, s.sql("SELECT parent_barrier_id, failed, on_child_failure, join_queue, join_kind, join_payload, join_priority, join_max_attempts FROM {barriers} WHERE id = ?"),
-		s.d.UUID(barrier)).Scan(&parent, &failed, &policy, &queue, &kind, &payload, &priority, &maxAtt)
+	err = tx.QueryRowContext(ctx, s.sql("SELECT parent_barrier_id, failed, on_child_failure, join_queue, join_kind, join_payload, join_priority, join_max_attempts, owner_id, name, expected, arrived FROM {barriers} WHERE id = ?"),
+		s.d.UUID(barrier)).Scan(&parent, &failed, &policy, &queue, &kind, &payload, &priority, &maxAtt, &fb.OwnerID, &fb.Name, &fb.Expected, &fb.Arrived)
 	if err != nil {
 		return arrival{}, false, err
 	}
+	fb.Failed, fb.JoinQueue, fb.JoinKind = failed, queue, kind.String
+	fb.JoinDead = FailurePolicy(policy) == FailBarrier && failed > 0
+	noteFired(tx, fb)
 	cols := "id, queue, kind, payload, priority, state, available_at, attempt, max_attempts, crash_count, barrier_id, join_barrier_id, created_at"
 	args := []any{s.d.UUID(joinID), queue, kind.String, s.jsonArg(json.RawMessage(payload)), priority, maxAtt, nullUUID(s.d, parent.UUID), s.d.UUID(barrier)}
 	if FailurePolicy(policy) == FailBarrier && failed > 0 {

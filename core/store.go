@@ -236,6 +236,7 @@ func (s *Store) tryTx(ctx context.Context, fn func(tx dialect.Tx) error) (err er
 	if err != nil {
 		return err
 	}
+	tx = traced(ctx, tx)
 	committed := false
 	defer func() {
 		if !committed {
@@ -255,6 +256,7 @@ func (s *Store) tryTx(ctx context.Context, fn func(tx dialect.Tx) error) (err er
 		}
 		return err
 	}
+	reportCommitted(ctx, tx)
 	return nil
 }
 

@@ -33,6 +33,12 @@ const (
 	// EventReaped: a reaper pass of this worker's maintenance released
 	// claims or removed owners; Reap counts what it did.
 	EventReaped EventKind = "reaped"
+	// EventBarrierFired: a fan-in barrier fired in a transaction this
+	// worker committed (completing, failing or reaping its last child, or
+	// sealing it in a handler's Expand or fence run with the handler's
+	// context); Barrier describes it and Queue is its join's queue. Each
+	// firing is reported once, by the process whose transaction fired it.
+	EventBarrierFired EventKind = "barrier_fired"
 	// EventPurged: a retention pass deleted what Purge counts.
 	EventPurged EventKind = "purged"
 	// EventQueueDepth: Depth holds Queue's item counts by state, read by
@@ -53,6 +59,8 @@ type Event struct {
 	Duration time.Duration
 	// Reap is what a reaper pass did, for EventReaped.
 	Reap core.ReapResult
+	// Barrier is the barrier that fired, for EventBarrierFired.
+	Barrier core.FiredBarrier
 	// Purge is what a retention pass deleted, for EventPurged.
 	Purge core.PurgeResult
 	// Depth counts Queue's items by state, for EventQueueDepth.

@@ -96,7 +96,7 @@ func (w *Worker) Start(ctx context.Context) error {
 		return fmt.Errorf("plenum/worker: start: %w", err)
 	}
 	w.started, w.owner, w.lease = true, owner, lease
-	w.base, w.cancel = context.WithCancel(context.WithoutCancel(ctx))
+	w.base, w.cancel = context.WithCancel(w.traced(context.WithoutCancel(ctx)))
 	w.bg, w.bgCancel = context.WithCancel(w.base)
 	w.log.InfoContext(ctx, "plenum/worker: started", "owner", owner, "queues", len(w.cfg.Queues), "kinds", len(w.handlers))
 
@@ -215,6 +215,17 @@ func (w *Worker) shutdown(ctx context.Context) {
 	}
 	w.cancel()
 	w.log.Info("plenum/worker: stopped", "owner", w.owner)
+}
+
+// traced makes every store call made with ctx, or with a context derived
+// from it (handlers' included), report the barriers it fires to the hooks.
+func (w *Worker) traced(ctx context.Context) context.Context {
+	if w.cfg.Hooks == nil {
+		return ctx
+	}
+	return core.WithTrace(ctx, &core.Trace{BarrierFired: func(ctx context.Context, b core.FiredBarrier) {
+		w.event(ctx, Event{Kind: EventBarrierFired, Queue: b.JoinQueue, Barrier: b})
+	}})
 }
 
 // event sends e to the hooks, if any.

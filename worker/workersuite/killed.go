@@ -1,0 +1,304 @@
+package workersuite
+
+import (
+	"bufio"
+	"context"
+	"database/sql"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/plenumdb/plenum/core"
+	"github.com/plenumdb/plenum/dialect"
+	"github.com/plenumdb/plenum/migrations"
+	"github.com/plenumdb/plenum/worker"
+)
+
+// The environment that makes the test binary the worker process to kill.
+const (
+	crashDSNEnv    = "PLENUM_WORKERCRASH_DSN"
+	crashPrefixEnv = "PLENUM_WORKERCRASH_PREFIX"
+)
+
+const (
+	crashItems = 30
+	crashDone  = 5 // the killed process completes these, then hangs in fences
+	crashQueue = "crash"
+	crashSlots = 8
+)
+
+// crashConfig is what both processes' workers run with.
+func crashConfig(store *core.Store, hooks worker.Hooks, reap time.Duration) worker.Config {
+	return worker.Config{
+		Queues:            map[string]worker.QueueConfig{crashQueue: {MaxWorkers: crashSlots}},
+		PollInterval:      20 * time.Millisecond,
+		HeartbeatInterval: 400 * time.Millisecond,
+		StaleAfter:        max(3*time.Second, 2*store.MinLease()),
+		ReapInterval:      reap,
+		Hooks:             hooks,
+	}
+}
+
+// effect is the handler both processes run: its effect, a row in the
+// audit table, commits with the item's completion, in one fence.
+func effect(d dialect.Dialect, audit string, hang func(job *worker.Job[json.RawMessage]) bool, inFence func()) func(ctx context.Context, job *worker.Job[json.RawMessage]) error {
+	return func(ctx context.Context, job *worker.Job[json.RawMessage]) error {
+		stuck := hang(job)
+		return job.Fence(ctx, func(ctx context.Context, f *core.Fenced) error {
+			if _, err := f.ExecContext(ctx, d.Rebind("INSERT INTO "+audit+" (item) VALUES (?)"), job.IdempotencyKey()); err != nil {
+				return err
+			}
+			if stuck {
+				inFence()
+				select {} // holding the fence's transaction, to be killed
+			}
+			return nil
+		})
+	}
+}
+
+// KilledConfig names the database RunKilled runs on.
+type KilledConfig struct {
+	// Dialect is the database's dialect. Required.
+	Dialect dialect.Dialect
+	// Open opens the database named by a DSN (a file path for SQLite), in
+	// this process and in the worker process it kills. Required.
+	Open func(dsn string) (*sql.DB, error)
+	// DSN returns the database's DSN, or skips t. Required.
+	DSN func(t *testing.T) string
+}
+
+// RunKilled is the killed-worker test: see runKilledWorker. t must be a
+// top-level test, and the test binary is run again with -test.run naming
+// it, to be the worker process to kill: everything the test does before
+// RunKilled runs there too, so it must be the test's first call but for
+// building cfg.
+func RunKilled(t *testing.T, cfg KilledConfig) {
+	if cfg.Dialect == nil || cfg.Open == nil || cfg.DSN == nil {
+		t.Fatal("workersuite: KilledConfig needs a Dialect, an Open and a DSN")
+	}
+	runKilledWorker(t, cfg.Dialect, cfg.Open, cfg.DSN)
+}
+
+// runKilledWorker starts a worker process, SIGKILLs it once it has
+// completed crashDone items and holds the rest of its batch (one of them
+// inside an open fence), then lets a worker in this process, with its
+// reaper, finish everything: nothing is lost, each effect is made once,
+// and the dead process's claims are released as crashes (no attempt used).
+func runKilledWorker(t *testing.T, d dialect.Dialect, open func(string) (*sql.DB, error), dsnFor func(t *testing.T) string) {
+	if dsn := os.Getenv(crashDSNEnv); dsn != "" {
+		if err := crashWorker(d, open, dsn, os.Getenv(crashPrefixEnv)); err != nil {
+			fmt.Fprintln(os.Stderr, "crash worker:", err)
+			os.Exit(2)
+		}
+		os.Exit(0)
+	}
+	t.Parallel()
+	dsn := dsnFor(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	db, err := open(dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() }) // after the drop below
+	prefix := fmt.Sprintf("pk%08x_", time.Now().UnixNano()&0xffffffff)
+	audit := prefix + "audit"
+	t.Cleanup(func() {
+		cctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		for _, stmt := range d.DropTable(audit) {
+			_, _ = db.ExecContext(cctx, stmt)
+		}
+		if err := migrations.Drop(cctx, db, d, prefix); err != nil {
+			t.Errorf("drop %s*: %v", prefix, err)
+		}
+	})
+	store, err := core.Open(ctx, db, d, core.Options{Prefix: prefix, Migrate: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// No primary key: a second effect for an item must show, not fail.
+	if _, err := db.ExecContext(ctx, "CREATE TABLE "+audit+" (item VARCHAR(64) NOT NULL)"); err != nil {
+		t.Fatal(err)
+	}
+	specs := make([]core.ItemSpec, crashItems)
+	for i := range specs {
+		specs[i] = core.ItemSpec{Queue: crashQueue, Kind: "effect", Priority: i}
+	}
+	if _, err := store.Enqueue(ctx, specs...); err != nil {
+		t.Fatal(err)
+	}
+
+	cmd := exec.Command(os.Args[0], "-test.run=^"+t.Name()+"$")
+	cmd.Env = append(os.Environ(), crashDSNEnv+"="+dsn, crashPrefixEnv+"="+prefix)
+	cmd.Stderr = os.Stderr
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	lines := make(chan string, 1)
+	go func() {
+		sc := bufio.NewScanner(out)
+		for sc.Scan() {
+			if strings.HasPrefix(sc.Text(), "holding ") {
+				lines <- sc.Text()
+				return
+			}
+		}
+		close(lines)
+	}()
+	var line string
+	select {
+	case line = <-lines:
+	case <-time.After(2 * time.Minute):
+	}
+	if line == "" {
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+		t.Fatal("the worker process never reported holding its batch")
+	}
+	if err := cmd.Process.Kill(); err != nil { // SIGKILL on Unix
+		t.Fatal(err)
+	}
+	_ = cmd.Wait()
+	killedAt := time.Now()
+
+	count := func(q string) int {
+		t.Helper()
+		var n int
+		if err := db.QueryRowContext(ctx, q).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	if n := count("SELECT COUNT(*) FROM " + audit); n != crashDone {
+		t.Fatalf("effects after the kill: %d, want the %d committed (the open fence's rolled back)", n, crashDone)
+	}
+	held := 0
+	if c, err := store.Counts(ctx, crashQueue); err != nil {
+		t.Fatal(err)
+	} else {
+		held = int(c[core.StateClaimed])
+		t.Logf("killed worker pid %d (%s): %v", cmd.Process.Pid, line, c)
+		if c[core.StateCompleted] != crashDone || held == 0 {
+			t.Fatalf("after the kill: %v; want %d completed and claims left held", c, crashDone)
+		}
+	}
+
+	// The survivor: a worker of this process, with its reaper.
+	var crashed atomic.Int64
+	w, err := worker.New(store, crashConfig(store, worker.HookFunc(func(_ context.Context, e worker.Event) {
+		if e.Kind == worker.EventReaped {
+			crashed.Add(int64(e.Reap.Crashed))
+		}
+	}), 300*time.Millisecond))
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.HandleFunc("effect", effect(d, audit, func(*worker.Job[json.RawMessage]) bool { return false }, nil))
+	if err := w.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	for {
+		c, err := store.Counts(ctx, crashQueue)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if c[core.StateCompleted] == crashItems {
+			break
+		}
+		if ctx.Err() != nil {
+			t.Fatalf("the survivor did not finish: %v", c)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	t.Logf("the survivor finished everything %v after the kill", time.Since(killedAt).Round(time.Millisecond))
+	if err := w.Stop(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if n, distinct := count("SELECT COUNT(*) FROM "+audit), count("SELECT COUNT(DISTINCT item) FROM "+audit); n != crashItems || distinct != crashItems {
+		t.Errorf("%d effects for %d distinct items, want %d, one each", n, distinct, crashItems)
+	}
+	if got := crashed.Load(); got != int64(held) {
+		t.Errorf("the reaper released %d claims as crashes, want the %d the dead process held", got, held)
+	}
+	var withCrash int
+	rows, err := db.QueryContext(ctx, "SELECT attempt, crash_count FROM "+migrations.NamesFor(prefix).Items)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var attempt, crashes int
+		if err := rows.Scan(&attempt, &crashes); err != nil {
+			t.Fatal(err)
+		}
+		if attempt != 1 || crashes > 1 {
+			t.Errorf("an item finished at attempt %d with %d crashes, want attempt 1 (a crash uses none), at most 1 crash", attempt, crashes)
+		}
+		withCrash += crashes
+	}
+	if withCrash != held {
+		t.Errorf("%d items carry a crash, want %d", withCrash, held)
+	}
+}
+
+// crashWorker is the process to kill: a worker that completes crashDone
+// items through fences, then has its other handlers wait; the first of
+// them enters a fence, writes its effect and hangs there; it then says so
+// on stdout and waits to be killed.
+func crashWorker(d dialect.Dialect, open func(string) (*sql.DB, error), dsn, prefix string) error {
+	ctx := context.Background()
+	db, err := open(dsn)
+	if err != nil {
+		return err
+	}
+	store, err := core.Open(ctx, db, d, core.Options{Prefix: prefix})
+	if err != nil {
+		return err
+	}
+	var started, completed atomic.Int32
+	fiveDone := make(chan struct{})
+	var hanging atomic.Bool
+	w, err := worker.New(store, crashConfig(store, worker.HookFunc(func(_ context.Context, e worker.Event) {
+		if e.Kind == worker.EventCompleted && completed.Add(1) == crashDone {
+			close(fiveDone)
+		}
+	}), -1))
+	if err != nil {
+		return err
+	}
+	w.HandleFunc("effect", effect(d, prefix+"audit", func(job *worker.Job[json.RawMessage]) bool {
+		if started.Add(1) <= crashDone {
+			return false
+		}
+		<-fiveDone // the five completions commit first
+		if hanging.CompareAndSwap(false, true) {
+			// Enter the fence once every slot holds a claim: the claim
+			// loop then waits for a free slot, so no claim is in flight
+			// when the kill lands (one committing as the process dies
+			// would be a held claim that the counts read after the kill
+			// miss).
+			for started.Load() < crashDone+crashSlots {
+				time.Sleep(5 * time.Millisecond)
+			}
+			return true
+		}
+		select {} // the rest of the batch waits, held
+	}, func() {
+		fmt.Printf("holding %d claims after %d completions\n", started.Load()-crashDone, completed.Load())
+	}))
+	if err := w.Start(ctx); err != nil {
+		return err
+	}
+	select {}
+}

@@ -122,6 +122,10 @@ var guarantees = []guarantee{
 	{"Fence_StoreCallInsideRefused", testFenceStoreCallRefused},
 	{"Fence_FailCommitsWithWrites", testFenceFail},
 	{"Retention_PurgeKeepsWhatBarriersNeed", testPurge},
+	{"Periodic_EachTickEnqueuedOnceWhileRetentionRuns", testPeriodicOnce},
+	{"Periodic_CatchUpInClosedForm", testPeriodicCatchUp},
+	{"Queue_PausedClaimsNothingAnywhere", testPausedQueue},
+	{"History_EveryFailedAttemptInOrder", testAttempts},
 	{"Clock_DatabaseTimeGatesVisibility", testClock},
 	{"FanOut_IdempotentResume", testFanOutResume},
 	{"FanOut_ChildKeysCannotBeTaken", testFanOutChildKeysReserved},
@@ -134,6 +138,7 @@ var guarantees = []guarantee{
 	{"Join_ReadsResultsByKeysetPages", testJoinPages},
 	{"Enqueue_IdempotencyKey", testEnqueueKey},
 	{"EnqueueTx_Outbox", testEnqueueTxOutbox},
+	{"Wakeup_EnqueueWakesSubscribers", testWakeups},
 	{"Cancel_And_Revive", testCancelRevive},
 	{"BadInput_ChangesNothing", testBadInput},
 	{"BadInput_IntegersFitEveryDatabase", testBadInputIntegers},
@@ -395,10 +400,10 @@ func (e *env) wantCounts(queue string, want map[core.State]int64) {
 }
 
 // sqlCount runs a COUNT query written with '?' placeholders and the
-// {items}, {barriers}, {migrations} table names.
+// {items}, {barriers}, {attempts}, {migrations} table names.
 func (e *env) sqlCount(query string, args ...any) int64 {
 	e.t.Helper()
-	q := strings.NewReplacer("{items}", e.names.Items, "{barriers}", e.names.Barriers, "{migrations}", e.names.Migrations).Replace(query)
+	q := strings.NewReplacer("{items}", e.names.Items, "{barriers}", e.names.Barriers, "{attempts}", e.names.Attempts, "{migrations}", e.names.Migrations).Replace(query)
 	var n int64
 	if err := e.db.QueryRowContext(e.ctx, e.d.Rebind(q), args...).Scan(&n); err != nil {
 		e.t.Fatalf("%s: %v", q, err)

@@ -33,7 +33,18 @@
 //     release each claim once.
 //   - Retention: Purge deletes finished items and fired barriers past an
 //     age, in bounded passes, and never the children a barrier or its
-//     join still needs.
+//     join still needs; an item's history goes with it.
+//   - Periodic work: stores on both sides of several clock offsets calling
+//     EnqueueDue at once enqueue each tick once while retention deletes
+//     finished ticks, none brought back; after a clock jump of years the
+//     latest tick, or the latest N, are caught up at once.
+//   - Paused queues: after PauseQueue commits no store claims the queue's
+//     items, whatever its clock, until ResumeQueue; pausing and resuming
+//     while others claim leaves every item claimed once.
+//   - History: every failure, timeout and crash is one row of its item's
+//     history, numbered in order across retries, crashes and a revival,
+//     written or rolled back with its state change (a fence's Fail too);
+//     concurrent reapers write one row per crash.
 //   - Database clock: only the database's clock gates visibility.
 //   - Fan-out and fan-in: a dispatch resumes from its saved cursor without
 //     duplicates; callers' keys cannot take a child's place (the form

@@ -303,4 +303,6 @@ func testFenceFail(e *env) {
 	if it := e.get(c.ID); it.State != core.StateClaimed || it.Attempt != 2 {
 		e.t.Errorf("item after a rolled-back Fail: %s, attempt %d; want claimed, 2", it.State, it.Attempt)
 	}
+	// The history holds the committed failure, not the rolled-back one.
+	e.wantHistory(c.ID, "1 failed try later")
 }

@@ -241,6 +241,14 @@ func testRecoveryConcurrentReapers(e *env) {
 	}
 
 	testReapersRaceClaimers(e, stores)
+
+	// Every crash counted is one row of its item's history, and no more.
+	if n := e.sqlCount("SELECT COUNT(*) FROM {attempts} WHERE outcome = 'crash'"); n < int64(2*owners*perOwner) {
+		e.t.Errorf("%d crashes in the items' histories, want at least %d", n, 2*owners*perOwner)
+	}
+	if n := e.sqlCount("SELECT COUNT(*) FROM {items} i WHERE crash_count <> (SELECT COUNT(*) FROM {attempts} a WHERE a.item_id = i.id AND a.outcome = 'crash')"); n != 0 {
+		e.t.Errorf("%d items whose crash count differs from the crashes in their history", n)
+	}
 }
 
 // testReapersRaceClaimers races reapers working in small passes over

@@ -428,6 +428,9 @@ func (s *Store) fireOnce(ctx context.Context, tx dialect.Querier, barrier uuid.U
 	if _, err := tx.ExecContext(ctx, s.sql(stmt), args...); err != nil {
 		return arrival{}, false, err
 	}
+	if err := s.itemsReady(ctx, tx, queue); err != nil {
+		return arrival{}, false, err
+	}
 	return arrival{}, true, nil
 }
 

@@ -254,7 +254,30 @@ func workload(t *testing.T, db *sql.DB, d dialect.Dialect) {
 	must(err)
 	_, err = s.Children(ctx, core.ChildrenParams{Barrier: r.Barrier.ID, Limit: 10})
 	must(err)
+	_, err = s.Attempts(ctx, kids[2].ID)
+	must(err)
 	_, err = reaper.Purge(ctx, core.PurgeParams{OlderThan: time.Hour})
+	must(err)
+	// Periodic work: a schedule's first sight, then the watermark's
+	// compare-and-set with the ticks' items (reaper's clock is ahead).
+	sched := []core.ScheduleSpec{
+		{Name: "every", Every: time.Minute, MaxCatchUp: 3, Item: core.ItemSpec{Queue: "tick", Payload: json.RawMessage(`{}`)}},
+		{Name: "cron", Cron: "*/5 * * * *", Item: core.ItemSpec{Queue: "tick"}},
+	}
+	_, err = s.EnqueueDue(ctx, sched...)
+	must(err)
+	ticks, err := reaper.EnqueueDue(ctx, sched...)
+	must(err)
+	if len(ticks) != 4 {
+		t.Errorf("EnqueueDue 4 h ahead: %d ticks, want 4", len(ticks))
+	}
+	must(s.PauseQueue(ctx, "q"))
+	must(s.PauseQueue(ctx, "q"))
+	owner, err = s.RegisterOwner(ctx, core.OwnerParams{}) // the last reaped the first
+	must(err)
+	claim(s, "q", 1)
+	must(s.ResumeQueue(ctx, "q"))
+	_, err = s.Queues(ctx)
 	must(err)
 	must(s.Deregister(ctx, owner))
 }

@@ -47,7 +47,7 @@ type Claim struct {
 // number first, then earliest available, then lowest id, and returns them
 // in that order. Concurrent claimers never get the same item; a claim locks
 // only the rows it takes. It returns no items and no error when none are
-// available.
+// available, or when the queue is paused (PauseQueue).
 func (s *Store) Claim(ctx context.Context, p ClaimParams) ([]Claim, error) {
 	if err := s.validateClaim(p); err != nil {
 		return nil, err
@@ -118,9 +118,11 @@ func (s *Store) claim(ctx context.Context, q dialect.Querier, p ClaimParams) ([]
 		Table: s.names.Items,
 		Key:   "id",
 		// The owner must still be registered: a reaped owner that has not
-		// noticed yet must not take new work it would hold as a ghost.
-		Filter:     s.expand.Replace("queue = ? AND state = 'available' AND available_at <= {now} AND EXISTS (SELECT 1 FROM {processes} p WHERE p.id = ?)"),
-		FilterArgs: []any{p.Queue, s.d.UUID(p.Owner)},
+		// noticed yet must not take new work it would hold as a ghost. A
+		// paused queue gives nothing, read in the claim itself so that a
+		// pause holds in every process from its commit on.
+		Filter:     s.expand.Replace("queue = ? AND state = 'available' AND available_at <= {now} AND EXISTS (SELECT 1 FROM {processes} p WHERE p.id = ?) AND " + queueUnpaused),
+		FilterArgs: []any{p.Queue, s.d.UUID(p.Owner), p.Queue, s.d.Bool(true)},
 		OrderBy:    "priority, available_at, id",
 		Limit:      limit,
 		Set:        s.expand.Replace("state = 'claimed', claim_token = ?, claimed_by = ?, claimed_at = {now}, lease_expires_at = {now+?}, attempt = attempt + 1"),

@@ -42,6 +42,14 @@
 //     dead or cancelled) counts there too. Either way B1 fires only after
 //     the parent and its sub-fan-in have both finished, and B1's join sees
 //     the parent's failure. Seal after Complete in one fence is refused.
+//   - A paused queue (PauseQueue) gives no claim begun after the pause
+//     committed anything, in any process, until ResumeQueue: the claim
+//     statement reads the pause itself.
+//   - Every attempt that ends without success (Fail, a reaper's timeout or
+//     crash) writes one row of its item's history (Attempts) in the
+//     transaction of its state change, numbered after the item's last row,
+//     so a row is never written twice nor lost; Purge deletes the history
+//     with its item.
 //
 // Bad input gets an *InputError naming the field, before anything is
 // written, and what one database would refuse is refused on all of them:
@@ -68,6 +76,15 @@
 //     text given to Fail is made storable instead of refused (invalid
 //     UTF-8 and NUL become U+FFFD, cut at MaxErrorBytes), so that a
 //     failure report cannot fail because of its message.
+//
+// # Wake-ups
+//
+// Subscribe returns a channel that receives a wake-up when items may have
+// become available in a queue: once this store commits an enqueue, a
+// fence's enqueue or children, or a fired barrier's join, and, on a
+// dialect that is a dialect.Notifier (PostgreSQL), once any store on the
+// same tables, in any process, does. A wake-up is a hint that never
+// replaces polling; the enqueuer never waits for a subscriber.
 //
 // # Statements
 //

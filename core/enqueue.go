@@ -51,7 +51,8 @@ type Enqueued struct {
 }
 
 // Enqueue inserts items in one transaction, in batches sized to the
-// dialect's limits. Results are in the order of specs.
+// dialect's limits. Results are in the order of specs. Once it commits, the
+// subscribers of the items' queues are woken (Subscribe).
 func (s *Store) Enqueue(ctx context.Context, specs ...ItemSpec) ([]Enqueued, error) {
 	if err := s.validateSpecs(specs); err != nil {
 		return nil, err
@@ -70,6 +71,13 @@ func (s *Store) Enqueue(ctx context.Context, specs ...ItemSpec) ([]Enqueued, err
 // commits). tx may be a *sql.Tx or *sqlx.Tx of the store's database. There
 // is no retry: a transient error is returned for the caller to retry its
 // whole transaction.
+//
+// The store cannot know when the caller commits, so it wakes none of this
+// process's subscribers by itself: call Wake with the items' queues once
+// the transaction has committed, or leave them to the workers' polling.
+// On a dialect that notifies other processes (see Subscribe), the
+// notification goes in tx and is sent when it commits, and this process's
+// own listener receives it too.
 func (s *Store) EnqueueTx(ctx context.Context, tx dialect.Querier, specs ...ItemSpec) ([]Enqueued, error) {
 	if tx == nil {
 		return nil, invalid("tx", "nil transaction")
@@ -248,6 +256,9 @@ func (s *Store) insertItems(ctx context.Context, q dialect.Querier, specs []Item
 			}
 		}
 		start = end
+	}
+	if err := s.itemsReady(ctx, q, readyQueues(specs)...); err != nil {
+		return nil, err
 	}
 	return out, nil
 }

@@ -93,6 +93,34 @@ func ExampleStore_EnqueueTx() {
 	// Output: available: 1
 }
 
+// A subscription wakes a claim loop as soon as an enqueue through the store
+// commits; it still polls, for what other processes enqueue where the
+// dialect cannot tell it.
+func ExampleStore_Subscribe() {
+	dir, _ := os.MkdirTemp("", "plenum-example")
+	defer os.RemoveAll(dir)
+	ctx := context.Background()
+	db, _ := sqlite.Open(filepath.Join(dir, "app.db"))
+	defer db.Close()
+	store, err := core.Open(ctx, db, sqlite.Dialect(), core.Options{Migrate: true})
+	if err != nil {
+		log.Fatal(err)
+	}
+	sub, err := store.Subscribe("email")
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer sub.Close()
+	go func() { _, _ = store.Enqueue(ctx, core.ItemSpec{Queue: "email", Kind: "welcome"}) }()
+	select {
+	case <-sub.C:
+		fmt.Println("woken: claim now")
+	case <-time.After(time.Minute): // the poll interval
+		fmt.Println("poll")
+	}
+	// Output: woken: claim now
+}
+
 // A parent fans out into children in pages; when the last child completes,
 // the barrier fires once and enqueues the join, which reads every child's
 // result in keyset pages.
@@ -170,4 +198,63 @@ func ExampleStore_UnfiredBarriers() {
 		fmt.Printf("%s: %d of %d children done, sealed %v\n", b.Name, b.Arrived+b.Failed, b.Expected, b.Sealed)
 	}
 	// Output: pages: 0 of 2 children done, sealed true
+}
+
+// A paused queue gives no claim anything, in any process, until it is
+// resumed.
+func ExampleStore_PauseQueue() {
+	dir, _ := os.MkdirTemp("", "plenum-example")
+	defer os.RemoveAll(dir)
+	ctx := context.Background()
+	db, _ := sqlite.Open(filepath.Join(dir, "jobs.db"))
+	defer db.Close()
+	store, _ := core.Open(ctx, db, sqlite.Dialect(), core.Options{Migrate: true})
+	_, _ = store.Enqueue(ctx, core.ItemSpec{Queue: "email"})
+	owner, _ := store.RegisterOwner(ctx, core.OwnerParams{})
+	claim := core.ClaimParams{Queue: "email", Owner: owner, Limit: 10, Lease: time.Minute}
+
+	if err := store.PauseQueue(ctx, "email"); err != nil {
+		log.Fatal(err)
+	}
+	paused, _ := store.Claim(ctx, claim)
+	queues, _ := store.Queues(ctx)
+	fmt.Println("paused:", len(paused), "claimed;", queues[0].Name, "paused", queues[0].Paused)
+
+	if err := store.ResumeQueue(ctx, "email"); err != nil {
+		log.Fatal(err)
+	}
+	resumed, _ := store.Claim(ctx, claim)
+	fmt.Println("resumed:", len(resumed), "claimed")
+	// Output:
+	// paused: 0 claimed; email paused true
+	// resumed: 1 claimed
+}
+
+// Every failed attempt stays in the item's history, not only the last.
+func ExampleStore_Attempts() {
+	dir, _ := os.MkdirTemp("", "plenum-example")
+	defer os.RemoveAll(dir)
+	ctx := context.Background()
+	db, _ := sqlite.Open(filepath.Join(dir, "jobs.db"))
+	defer db.Close()
+	store, _ := core.Open(ctx, db, sqlite.Dialect(), core.Options{Migrate: true})
+	later, _ := core.Open(ctx, db, sqlite.Dialect(), core.Options{ClockOffset: time.Hour}) // past the backoff
+	enq, _ := store.Enqueue(ctx, core.ItemSpec{Queue: "email", MaxAttempts: 2})
+	owner, _ := store.RegisterOwner(ctx, core.OwnerParams{})
+	claim := core.ClaimParams{Queue: "email", Owner: owner, Limit: 1, Lease: time.Minute}
+
+	for _, s := range []*core.Store{store, later} {
+		cs, _ := s.Claim(ctx, claim)
+		_, _ = s.Fail(ctx, cs[0], core.FailParams{Error: fmt.Sprintf("smtp: attempt %d refused", cs[0].Attempt)})
+	}
+	history, err := store.Attempts(ctx, enq[0].ID)
+	if err != nil {
+		log.Fatal(err)
+	}
+	for _, a := range history {
+		fmt.Println(a.N, a.Outcome, a.Error)
+	}
+	// Output:
+	// 1 failed smtp: attempt 1 refused
+	// 2 failed smtp: attempt 2 refused
 }

@@ -254,8 +254,9 @@ func sameResult(group []Completion) bool {
 
 // FailParams describe a failed attempt.
 type FailParams struct {
-	// Error is recorded as the item's last error: invalid UTF-8 and NUL
-	// bytes become U+FFFD, and text past MaxErrorBytes is cut.
+	// Error is recorded as the item's last error and in its history
+	// (Store.Attempts): invalid UTF-8 and NUL bytes become U+FFFD, and
+	// text past MaxErrorBytes is cut.
 	Error string
 	// RetryIn, when positive, replaces the store's backoff for this retry.
 	RetryIn time.Duration
@@ -263,7 +264,8 @@ type FailParams struct {
 	Discard bool
 }
 
-// Fail records a failed attempt. The item becomes available again after a
+// Fail records a failed attempt, in the item's history (Store.Attempts)
+// too, in the same transaction. The item becomes available again after a
 // backoff counted on the database clock, or dead when its attempts are used
 // up (or p.Discard is set); it reports whether the item is now dead. A dead
 // item that belongs to a barrier counts as a failed arrival there, in the
@@ -288,9 +290,13 @@ func (s *Store) fail(ctx context.Context, tx dialect.Querier, c Claim, p FailPar
 	if err != nil {
 		return false, err
 	}
+	text := cleanError(p.Error)
+	if err := s.recordAttempts(ctx, tx, OutcomeFailed, text, []uuid.UUID{c.ID}); err != nil {
+		return false, err
+	}
 	if p.Discard || h.attempt >= h.maxAttempts {
 		_, err := tx.ExecContext(ctx, s.sql("UPDATE {items} SET state = 'dead', finished_at = {now}, lease_expires_at = NULL, last_error = ? WHERE id = ?"),
-			cleanError(p.Error), s.d.UUID(c.ID))
+			text, s.d.UUID(c.ID))
 		if err != nil {
 			return false, err
 		}
@@ -304,12 +310,13 @@ func (s *Store) fail(ctx context.Context, tx dialect.Querier, c Claim, p FailPar
 		delay = s.opts.backoff(h.attempt)
 	}
 	_, err = tx.ExecContext(ctx, s.sql("UPDATE {items} SET state = 'available', available_at = {now+?}, lease_expires_at = NULL, last_error = ? WHERE id = ?"),
-		micros(delay), cleanError(p.Error), s.d.UUID(c.ID))
+		micros(delay), text, s.d.UUID(c.ID))
 	return false, err
 }
 
 // Release gives the item back without using an attempt, available again
-// after delay. A lost claim gives ErrClaimLost and changes nothing.
+// after delay. A lost claim gives ErrClaimLost and changes nothing. With
+// no delay, the queue's subscribers are woken once it commits (Subscribe).
 func (s *Store) Release(ctx context.Context, c Claim, delay time.Duration) error {
 	if err := validClaim("Claim", c); err != nil {
 		return err
@@ -323,6 +330,9 @@ func (s *Store) Release(ctx context.Context, c Claim, delay time.Duration) error
 		}
 		_, err := tx.ExecContext(ctx, s.sql("UPDATE {items} SET state = 'available', available_at = {now+?}, lease_expires_at = NULL, attempt = attempt - 1 WHERE id = ?"),
 			micros(delay), s.d.UUID(c.ID))
+		if err == nil && delay == 0 {
+			err = s.itemsReady(ctx, tx, c.Queue)
+		}
 		return err
 	})
 }

@@ -45,6 +45,17 @@ type Options struct {
 	// but SQLite), the pool must allow two open connections.
 	Migrate bool
 
+	// DisableNotify turns off the dialect's notifications across processes
+	// (dialect.Notifier: PostgreSQL's NOTIFY and LISTEN) for this store:
+	// its transactions send none, and Subscribe listens for none, so items
+	// from other processes are found by polling alone. Wake-ups within
+	// the process (Subscribe, Wake) work as ever. Set it behind a pooler
+	// in transaction mode (PgBouncer's pool_mode=transaction), where LISTEN
+	// does not work, or when enqueues are so frequent that the cost of
+	// notifying matters: PostgreSQL serializes the commits of
+	// transactions that sent a notification. Default false.
+	DisableNotify bool
+
 	// ClockOffset shifts the database clock expression the store uses. It
 	// exists so that tests can move time forward on the database side
 	// (leases expire, heartbeats go stale) without touching any host's

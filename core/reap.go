@@ -45,7 +45,9 @@ type ReapResult struct {
 // owner that is gone, whatever its lease (a crash: no attempt used, and the
 // item dead-lettered after MaxCrashes), and the claims of live owners whose
 // lease expired (a timeout: the attempt counts, and the item waits out the
-// store's backoff as after Fail). Any number of reapers may run at once: every release is a
+// store's backoff as after Fail). Each release is recorded in the item's
+// history (Store.Attempts), one insert per batch, in the batch's
+// transaction. Any number of reapers may run at once: every release is a
 // compare-and-set on the id, claim token and state the reaper read, made
 // under the row's lock, so each claim is released, and each crash counted,
 // once.
@@ -110,6 +112,9 @@ func (s *Store) reap(ctx context.Context, p ReapParams, r *ReapResult) error {
 		if err := s.updateIDs(ctx, tx, "state = 'available', available_at = {now}, lease_expires_at = NULL, attempt = attempt - 1, crash_count = crash_count + 1, last_error = ?", []any{why}, again); err != nil {
 			return nil, err
 		}
+		if err := s.recordAttempts(ctx, tx, OutcomeCrash, why, candidateIDs(held)); err != nil {
+			return nil, err
+		}
 		return dead, s.updateIDs(ctx, tx, "state = 'dead', finished_at = {now}, lease_expires_at = NULL, crash_count = crash_count + 1, last_error = ?", []any{why}, dead)
 	}); err != nil {
 		return err
@@ -124,6 +129,9 @@ func (s *Store) reap(ctx context.Context, p ReapParams, r *ReapResult) error {
 	return s.release(ctx, expired, true, &r.TimedOut, &r.DeadLettered, func(tx dialect.Tx, held []reapCandidate) ([]reapCandidate, error) {
 		again, dead := split(held, func(o reapCandidate) bool { return o.attempt >= o.maxAttempts })
 		const why = "lease expired"
+		if err := s.recordAttempts(ctx, tx, OutcomeTimeout, why, candidateIDs(held)); err != nil {
+			return nil, err
+		}
 		// A timeout is a failed attempt: it retries after the same backoff
 		// as Fail, so that a handler slower than its lease is not hammered.
 		if len(again) > 0 {
@@ -191,8 +199,9 @@ func scanCandidate(rows *sql.Rows, extra ...any) (reapCandidate, error) {
 // at their barriers. On commit it adds the claims taken back to released
 // and the dead ones to dead.
 func (s *Store) release(ctx context.Context, cands []reapCandidate, leased bool, released, dead *int, apply func(tx dialect.Tx, held []reapCandidate) (dead []reapCandidate, err error)) error {
-	// Three binds per claim at most: the IN list and a CASE pair.
-	size := min(reapBatch, s.inListMax(1), (s.caps.MaxBindParams-1)/3)
+	// Three binds per claim at most: the IN list and a CASE pair; the
+	// history's insert binds two more.
+	size := min(reapBatch, s.inListMax(2), (s.caps.MaxBindParams-1)/3)
 	for _, batch := range chunks(cands, max(1, size)) {
 		var held, gone []reapCandidate
 		err := s.inTx(ctx, "reap", func(tx dialect.Tx) error {
@@ -238,6 +247,15 @@ func split(cs []reapCandidate, dead func(reapCandidate) bool) (live, gone []reap
 		}
 	}
 	return live, gone
+}
+
+// candidateIDs returns the ids of cs.
+func candidateIDs(cs []reapCandidate) []uuid.UUID {
+	out := make([]uuid.UUID, len(cs))
+	for i, c := range cs {
+		out[i] = c.id
+	}
+	return out
 }
 
 // failedAt is one failed arrival at its barrier for each of cs.

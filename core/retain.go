@@ -35,7 +35,8 @@ type PurgeResult struct {
 // each pass is a few short transactions of at most Limit rows, so that it
 // does not hold up claiming. Any number of processes may purge at once.
 //
-// Deleted items are gone: their idempotency keys may be enqueued again,
+// An item's history (Store.Attempts) is deleted with it. Deleted items
+// are gone: their idempotency keys may be enqueued again,
 // Get returns ErrNotFound, and a completion retried after ErrCommitUnknown
 // gets ErrClaimLost. Keep OlderThan well above the time an item's result
 // is read and a dead item may be revived.
@@ -59,9 +60,12 @@ func (s *Store) Purge(ctx context.Context, p PurgeParams) (PurgeResult, error) {
 		return r, err
 	}
 	const itemGone = "state IN ('completed', 'dead', 'cancelled') AND finished_at < {now+?} AND (barrier_id IS NULL OR NOT EXISTS (SELECT 1 FROM {barriers} b WHERE b.id = {items}.barrier_id))"
-	r.Items, err = s.purge(ctx, "{items}", itemGone, age, p.Limit)
+	r.Items, err = s.purge(ctx, itemsTable, itemGone, age, p.Limit)
 	return r, err
 }
+
+// itemsTable is the table of items, as purge is given it.
+const itemsTable = "{items}"
 
 // purge deletes up to limit rows of table meeting cond (which binds the
 // age once): a read of their ids, then deletes in batches, each checking
@@ -96,11 +100,16 @@ func (s *Store) purge(ctx context.Context, table, cond string, age int64, limit 
 		}
 		var n int64
 		err := s.inTx(ctx, "purge", func(tx dialect.Tx) error {
-			res, err := tx.ExecContext(ctx, s.sql("DELETE FROM "+table+" WHERE "+cond+" AND id IN ("+dialect.Placeholders(len(batch))+")"), args...)
+			in := "(" + dialect.Placeholders(len(batch)) + ")"
+			res, err := tx.ExecContext(ctx, s.sql("DELETE FROM "+table+" WHERE "+cond+" AND id IN "+in), args...)
 			if err != nil {
 				return err
 			}
-			n, err = res.RowsAffected()
+			if n, err = res.RowsAffected(); err != nil || n == 0 || table != itemsTable {
+				return err
+			}
+			// An item's history goes with it, in its transaction.
+			_, err = tx.ExecContext(ctx, s.sql(attemptsOrphaned+in), args[1:]...)
 			return err
 		})
 		if err != nil {

@@ -11,6 +11,7 @@ import (
 // each followed by the text it stands for:
 //
 //	{items} {processes} {barriers}  the tables, under the store's prefix
+//	{attempts} {queues} {schedules}
 //	{now}                           the database clock
 //	{now+?}                         the clock plus a bound number of microseconds
 //	{lock}                          the dialect's row lock clause
@@ -25,6 +26,9 @@ func expansions(d dialect.Dialect, names migrations.Names, offset time.Duration)
 		"{items}", names.Items,
 		"{processes}", names.Processes,
 		"{barriers}", names.Barriers,
+		"{schedules}", names.Schedules,
+		"{attempts}", names.Attempts,
+		"{queues}", names.Queues,
 		"{now+?}", d.AddMicros(now),
 		"{now}", now,
 		"{lock}", d.Capabilities().LockClause,

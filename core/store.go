@@ -36,6 +36,14 @@ type Store struct {
 	exhausted    atomic.Uint64
 	mostAttempts atomic.Int64
 	conflicts    atomic.Uint64
+
+	// hub routes wake-ups to subscriptions (wake.go); notifier is the
+	// dialect's, unless Options.DisableNotify, and channel the name it
+	// notifies on.
+	hub      wakeHub
+	notifier dialect.Notifier
+	channel  string
+	listens  atomic.Uint64
 }
 
 // Open returns a Store on db, which must be a database of dialect d (a
@@ -82,6 +90,11 @@ func Open(ctx context.Context, db *sql.DB, d dialect.Dialect, opts Options) (*St
 	s := &Store{db: db, d: d, caps: d.Capabilities(), opts: opts, log: opts.Logger, names: migrations.NamesFor(opts.Prefix)}
 	s.seek = claimIndex(opts.Prefix)
 	s.expand = strings.NewReplacer(expansions(d, s.names, opts.ClockOffset)...)
+	if n, ok := d.(dialect.Notifier); ok && !opts.DisableNotify {
+		// One channel per set of tables: stores on other prefixes are not
+		// woken by these items.
+		s.notifier, s.channel = n, s.names.Items
+	}
 	return s, nil
 }
 
@@ -143,11 +156,16 @@ type Stats struct {
 	// MostAttempts is the most attempts one transaction has taken, whether
 	// it succeeded or not: how close the store came to its retry budget.
 	MostAttempts int
+	// Listens counts the times the store's listener for wake-ups from
+	// other processes began listening: once per Subscribe after none was
+	// open, plus once per reconnection (see Subscribe). Always 0 where
+	// the dialect is no dialect.Notifier or Options.DisableNotify is set.
+	Listens uint64
 }
 
 // Stats returns the store's counters.
 func (s *Store) Stats() Stats {
-	return Stats{Retries: s.retries.Load(), Exhausted: s.exhausted.Load(), MostAttempts: int(s.mostAttempts.Load())}
+	return Stats{Retries: s.retries.Load(), Exhausted: s.exhausted.Load(), MostAttempts: int(s.mostAttempts.Load()), Listens: s.listens.Load()}
 }
 
 // noteAttempts raises the high-water mark of attempts to n.
@@ -232,11 +250,11 @@ func (s *Store) inTx(ctx context.Context, op string, fn func(tx dialect.Tx) erro
 }
 
 func (s *Store) tryTx(ctx context.Context, fn func(tx dialect.Tx) error) (err error) {
-	tx, err := s.d.Begin(ctx, s.db, dialect.TxOptions{})
+	raw, err := s.d.Begin(ctx, s.db, dialect.TxOptions{})
 	if err != nil {
 		return err
 	}
-	tx = traced(ctx, tx)
+	tx := &storeTx{Tx: raw}
 	committed := false
 	defer func() {
 		if !committed {
@@ -252,10 +270,13 @@ func (s *Store) tryTx(ctx context.Context, fn func(tx dialect.Tx) error) (err er
 	committed = true
 	if err := tx.Commit(); err != nil {
 		if s.d.Classify(err) == dialect.ConnectionLost {
+			// It may have committed: a wake-up too many costs a claim.
+			s.hub.wake(tx.queues)
 			return fmt.Errorf("%w: %v", ErrCommitUnknown, err)
 		}
 		return err
 	}
+	s.hub.wake(tx.queues)
 	reportCommitted(ctx, tx)
 	return nil
 }

@@ -68,35 +68,19 @@ func chain(a, b func(context.Context, FiredBarrier)) func(context.Context, Fired
 	return func(ctx context.Context, f FiredBarrier) { a(ctx, f); b(ctx, f) }
 }
 
-// tracedTx is a transaction whose events wait for its commit: the
-// barriers it fired, reported only once they really fired.
-type tracedTx struct {
-	dialect.Tx
-	fired []FiredBarrier
-}
-
-// traced wraps tx when ctx carries a trace that wants barrier events.
-func traced(ctx context.Context, tx dialect.Tx) dialect.Tx {
-	if t := traceFrom(ctx); t != nil && t.BarrierFired != nil {
-		return &tracedTx{Tx: tx}
-	}
-	return tx
-}
-
 // noteFired records that tx fired b, for the trace to hear after commit.
 func noteFired(tx dialect.Querier, b FiredBarrier) {
-	if t, ok := tx.(*tracedTx); ok {
+	if t, ok := tx.(*storeTx); ok {
 		t.fired = append(t.fired, b)
 	}
 }
 
 // reportCommitted tells ctx's trace what the committed tx did.
-func reportCommitted(ctx context.Context, tx dialect.Tx) {
-	t, ok := tx.(*tracedTx)
-	if !ok || len(t.fired) == 0 {
+func reportCommitted(ctx context.Context, t *storeTx) {
+	tr := traceFrom(ctx)
+	if tr == nil || tr.BarrierFired == nil || len(t.fired) == 0 {
 		return
 	}
-	tr := traceFrom(ctx)
 	for _, b := range t.fired {
 		tr.BarrierFired(ctx, b)
 	}

@@ -23,7 +23,7 @@ import (
 const prefix = migrations.DefaultPrefix
 
 var (
-	wantTables  = []string{"plenum_attempts", "plenum_barriers", "plenum_items", "plenum_migrations", "plenum_processes", "plenum_queues"}
+	wantTables  = []string{"plenum_attempts", "plenum_barriers", "plenum_items", "plenum_migrations", "plenum_processes", "plenum_queues", "plenum_schedules"}
 	wantIndexes = []string{"plenum_barriers_owner", "plenum_barriers_unfired", "plenum_items_barrier", "plenum_items_claim", "plenum_items_finished", "plenum_items_key",
 		"plenum_items_lease", "plenum_items_owner", "plenum_processes_heartbeat"}
 	// allVersions lists every version of this build, oldest first.

@@ -25,11 +25,19 @@ const (
 // runtime2 is version 2: what the worker runtime stores that version 1
 // has no place for.
 //
-//   - attempts: one row per finished attempt of an item, keyed by (item_id,
-//     n) with n the item's attempt number, so that no id is made in SQL and
-//     an item's history reads in order from the primary key;
+//   - attempts: one row per finished attempt of an item that did not
+//     succeed, keyed by (item_id, n) with n numbering the item's rows from
+//     1 in the order written (each row takes the item's highest n plus
+//     one, so crashes, which give their attempt back, and revivals, which
+//     reset it, never reuse a number), so that no id is made in SQL and an
+//     item's history reads in order from the primary key;
 //   - queues: a paused flag per queue, which every process reads before it
 //     claims;
+//   - schedules: one row per periodic schedule, keyed by its name, whose
+//     last_tick (the last tick enqueued, in Unix microseconds, UTC) is the
+//     watermark that makes each tick enqueued once, whatever retention
+//     deletes; an integer, so that the compare-and-set on it compares
+//     like with like on every database;
 //   - processes.name: a label for a worker process, shown by inspect;
 //   - items_finished: finished items by finish time, for retention's
 //     bounded deletes of completed, dead and cancelled items older than an
@@ -59,12 +67,22 @@ func runtime2(n Names, idx func(table, name string, unique bool, cols []string, 
 		},
 		PrimaryKey: []string{"name"},
 	}
+	schedules := &dialect.Table{
+		Name: n.Schedules,
+		Columns: []dialect.Column{
+			{Name: "name", Type: dialect.String, Size: MaxScheduleLen},
+			{Name: "last_tick", Type: dialect.BigInt},
+			{Name: "updated_at", Type: dialect.Time},
+		},
+		PrimaryKey: []string{"name"},
+	}
 	return Migration{
 		Version: 2,
 		Name:    "runtime",
 		Changes: []Change{
 			{Table: attempts},
 			{Table: queues},
+			{Table: schedules},
 			{Column: &dialect.Column{Name: "name", Type: dialect.String, Size: 255, Nullable: true}, ColumnTable: n.Processes},
 			sequential(idx(n.Items, "items_finished", false, []string{"finished_at"}, dialect.Cond{Column: "finished_at", NotNull: true})),
 			{Data: backfillAttempts(n)},
@@ -74,19 +92,20 @@ func runtime2(n Names, idx func(table, name string, unique bool, cols []string, 
 
 // backfillAttempts writes one attempts row for every item with a
 // last_error, unless the item already has a row (so it runs again safely):
-// its attempt number (at least 1: a crash gives its attempt back), the
-// outcome read from the core's failure texts, the error, and the time it
+// numbered 1, the first of the item's history under the attempts table's
+// one rule (its highest n plus one), the outcome read from the core's
+// failure texts, the error, and the time it
 // finished, or the migration's time for an item that will run again. Its
 // down deletes exactly those rows. The texts are compared with LIKE, which
 // every database allows on its large text type (Oracle's CLOB has no =);
 // they hold no wildcard.
 func backfillAttempts(n Names) *DataStep {
-	const attempt = "CASE WHEN i.attempt > 0 THEN i.attempt ELSE 1 END"
+	const first = "1"
 	return &DataStep{
 		Table: n.Attempts,
 		Up: func(d dialect.Dialect) []string {
 			return []string{"INSERT INTO " + n.Attempts + " (item_id, n, outcome, error, ended_at)" +
-				" SELECT i.id, " + attempt + "," +
+				" SELECT i.id, " + first + "," +
 				" CASE WHEN i.last_error LIKE " + quote(crashText) + " THEN " + quote(OutcomeCrash) +
 				" WHEN i.last_error LIKE " + quote(timeoutText) + " THEN " + quote(OutcomeTimeout) +
 				" ELSE " + quote(OutcomeFailed) + " END," +
@@ -96,7 +115,7 @@ func backfillAttempts(n Names) *DataStep {
 		},
 		Down: func(d dialect.Dialect) []string {
 			return []string{"DELETE FROM " + n.Attempts + " WHERE EXISTS (SELECT 1 FROM " + n.Items + " i" +
-				" WHERE i.id = " + n.Attempts + ".item_id AND i.last_error IS NOT NULL AND " + n.Attempts + ".n = " + attempt + ")"}
+				" WHERE i.id = " + n.Attempts + ".item_id AND i.last_error IS NOT NULL AND " + n.Attempts + ".n = " + first + ")"}
 		},
 	}
 }

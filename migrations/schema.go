@@ -27,7 +27,10 @@ type Names struct {
 	// Attempts holds one row per finished attempt of an item (version 2).
 	Attempts string
 	// Queues holds the state of a queue: paused or not (version 2).
-	Queues     string
+	Queues string
+	// Schedules holds the watermark of each periodic schedule: the last
+	// tick enqueued (version 2).
+	Schedules  string
 	Migrations string
 }
 
@@ -40,6 +43,7 @@ func NamesFor(prefix string) Names {
 		Barriers:   prefix + "barriers",
 		Attempts:   prefix + "attempts",
 		Queues:     prefix + "queues",
+		Schedules:  prefix + "schedules",
 		Migrations: prefix + "migrations",
 	}
 }
@@ -231,6 +235,10 @@ const (
 	MaxQueueLen       = 128
 	MaxKindLen        = 128
 	MaxBarrierNameLen = 128
+	// MaxScheduleLen bounds a periodic schedule's name, short enough that
+	// the key of each tick's item (a prefix, the name and the tick's time)
+	// stays within MaxKeyLen.
+	MaxScheduleLen = 128
 	// MaxStoredKeyLen bounds the stored idempotency key. A child's key is
 	// stored as its barrier's id, a slash and the key the caller gave, so a
 	// caller's key may be up to MaxKeyLen.

@@ -169,7 +169,7 @@ func checkGone(t *testing.T, db *sql.DB, d dialect.Dialect, p string) {
 		t.Fatalf("version after the tool's down = %d, %v; want 0", v, err)
 	}
 	n := migrations.NamesFor(p)
-	for _, table := range []string{n.Items, n.Processes, n.Barriers, n.Attempts, n.Queues, n.Migrations} {
+	for _, table := range []string{n.Items, n.Processes, n.Barriers, n.Attempts, n.Queues, n.Schedules, n.Migrations} {
 		if _, err := db.ExecContext(t.Context(), "SELECT 1 FROM "+table); err == nil {
 			t.Errorf("%s is still there after the tool's down", table)
 		}

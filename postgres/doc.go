@@ -110,6 +110,21 @@
 // created or found; TestConformance_NonDefaultSchema runs the whole
 // conformance suite with search_path set to a schema of its own.
 //
+// # Wake-ups
+//
+// The dialect is a dialect.Notifier. An enqueue (and every other
+// transaction that makes items available: a fence's enqueue, a fan-out's
+// children, a fired barrier's join) runs SELECT pg_notify(channel, queue)
+// in its own transaction, so the notification leaves at commit and never
+// after a rollback; the channel is the items table's name, so stores on
+// other prefixes are not woken. While a store has subscribers
+// (core.Store.Subscribe, which every worker's claim loop uses) it runs
+// LISTEN on one session taken out of its *sql.DB's pool (count it in
+// SetMaxOpenConns) and never given back; a session lost is replaced after
+// a backoff. PostgreSQL serializes the commits of transactions that
+// notified, and LISTEN does not work behind a pooler in transaction mode:
+// core.Options.DisableNotify turns both off.
+//
 // # Check
 //
 // Check, run once by core.Open, refuses: a driver other than pgx;

@@ -16,9 +16,17 @@ type Config struct {
 	Queues map[string]QueueConfig
 
 	// PollInterval is how often a queue that was found empty is asked
-	// again, and how often the worker checks whether the items its
+	// again (sooner when a wake-up comes, see PollOnly), and how often the worker checks whether the items its
 	// handlers run on were cancelled. Default 1 s.
 	PollInterval time.Duration
+
+	// PollOnly makes the worker find new items by polling alone. By
+	// default each queue's claim loop also wakes at once on the store's
+	// wake-ups (core.Store.Subscribe): an enqueue through the same store
+	// in this process and, where the dialect notifies (PostgreSQL),
+	// enqueues from other processes. Wake-ups never replace polling: one
+	// that is lost costs at most a poll interval.
+	PollOnly bool
 
 	// HeartbeatInterval is how often the worker tells the store it is
 	// alive. Default 5 s.
@@ -42,6 +50,18 @@ type Config struct {
 	// negative keeps everything. It runs with the reaper, so not at all
 	// when ReapInterval is negative. Default 24 h.
 	RetainFor time.Duration
+
+	// Periodic are schedules this worker enqueues the ticks of (interval
+	// or cron; see core.ScheduleSpec), every PeriodicInterval. Any number
+	// of processes may run the same schedules: each tick is enqueued once
+	// (core.Store.EnqueueDue). A tick's item goes to its Item.Queue, which
+	// any worker claiming that queue runs. Default: none.
+	Periodic []PeriodicJob
+
+	// PeriodicInterval is how often the worker looks for due ticks: a
+	// tick's item is enqueued within about this long of its time. Default
+	// 1 s.
+	PeriodicInterval time.Duration
 
 	// MaxCrashes dead-letters an item whose owners died this many times
 	// while holding it (core.ReapParams.MaxCrashes). Default 3.
@@ -70,6 +90,13 @@ type Config struct {
 	// Hooks receive the worker's events. Default: none.
 	Hooks Hooks
 }
+
+// PeriodicJob is a schedule whose ticks the worker enqueues: a name
+// shared by every process that runs it, an interval (Every) or a cron
+// expression (Cron, five fields, UTC), the item each tick enqueues (its
+// key is core.TickKey(Name, tick)), and MaxCatchUp, how many missed ticks
+// are enqueued after downtime (0 or 1: the latest only).
+type PeriodicJob = core.ScheduleSpec
 
 // QueueConfig configures one queue.
 type QueueConfig struct {
@@ -110,6 +137,7 @@ const (
 	defaultRetain    = 24 * time.Hour
 	defaultMargin    = time.Second
 	defaultBatch     = 100
+	defaultPeriodic  = time.Second
 )
 
 func (c Config) withDefaults() Config {
@@ -139,6 +167,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.CompleteBatch == 0 {
 		c.CompleteBatch = defaultBatch
+	}
+	if c.PeriodicInterval == 0 {
+		c.PeriodicInterval = defaultPeriodic
 	}
 	if c.Host == "" {
 		c.Host, _ = os.Hostname()
@@ -178,6 +209,13 @@ func (c Config) validate(s *core.Store) error {
 		return configErr("DeadlineMargin", "%v is negative", c.DeadlineMargin)
 	case c.CompleteBatch < 1:
 		return configErr("CompleteBatch", "%d is below 1", c.CompleteBatch)
+	case c.PeriodicInterval < 0:
+		return configErr("PeriodicInterval", "%v is negative", c.PeriodicInterval)
+	}
+	if len(c.Periodic) > 0 {
+		if err := s.CheckSchedules(c.Periodic...); err != nil {
+			return &ConfigError{Field: "Periodic", Reason: err.Error()}
+		}
 	}
 	return c.validKind("DefaultKind", c.DefaultKind, s)
 }

@@ -21,6 +21,17 @@
 // attempts run out and it is dead. Discard(err) makes it dead at once;
 // Snooze(d) puts it back for d without using an attempt. A panic is
 // recovered and counts as a failed attempt, its stack kept in the error.
+// Every failed attempt's error stays readable in the item's history
+// (core.Store.Attempts), not only the last. Worker.PauseQueue pauses a
+// queue in every process until Worker.ResumeQueue.
+//
+// # Pickup latency
+//
+// Each queue's claim loop polls every Config.PollInterval and wakes at once
+// on the store's wake-ups (core.Store.Subscribe): an enqueue through the
+// same store in this process and, on PostgreSQL, an enqueue from any
+// process, through NOTIFY. A lost wake-up costs at most a poll interval.
+// Config.PollOnly turns wake-ups off.
 //
 // # Deadlines and liveness
 //
@@ -45,6 +56,31 @@
 // is the value to hand to the other system: the item's id, which every run
 // of the item shares (unlike the claim token, which changes with each
 // claim), and which no other item has.
+//
+// # Periodic work
+//
+// Config.Periodic lists schedules, each an interval or a five-field cron
+// expression read in UTC, whose ticks the worker enqueues as items every
+// PeriodicInterval (core.Store.EnqueueDue); any worker claiming the item's
+// queue runs it.
+//
+//	Periodic: []worker.PeriodicJob{
+//		{Name: "invoices", Cron: "0 2 * * MON-FRI", Item: core.ItemSpec{Queue: "batch", Kind: "invoices.send"}},
+//		{Name: "sweep", Every: 5 * time.Minute, MaxCatchUp: 3, Item: core.ItemSpec{Queue: "batch", Kind: "sweep"}},
+//	},
+//
+// Tick times come from the database clock. Each schedule has a watermark
+// row, the last tick enqueued; the tick's item is inserted in the
+// transaction that moves the watermark by a compare-and-set, so that any
+// number of processes running the same schedules enqueue each tick once,
+// and its key, core.TickKey(name, tick), is the same in every process
+// (core.ParseTickKey gives the tick back to the handler). The watermark,
+// not the items, remembers what ran: retention deleting a finished tick
+// never makes it due again. A schedule first seen records its latest tick
+// and starts with the next one. After downtime the missed ticks are found
+// in closed form, and the latest MaxCatchUp of them enqueued (0 or 1: the
+// latest only); the rest are skipped. A tick's item is delivered
+// at least once, like any other.
 //
 // # Shutdown
 //

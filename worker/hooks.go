@@ -41,6 +41,9 @@ const (
 	EventBarrierFired EventKind = "barrier_fired"
 	// EventPurged: a retention pass deleted what Purge counts.
 	EventPurged EventKind = "purged"
+	// EventTicked: the maintenance enqueued Tick, the item of one tick of
+	// a periodic schedule (Config.Periodic).
+	EventTicked EventKind = "ticked"
 	// EventQueueDepth: Depth holds Queue's item counts by state, read by
 	// the maintenance loop.
 	EventQueueDepth EventKind = "queue_depth"
@@ -63,6 +66,8 @@ type Event struct {
 	Barrier core.FiredBarrier
 	// Purge is what a retention pass deleted, for EventPurged.
 	Purge core.PurgeResult
+	// Tick is the tick enqueued, for EventTicked.
+	Tick core.Tick
 	// Depth counts Queue's items by state, for EventQueueDepth.
 	Depth map[core.State]int64
 }

@@ -155,3 +155,39 @@ func (w *Worker) maintain() {
 		}
 	}
 }
+
+// periodic enqueues the due ticks of Config.Periodic every
+// PeriodicInterval (with jitter, so that processes started together do not
+// all ask at once; EnqueueDue makes the losers of a race find nothing due).
+func (w *Worker) periodic() {
+	defer w.background.Done()
+	for {
+		d := w.cfg.PeriodicInterval
+		d += time.Duration(rand.Int64N(int64(d)/5+1)) - d/10
+		t := time.NewTimer(d)
+		select {
+		case <-w.bg.Done():
+			t.Stop()
+			return
+		case <-t.C:
+		}
+		ticks, err := w.store.EnqueueDue(w.bg, w.cfg.Periodic...)
+		if err != nil && w.bg.Err() == nil {
+			w.log.Warn("plenum/worker: periodic", "err", err)
+		}
+		for _, tk := range ticks {
+			w.log.Debug("plenum/worker: tick enqueued", "schedule", tk.Schedule, "at", tk.At, "item", tk.ID)
+			w.event(w.bg, Event{Kind: EventTicked, Queue: w.queueOf(tk.Schedule), Tick: tk})
+		}
+	}
+}
+
+// queueOf returns the queue of the periodic job named name.
+func (w *Worker) queueOf(name string) string {
+	for _, j := range w.cfg.Periodic {
+		if j.Name == name {
+			return j.Item.Queue
+		}
+	}
+	return ""
+}

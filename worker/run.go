@@ -60,6 +60,20 @@ func (w *Worker) claimLoop(queue string, q QueueConfig) {
 	defer gather.Stop()
 	threshold := max(1, sl.max/4)
 	var waiting time.Time // since when the loop waits for free slots
+	// wake receives the store's wake-ups for the queue; nil (never ready)
+	// when polling only. Subscribed before the first claim, so that an
+	// item committed after a claim found none still wakes the loop.
+	var wake <-chan struct{}
+	if !w.cfg.PollOnly {
+		sub, err := w.store.Subscribe(queue)
+		if err != nil {
+			w.log.Warn("plenum/worker: wake-ups: polling only", "queue", queue, "err", err)
+		} else {
+			defer sub.Close()
+			wake = sub.C
+		}
+	}
+	woken := false // a wake-up came while too few slots were free
 	for {
 		select {
 		case <-w.claimStop:
@@ -70,7 +84,7 @@ func (w *Worker) claimLoop(queue string, q QueueConfig) {
 		// Claim in batches: with fewer than a quarter of the slots free,
 		// wait for more (up to a poll interval) before claiming what is
 		// free; with none free, wait for one.
-		if free <= 0 || (free < threshold && (waiting.IsZero() || time.Since(waiting) < w.cfg.PollInterval)) {
+		if free <= 0 || (free < threshold && !woken && (waiting.IsZero() || time.Since(waiting) < w.cfg.PollInterval)) {
 			if waiting.IsZero() {
 				waiting = time.Now()
 			}
@@ -83,6 +97,10 @@ func (w *Worker) claimLoop(queue string, q QueueConfig) {
 			case <-w.claimStop:
 				return
 			case <-timeout:
+			case <-wake:
+				// Items wait: claim what is free rather than wait
+				// for a batch's worth of slots.
+				woken = true
 			case <-sl.freed:
 				// Slots free in bursts (a batch of completions commits
 				// at once): let the burst land.
@@ -101,7 +119,7 @@ func (w *Worker) claimLoop(queue string, q QueueConfig) {
 			}
 			continue
 		}
-		waiting = time.Time{}
+		waiting, woken = time.Time{}, false
 		// The deadline counts from before the claim: the lease began no
 		// earlier than this, on the database's clock.
 		requested := time.Now()
@@ -132,6 +150,8 @@ func (w *Worker) claimLoop(queue string, q QueueConfig) {
 		case <-w.claimStop:
 			return
 		case <-poll.C:
+		case <-wake:
+			poll.Stop()
 		}
 	}
 }

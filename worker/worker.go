@@ -108,6 +108,10 @@ func (w *Worker) Start(ctx context.Context) error {
 		w.background.Add(1)
 		go w.maintain()
 	}
+	if len(w.cfg.Periodic) > 0 && w.cfg.PeriodicInterval > 0 {
+		w.background.Add(1)
+		go w.periodic()
+	}
 	for name, q := range w.cfg.Queues {
 		w.loops.Add(1)
 		go w.claimLoop(name, q)
@@ -153,6 +157,21 @@ func (w *Worker) Owner() uuid.UUID {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	return w.owner
+}
+
+// PauseQueue pauses queue for every process that claims from it, this
+// worker's loops included, until ResumeQueue: Store.PauseQueue. Handlers
+// already running finish; a paused queue's claim loop keeps polling at
+// PollInterval, each poll one claim that takes nothing.
+func (w *Worker) PauseQueue(ctx context.Context, queue string) error {
+	return w.store.PauseQueue(ctx, queue)
+}
+
+// ResumeQueue lets every process claim from queue again:
+// Store.ResumeQueue. This worker's loop takes the queue's items at its
+// next poll.
+func (w *Worker) ResumeQueue(ctx context.Context, queue string) error {
+	return w.store.ResumeQueue(ctx, queue)
 }
 
 // stopClaiming makes every claim loop exit.

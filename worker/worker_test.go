@@ -33,6 +33,9 @@ func TestNew_RefusesBadConfig(t *testing.T) {
 		{"stale below three heartbeats", worker.Config{Queues: q, HeartbeatInterval: 5 * time.Second, StaleAfter: 10 * time.Second}},
 		{"timeout below stale plus heartbeat", worker.Config{Queues: q, DefaultKind: worker.KindConfig{Timeout: 20 * time.Second}}},
 		{"negative poll", worker.Config{Queues: q, PollInterval: -time.Second}},
+		{"bad cron", worker.Config{Queues: q, Periodic: []worker.PeriodicJob{{Name: "p", Cron: "* * *", Item: core.ItemSpec{Queue: "q"}}}}},
+		{"periodic without a queue", worker.Config{Queues: q, Periodic: []worker.PeriodicJob{{Name: "p", Every: time.Minute}}}},
+		{"negative periodic interval", worker.Config{Queues: q, PeriodicInterval: -time.Second}},
 	} {
 		var ce *worker.ConfigError
 		if _, err := worker.New(store, tc.cfg); !errors.As(err, &ce) {

@@ -47,6 +47,13 @@ same database, a bare-SQL baseline doing the same work without fencing:
                    --batch slots each,
                    no-op handlers
 
+Then the pickup latency, from enqueue to handler start (p50 and p99 of
+--pickups single enqueues, each to an idle worker polling every %v):
+woken in-process (an enqueue through the worker's own store), woken by
+NOTIFY (an enqueue through another store on the same tables, as another
+process would make: only on a dialect with a notifier, PostgreSQL), and by
+polling alone (worker.Config.PollOnly).
+
 The database is SQLite by default, in a file in a new temporary directory
 (--db names another file); --dialect and --dsn choose any database this
 binary can open (%s).
@@ -61,7 +68,7 @@ side spends its time in the database's busy handler. Both sides work on
 tables with the same columns and indexes, created from the same schema
 under random prefixes and dropped afterwards: on a shared server no other
 table is touched (though the load is felt). This is a measurement, never a
-pass/fail on timing.`, strings.Join(openable(), ", "))
+pass/fail on timing.`, latencyPoll, strings.Join(openable(), ", "))
 }
 
 // benchOptions configure a bench run.
@@ -72,10 +79,13 @@ type benchOptions struct {
 	Items   int
 	Batch   int
 	Workers int
+	// Pickups is how many single enqueues each pickup latency is
+	// measured over; 0 measures none.
+	Pickups int
 }
 
 func defaultBenchOptions() benchOptions {
-	return benchOptions{Dialect: sqlite.Name, Items: 20000, Batch: 100, Workers: 4}
+	return benchOptions{Dialect: sqlite.Name, Items: 20000, Batch: 100, Workers: 4, Pickups: 30}
 }
 
 func (o benchOptions) validate() error {
@@ -86,6 +96,8 @@ func (o benchOptions) validate() error {
 		return usagef("--batch %d: want 1 to %d", o.Batch, core.MaxClaimLimit)
 	case o.Workers < 1 || o.Workers > 256:
 		return usagef("--workers %d: want 1 to 256", o.Workers)
+	case o.Pickups < 0 || o.Pickups > 10_000:
+		return usagef("--pickups %d: want 0 to 10,000", o.Pickups)
 	}
 	return nil
 }
@@ -167,6 +179,7 @@ func runBenchCmd(ctx context.Context, e env, args []string) error {
 	fs.IntVar(&o.Items, "items", o.Items, "items per measurement")
 	fs.IntVar(&o.Batch, "batch", o.Batch, "items claimed and completed per batch")
 	fs.IntVar(&o.Workers, "workers", o.Workers, "concurrent workers")
+	fs.IntVar(&o.Pickups, "pickups", o.Pickups, "single enqueues each pickup latency is measured over (0: none)")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -197,6 +210,9 @@ type benchReport struct {
 	// baseline's, both dropped when the run ends.
 	Prefixes [2]string
 	Rows     []benchRow
+	// Latency is the pickup latency section, one row per way of finding
+	// new items.
+	Latency []latencyRow
 	// TxRetries and BaseRetries count the transactions Plenum and the
 	// baseline ran again after a retryable error.
 	TxRetries, BaseRetries uint64
@@ -337,6 +353,12 @@ func benchOn(ctx context.Context, w io.Writer, db *sql.DB, d dialect.Dialect, pa
 	rep.TxRetries, rep.BaseRetries = st.Stats().Retries, b.retries.Load()
 	fmt.Fprintf(w, "\nratio = plenum / bare SQL (above 1: Plenum is faster). Transactions retried: Plenum %s, bare SQL %s.\n",
 		commas(rep.TxRetries), commas(rep.BaseRetries))
+	if o.Pickups > 0 {
+		if rep.Latency, err = benchLatency(ctx, w, st, o.Pickups); err != nil {
+			return rep, err
+		}
+		fmt.Fprintln(w)
+	}
 	fmt.Fprintln(w, "Timings vary between runs and machines: this is a measurement, not a test.")
 	return rep, nil
 }

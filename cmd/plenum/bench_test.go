@@ -80,6 +80,34 @@ func checkTinyRun(t *testing.T, rep benchReport, out string) {
 	}
 }
 
+// checkLatency checks the pickup latency section of a run with pickups
+// enqueues each: a row per way of finding items (NOTIFY's only where the
+// dialect is a notifier), each over every pickup, p50 at most p99, and
+// printed.
+func checkLatency(t *testing.T, rep benchReport, out string, d dialect.Dialect, pickups int) {
+	t.Helper()
+	want := []string{"woken in-process", "polling only"}
+	if _, ok := d.(dialect.Notifier); ok {
+		want = []string{"woken in-process", "woken by NOTIFY", "polling only"}
+	}
+	var names []string
+	for _, r := range rep.Latency {
+		names = append(names, r.Name)
+		if r.N != pickups || r.P50 <= 0 || r.P50 > r.P99 {
+			t.Errorf("latency row %+v: want %d pickups, 0 < p50 <= p99", r, pickups)
+		}
+		if !strings.Contains(out, r.Name) {
+			t.Errorf("output lacks latency row %q:\n%s", r.Name, out)
+		}
+	}
+	if !slices.Equal(names, want) {
+		t.Errorf("latency rows %v, want %v", names, want)
+	}
+	if !strings.Contains(out, "pickup latency") {
+		t.Errorf("output lacks the pickup latency section:\n%s", out)
+	}
+}
+
 // checkDropped fails t if any table of the run is still readable on db.
 func checkDropped(t *testing.T, db *sql.DB, rep benchReport) {
 	t.Helper()
@@ -106,11 +134,12 @@ func TestBench_TinyRunMeasuresBothSides(t *testing.T) {
 	t.Parallel()
 	path := filepath.Join(t.TempDir(), "bench.db")
 	var out bytes.Buffer
-	rep, err := runBench(t.Context(), &out, benchOptions{DB: path, Items: 150, Batch: 20, Workers: 3})
+	rep, err := runBench(t.Context(), &out, benchOptions{DB: path, Items: 150, Batch: 20, Workers: 3, Pickups: 5})
 	if err != nil {
 		t.Fatalf("runBench: %v\n%s", err, out.String())
 	}
 	checkTinyRun(t, rep, out.String())
+	checkLatency(t, rep, out.String(), sqlite.Dialect(), 5)
 	if rep.Dialect != sqlite.Name || rep.Path != path || !strings.Contains(out.String(), path) {
 		t.Errorf("report names %s at %q, want sqlite at %s; output:\n%s", rep.Dialect, rep.Path, path, out.String())
 	}
@@ -135,16 +164,17 @@ func TestBench_TinyRunOnEnvDialect(t *testing.T) {
 	t.Parallel()
 	name, dsn := envBenchTarget(t)
 	var out bytes.Buffer
-	rep, err := runBench(t.Context(), &out, benchOptions{Dialect: name, DSN: dsn, Items: 150, Batch: 20, Workers: 3})
+	rep, err := runBench(t.Context(), &out, benchOptions{Dialect: name, DSN: dsn, Items: 150, Batch: 20, Workers: 3, Pickups: 5})
 	if err != nil {
 		t.Fatalf("runBench: %v\n%s", err, out.String())
 	}
 	t.Log("\n" + out.String())
 	checkTinyRun(t, rep, out.String())
-	db, _, err := openDialect(name, dsn)
+	db, d, err := openDialect(name, dsn)
 	if err != nil {
 		t.Fatal(err)
 	}
+	checkLatency(t, rep, out.String(), d, 5)
 	defer db.Close()
 	checkDropped(t, db, rep)
 }

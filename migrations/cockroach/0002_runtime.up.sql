@@ -17,10 +17,17 @@ CREATE TABLE IF NOT EXISTS plenum_queues (
   PRIMARY KEY (name)
 );
 
+CREATE TABLE IF NOT EXISTS plenum_schedules (
+  name varchar(128) NOT NULL,
+  last_tick bigint NOT NULL,
+  updated_at timestamptz NOT NULL,
+  PRIMARY KEY (name)
+);
+
 ALTER TABLE plenum_processes ADD COLUMN IF NOT EXISTS name varchar(255);
 
 CREATE INDEX IF NOT EXISTS plenum_items_finished ON plenum_items (finished_at) USING HASH WHERE finished_at IS NOT NULL;
 
-INSERT INTO plenum_attempts (item_id, n, outcome, error, ended_at) SELECT i.id, CASE WHEN i.attempt > 0 THEN i.attempt ELSE 1 END, CASE WHEN i.last_error LIKE 'owner died while holding the claim' THEN 'crash' WHEN i.last_error LIKE 'lease expired' THEN 'timeout' ELSE 'failed' END, i.last_error, COALESCE(i.finished_at, statement_timestamp()) FROM plenum_items i WHERE i.last_error IS NOT NULL AND NOT EXISTS (SELECT 1 FROM plenum_attempts a WHERE a.item_id = i.id);
+INSERT INTO plenum_attempts (item_id, n, outcome, error, ended_at) SELECT i.id, 1, CASE WHEN i.last_error LIKE 'owner died while holding the claim' THEN 'crash' WHEN i.last_error LIKE 'lease expired' THEN 'timeout' ELSE 'failed' END, i.last_error, COALESCE(i.finished_at, statement_timestamp()) FROM plenum_items i WHERE i.last_error IS NOT NULL AND NOT EXISTS (SELECT 1 FROM plenum_attempts a WHERE a.item_id = i.id);
 
 INSERT INTO plenum_migrations (version, name, applied_at) VALUES (2, 'runtime', statement_timestamp()) ON CONFLICT DO NOTHING;

@@ -3,11 +3,13 @@
 
 DELETE FROM plenum_migrations WHERE version = 2;
 
-DELETE FROM plenum_attempts WHERE EXISTS (SELECT 1 FROM plenum_items i WHERE i.id = plenum_attempts.item_id AND i.last_error IS NOT NULL AND plenum_attempts.n = CASE WHEN i.attempt > 0 THEN i.attempt ELSE 1 END);
+DELETE FROM plenum_attempts WHERE EXISTS (SELECT 1 FROM plenum_items i WHERE i.id = plenum_attempts.item_id AND i.last_error IS NOT NULL AND plenum_attempts.n = 1);
 
 DROP INDEX plenum_items_finished ON plenum_items;
 
 ALTER TABLE plenum_processes DROP COLUMN name;
+
+DROP TABLE IF EXISTS plenum_schedules;
 
 DROP TABLE IF EXISTS plenum_queues;
 

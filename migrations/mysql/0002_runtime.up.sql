@@ -17,10 +17,17 @@ CREATE TABLE IF NOT EXISTS plenum_queues (
   PRIMARY KEY (name)
 ) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin;
 
+CREATE TABLE IF NOT EXISTS plenum_schedules (
+  name VARBINARY(512) NOT NULL,
+  last_tick BIGINT NOT NULL,
+  updated_at DATETIME(6) NOT NULL,
+  PRIMARY KEY (name)
+) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin;
+
 ALTER TABLE plenum_processes ADD COLUMN name VARBINARY(1020) NULL;
 
 CREATE INDEX plenum_items_finished ON plenum_items (finished_at);
 
-INSERT INTO plenum_attempts (item_id, n, outcome, error, ended_at) SELECT i.id, CASE WHEN i.attempt > 0 THEN i.attempt ELSE 1 END, CASE WHEN i.last_error LIKE 'owner died while holding the claim' THEN 'crash' WHEN i.last_error LIKE 'lease expired' THEN 'timeout' ELSE 'failed' END, i.last_error, COALESCE(i.finished_at, UTC_TIMESTAMP(6)) FROM plenum_items i WHERE i.last_error IS NOT NULL AND NOT EXISTS (SELECT 1 FROM plenum_attempts a WHERE a.item_id = i.id);
+INSERT INTO plenum_attempts (item_id, n, outcome, error, ended_at) SELECT i.id, 1, CASE WHEN i.last_error LIKE 'owner died while holding the claim' THEN 'crash' WHEN i.last_error LIKE 'lease expired' THEN 'timeout' ELSE 'failed' END, i.last_error, COALESCE(i.finished_at, UTC_TIMESTAMP(6)) FROM plenum_items i WHERE i.last_error IS NOT NULL AND NOT EXISTS (SELECT 1 FROM plenum_attempts a WHERE a.item_id = i.id);
 
 INSERT INTO plenum_migrations (version, name, applied_at) VALUES (2, 'runtime', UTC_TIMESTAMP(6)) ON DUPLICATE KEY UPDATE version = version;

@@ -3,7 +3,7 @@
 
 DELETE FROM plenum_migrations WHERE version = 2;
 
-DELETE FROM plenum_attempts WHERE EXISTS (SELECT 1 FROM plenum_items i WHERE i.id = plenum_attempts.item_id AND i.last_error IS NOT NULL AND plenum_attempts.n = CASE WHEN i.attempt > 0 THEN i.attempt ELSE 1 END);
+DELETE FROM plenum_attempts WHERE EXISTS (SELECT 1 FROM plenum_items i WHERE i.id = plenum_attempts.item_id AND i.last_error IS NOT NULL AND plenum_attempts.n = 1);
 
 BEGIN
   EXECUTE IMMEDIATE 'DROP INDEX plenum_items_finished';
@@ -19,6 +19,15 @@ BEGIN
 EXCEPTION
   WHEN OTHERS THEN
     IF SQLCODE != -904 THEN
+      RAISE;
+    END IF;
+END;
+
+BEGIN
+  EXECUTE IMMEDIATE 'DROP TABLE plenum_schedules PURGE';
+EXCEPTION
+  WHEN OTHERS THEN
+    IF SQLCODE != -942 THEN
       RAISE;
     END IF;
 END;

@@ -32,6 +32,20 @@ EXCEPTION
 END;
 
 BEGIN
+  EXECUTE IMMEDIATE 'CREATE TABLE plenum_schedules (
+  name VARCHAR2(128 CHAR) NOT NULL,
+  last_tick NUMBER(19) NOT NULL,
+  updated_at TIMESTAMP(6) NOT NULL,
+  PRIMARY KEY (name)
+)';
+EXCEPTION
+  WHEN OTHERS THEN
+    IF SQLCODE != -955 THEN
+      RAISE;
+    END IF;
+END;
+
+BEGIN
   EXECUTE IMMEDIATE 'ALTER TABLE plenum_processes ADD (name VARCHAR2(255 CHAR))';
 EXCEPTION
   WHEN OTHERS THEN
@@ -49,6 +63,6 @@ EXCEPTION
     END IF;
 END;
 
-INSERT INTO plenum_attempts (item_id, n, outcome, error, ended_at) SELECT i.id, CASE WHEN i.attempt > 0 THEN i.attempt ELSE 1 END, CASE WHEN i.last_error LIKE 'owner died while holding the claim' THEN 'crash' WHEN i.last_error LIKE 'lease expired' THEN 'timeout' ELSE 'failed' END, i.last_error, COALESCE(i.finished_at, SYS_EXTRACT_UTC(SYSTIMESTAMP)) FROM plenum_items i WHERE i.last_error IS NOT NULL AND NOT EXISTS (SELECT 1 FROM plenum_attempts a WHERE a.item_id = i.id);
+INSERT INTO plenum_attempts (item_id, n, outcome, error, ended_at) SELECT i.id, 1, CASE WHEN i.last_error LIKE 'owner died while holding the claim' THEN 'crash' WHEN i.last_error LIKE 'lease expired' THEN 'timeout' ELSE 'failed' END, i.last_error, COALESCE(i.finished_at, SYS_EXTRACT_UTC(SYSTIMESTAMP)) FROM plenum_items i WHERE i.last_error IS NOT NULL AND NOT EXISTS (SELECT 1 FROM plenum_attempts a WHERE a.item_id = i.id);
 
 MERGE INTO plenum_migrations t USING (SELECT version, name, applied_at FROM (SELECT r.*, ROW_NUMBER() OVER (PARTITION BY version, CASE WHEN version IS NULL THEN plenum_n END ORDER BY plenum_n) plenum_dup FROM (SELECT 2 version, 'runtime' name, SYS_EXTRACT_UTC(SYSTIMESTAMP) applied_at, 1 plenum_n FROM dual) r) WHERE plenum_dup = 1) s ON (t.version = s.version) WHEN NOT MATCHED THEN INSERT (version, name, applied_at) VALUES (s.version, s.name, s.applied_at);

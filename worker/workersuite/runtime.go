@@ -86,9 +86,25 @@ func outcomes(e *env) {
 	if it := e.get(unknown); it.State != core.StateDead || !strings.Contains(it.LastError, "no handler") {
 		t.Errorf("unknown kind: %s, error %q; want a failed attempt naming the missing handler", it.State, it.LastError)
 	}
+	// A batch's events follow its commit, so the items can be seen
+	// finished a moment before the last events arrive: wait for them, then
+	// check that no more come than there were outcomes.
+	want := map[worker.EventKind]int{worker.EventCompleted: 2, worker.EventFailed: 2, worker.EventDead: 5, worker.EventSnoozed: 1}
+	arrived := func() bool {
+		mu.Lock()
+		defer mu.Unlock()
+		for k, n := range want {
+			if events[k] < n {
+				return false
+			}
+		}
+		return true
+	}
+	for deadline := time.Now().Add(10 * time.Second); !arrived() && time.Now().Before(deadline); {
+		time.Sleep(10 * time.Millisecond)
+	}
 	mu.Lock()
 	defer mu.Unlock()
-	want := map[worker.EventKind]int{worker.EventCompleted: 2, worker.EventFailed: 2, worker.EventDead: 5, worker.EventSnoozed: 1}
 	for k, n := range want {
 		if events[k] != n {
 			t.Errorf("%d %s events, want %d (all: %v)", events[k], k, n, events)

@@ -51,6 +51,10 @@ var tests = []struct {
 	{"CompletesInBatches", completesInBatches},
 	{"MaintenancePurgesFinishedItems", maintenancePurgesFinishedItems},
 	{"BarrierFiredEvent", barrierFiredEvent},
+	{"PeriodicTicksRunOnce", periodicTicksRunOnce},
+	{"PausedQueue", pausedQueue},
+	{"PanicStackInHistory", panicStackInHistory},
+	{"EnqueueWakesIdleWorker", enqueueWakesIdleWorker},
 }
 
 // Run runs every subtest of the suite, in parallel, on cfg's database.

@@ -1,0 +1,106 @@
+package core
+
+import (
+	"context"
+	"database/sql"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/plenumdb/plenum/dialect"
+	"github.com/plenumdb/plenum/migrations"
+)
+
+// Outcome is how a finished attempt that did not succeed ended.
+type Outcome string
+
+// The outcomes an attempt's history records.
+const (
+	// OutcomeFailed is a Fail: the handler returned an error (or
+	// panicked), and the item retries or, its attempts used up or
+	// discarded, is dead. The item's state says which.
+	OutcomeFailed Outcome = migrations.OutcomeFailed
+	// OutcomeTimeout is a lease that expired while its owner lived, found
+	// by a reaper.
+	OutcomeTimeout Outcome = migrations.OutcomeTimeout
+	// OutcomeCrash is a claim whose owner died holding it, found by a
+	// reaper.
+	OutcomeCrash Outcome = migrations.OutcomeCrash
+)
+
+// Attempt is one finished attempt of an item that did not succeed.
+type Attempt struct {
+	// N numbers the item's recorded attempts from 1, in the order they
+	// ended. A crash gives its attempt back (Item.Attempt does not count
+	// it) but has its own N, so N can run ahead of Item.Attempt.
+	N int
+	// Outcome says how the attempt ended.
+	Outcome Outcome
+	// Error is the attempt's error text, as Fail recorded it (cleaned as
+	// FailParams.Error says), or the reaper's reason.
+	Error string
+	// EndedAt is when the attempt ended, on the database clock.
+	EndedAt time.Time
+}
+
+// The statements of the attempts table.
+const (
+	// attemptsInsert records one attempt for each item of an IN list
+	// appended to it, numbered after the item's last recorded attempt. It
+	// runs under the lock of each item's row, in the transaction that
+	// changes the item's state, so no two can number the same item at
+	// once. The target table is read in the FROM clause, not a subquery,
+	// which MySQL allows.
+	attemptsInsert = "INSERT INTO {attempts} (item_id, n, outcome, error, ended_at)" +
+		" SELECT i.id, COALESCE(MAX(a.n), 0) + 1, ?, ?, {now} FROM {items} i" +
+		" LEFT JOIN {attempts} a ON a.item_id = i.id WHERE i.id IN "
+	attemptsInsertEnd = " GROUP BY i.id"
+	attemptsList      = "SELECT n, outcome, error, ended_at FROM {attempts} WHERE item_id = ? ORDER BY n"
+	// attemptsOrphaned deletes the history of the items of an IN list
+	// appended to it that no longer exist: those the same transaction
+	// purged, not one revived since the purge read it.
+	attemptsOrphaned = "DELETE FROM {attempts} WHERE NOT EXISTS (SELECT 1 FROM {items} i WHERE i.id = {attempts}.item_id) AND item_id IN "
+)
+
+// Attempts returns the history of the item with the given id: every
+// finished attempt that did not succeed (failed, timed out or crashed),
+// in the order they ended. An item that never failed, or one that does not
+// exist, has none. Purge deletes an item's history with it.
+func (s *Store) Attempts(ctx context.Context, id uuid.UUID) ([]Attempt, error) {
+	rows, err := s.db.QueryContext(ctx, s.sql(attemptsList), s.d.UUID(id))
+	if err != nil {
+		return nil, wrapDBError("attempts", err)
+	}
+	defer rows.Close()
+	var out []Attempt
+	for rows.Next() {
+		var a Attempt
+		var outcome string
+		var text sql.NullString
+		var at any
+		if err := rows.Scan(&a.N, &outcome, &text, &at); err != nil {
+			return nil, wrapDBError("attempts", err)
+		}
+		if a.EndedAt, err = s.d.ScanTime(at); err != nil {
+			return nil, wrapDBError("attempts", err)
+		}
+		a.Outcome, a.Error = Outcome(outcome), text.String
+		out = append(out, a)
+	}
+	return out, wrapDBError("attempts", rows.Err())
+}
+
+// recordAttempts writes, in one statement, one attempt with outcome and
+// text for each of ids, whose rows the transaction tx has locked. The
+// callers bound ids by the IN-list limit.
+func (s *Store) recordAttempts(ctx context.Context, tx dialect.Querier, outcome Outcome, text string, ids []uuid.UUID) error {
+	if len(ids) == 0 {
+		return nil
+	}
+	args := make([]any, 0, len(ids)+2)
+	args = append(args, string(outcome), text)
+	for _, id := range ids {
+		args = append(args, s.d.UUID(id))
+	}
+	_, err := tx.ExecContext(ctx, s.sql(attemptsInsert+"("+dialect.Placeholders(len(ids))+")"+attemptsInsertEnd), args...)
+	return err
+}

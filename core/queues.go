@@ -1,0 +1,94 @@
+package core
+
+import (
+	"context"
+	"time"
+
+	"github.com/plenumdb/plenum/dialect"
+	"github.com/plenumdb/plenum/migrations"
+)
+
+// QueueState is a queue's row in the queues table.
+type QueueState struct {
+	// Name is the queue's name.
+	Name string
+	// Paused means no claim takes the queue's items.
+	Paused bool
+	// UpdatedAt is when the queue was last paused or resumed, on the
+	// database clock.
+	UpdatedAt time.Time
+}
+
+// The statements of the queues table.
+const (
+	// queueUnpaused is the claim's filter on the queues table: a queue
+	// with no row there is not paused. Uncorrelated, so that the database
+	// reads it once per claim (one primary key lookup) before it walks the
+	// items index.
+	queueUnpaused = "NOT EXISTS (SELECT 1 FROM {queues} qs WHERE qs.name = ? AND qs.paused = ?)"
+	// queueInsertRow is a queue's first row, for InsertIgnore.
+	queueInsertRow = "?, ?, {now}"
+	queueSetPaused = "UPDATE {queues} SET paused = ?, updated_at = {now} WHERE name = ?"
+	queueList      = "SELECT name, CASE WHEN paused = ? THEN 1 ELSE 0 END, updated_at FROM {queues} ORDER BY name"
+)
+
+// PauseQueue pauses queue: from the moment it commits, no claim of any
+// process takes the queue's items, until ResumeQueue. Claims already made
+// are not touched: their holders finish them. Pausing a paused queue, or a
+// queue with no items yet, is allowed.
+func (s *Store) PauseQueue(ctx context.Context, queue string) error {
+	return s.setPaused(ctx, "pause queue", queue, true)
+}
+
+// ResumeQueue lets claims take the items of queue again. Resuming a queue
+// that is not paused does nothing.
+func (s *Store) ResumeQueue(ctx context.Context, queue string) error {
+	return s.setPaused(ctx, "resume queue", queue, false)
+}
+
+func (s *Store) setPaused(ctx context.Context, op, queue string, paused bool) error {
+	if err := validName("queue", queue, migrations.MaxQueueLen, true); err != nil {
+		return err
+	}
+	return s.inTx(ctx, op, func(tx dialect.Tx) error {
+		if paused {
+			// A queue's row is made by its first pause; an UPDATE
+			// alone could not tell "no row" from "no change" on MySQL.
+			stmt := s.d.InsertIgnore(s.names.Queues, []string{"name", "paused", "updated_at"}, s.expand.Replace(queueInsertRow), 1, []string{"name"})
+			res, err := tx.ExecContext(ctx, stmt, queue, s.d.Bool(true))
+			if err != nil {
+				return err
+			}
+			if n, err := res.RowsAffected(); err != nil || n == 1 {
+				return err
+			}
+		}
+		_, err := tx.ExecContext(ctx, s.sql(queueSetPaused), s.d.Bool(paused), queue)
+		return err
+	})
+}
+
+// Queues lists the queues that were ever paused, in name order, with
+// their state. A queue never paused has no row and is not listed.
+func (s *Store) Queues(ctx context.Context) ([]QueueState, error) {
+	rows, err := s.db.QueryContext(ctx, s.sql(queueList), s.d.Bool(true))
+	if err != nil {
+		return nil, wrapDBError("queues", err)
+	}
+	defer rows.Close()
+	var out []QueueState
+	for rows.Next() {
+		var q QueueState
+		var paused int
+		var at any
+		if err := rows.Scan(&q.Name, &paused, &at); err != nil {
+			return nil, wrapDBError("queues", err)
+		}
+		if q.UpdatedAt, err = s.d.ScanTime(at); err != nil {
+			return nil, wrapDBError("queues", err)
+		}
+		q.Paused = paused == 1
+		out = append(out, q)
+	}
+	return out, wrapDBError("queues", rows.Err())
+}

@@ -1,0 +1,313 @@
+package core
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/plenumdb/plenum/dialect"
+	"github.com/plenumdb/plenum/migrations"
+)
+
+// ScheduleSpec is periodic work: an item enqueued at every tick of an
+// interval or a cron expression, counted on the database clock.
+type ScheduleSpec struct {
+	// Name identifies the schedule across every process sharing the
+	// tables: its watermark is kept under this name. Required, 1 to
+	// migrations.MaxScheduleLen characters. Two processes running the same
+	// name must give it the same timing and item.
+	Name string
+
+	// Every is the interval between ticks: at least one second. Ticks fall
+	// on whole multiples of it since the Unix epoch, in UTC (Every: time.Hour
+	// ticks on the hour). Exactly one of Every and Cron is set.
+	Every time.Duration
+	// Cron is a five-field cron expression read in UTC (see ParseCron).
+	Cron string
+
+	// Item is the item each tick enqueues. Queue is required; Key and
+	// Delay must be empty: each tick's item gets the key TickKey(Name, at)
+	// and is available at once.
+	Item ItemSpec
+
+	// MaxCatchUp bounds how many ticks one call enqueues when several are
+	// due (after downtime, or a call later than its interval): the latest
+	// ones, the older ones skipped for good. 0 or 1 is "latest only".
+	// At most MaxCatchUpCeiling.
+	MaxCatchUp int
+}
+
+// MaxCatchUpCeiling bounds ScheduleSpec.MaxCatchUp.
+const MaxCatchUpCeiling = 1000
+
+// minEvery is the shortest interval of a schedule: far above every
+// dialect's clock resolution.
+const minEvery = time.Second
+
+// Tick is one item EnqueueDue enqueued.
+type Tick struct {
+	// Schedule is the schedule's name.
+	Schedule string
+	// At is the tick's time, in UTC.
+	At time.Time
+	// ID is the item's id.
+	ID uuid.UUID
+	// Existed is true when an item with the tick's key was already in the
+	// queue (an item the caller enqueued by hand with that key); none of
+	// the schedule's own ticks is ever enqueued twice.
+	Existed bool
+}
+
+// The statements of EnqueueDue. {schedules} is the watermark table.
+const (
+	// scheduleNowSQL reads the database clock inside the transaction.
+	scheduleNowSQL = "SELECT {now}"
+	// scheduleReadSQL reads a schedule's watermark.
+	scheduleReadSQL = "SELECT last_tick FROM {schedules} WHERE name = ?"
+	// scheduleFirstRow is the row InsertIgnore writes for a schedule seen
+	// for the first time (name, watermark).
+	scheduleFirstRow = "?, ?, {now}"
+	// scheduleAdvanceSQL moves a watermark forward only from the value the
+	// transaction read: of any number of processes that read it, one
+	// moves it and enqueues the ticks in between.
+	scheduleAdvanceSQL = "UPDATE {schedules} SET last_tick = ?, updated_at = {now} WHERE name = ? AND last_tick = ?"
+)
+
+var scheduleColumns = []string{"name", "last_tick", "updated_at"}
+
+// tickKeyPrefix begins the key of every tick's item.
+const tickKeyPrefix = "plenum.tick/"
+
+// tickTimeFormat is fixed-width, so that a tick's key is the same text
+// whichever process makes it.
+const tickTimeFormat = "2006-01-02T15:04:05.000000Z"
+
+// TickKey returns the idempotency key of the item enqueued for schedule's
+// tick at: "plenum.tick/", the name, a slash and the time in UTC with
+// microseconds. A handler reads the tick back with ParseTickKey.
+func TickKey(schedule string, at time.Time) string {
+	return tickKeyPrefix + schedule + "/" + at.UTC().Format(tickTimeFormat)
+}
+
+// ParseTickKey returns the schedule and tick time of an item's key made by
+// TickKey, and false for any other key.
+func ParseTickKey(key string) (schedule string, at time.Time, ok bool) {
+	rest, found := strings.CutPrefix(key, tickKeyPrefix)
+	i := strings.LastIndexByte(rest, '/')
+	if !found || i <= 0 {
+		return "", time.Time{}, false
+	}
+	at, err := time.Parse(tickTimeFormat, rest[i+1:])
+	if err != nil {
+		return "", time.Time{}, false
+	}
+	return rest[:i], at, true
+}
+
+// EnqueueDue enqueues the due ticks of every schedule: those after the
+// schedule's watermark (the last tick enqueued) and at or before the
+// database clock, at most MaxCatchUp of them, the latest. Each schedule
+// runs in its own transaction: the watermark is moved by a compare-and-set
+// on the value read, and the ticks' items are inserted in the same
+// transaction, so that however many processes call EnqueueDue at once,
+// each tick is enqueued once, and a transaction retried after an error
+// either did both or neither. Each item's key is TickKey(name, tick).
+//
+// A schedule seen for the first time records the latest tick at or before
+// now as its watermark and enqueues nothing: it starts with the next tick.
+// The watermark, not the items, remembers what was enqueued, so that
+// retention (Purge) deleting a tick's finished item never makes it due
+// again. Missed ticks are found in closed form: arithmetic for an
+// interval, and for a cron expression a step back per tick kept, never a
+// step per tick missed.
+//
+// Call it every second or so (the worker does, Config.Periodic): a tick is
+// enqueued at the first call after its time. On an error, the ticks of the
+// schedules before the one that failed are returned with it (they are
+// committed); the schedules after it were not asked.
+func (s *Store) EnqueueDue(ctx context.Context, specs ...ScheduleSpec) ([]Tick, error) {
+	plans, err := s.planSchedules(specs)
+	if err != nil {
+		return nil, err
+	}
+	var out []Tick
+	for i := range plans {
+		ticks, err := s.enqueueDue(ctx, &plans[i])
+		if err != nil {
+			return out, fmt.Errorf("%w (schedule %q)", err, plans[i].spec.Name)
+		}
+		out = append(out, ticks...)
+	}
+	return out, nil
+}
+
+// CheckSchedules refuses, without touching the database, the specs that
+// EnqueueDue would refuse: an *InputError or a *CronError naming the
+// field. Run it where schedules are configured, to fail at start rather
+// than at the first tick.
+func (s *Store) CheckSchedules(specs ...ScheduleSpec) error {
+	_, err := s.planSchedules(specs)
+	return err
+}
+
+// schedulePlan is a validated spec with its timing parsed.
+type schedulePlan struct {
+	spec  ScheduleSpec
+	every int64 // microseconds, or 0 for cron
+	cron  *Cron
+}
+
+func (s *Store) planSchedules(specs []ScheduleSpec) ([]schedulePlan, error) {
+	if len(specs) == 0 {
+		return nil, invalid("specs", "no schedule given")
+	}
+	plans := make([]schedulePlan, len(specs))
+	seen := make(map[string]bool, len(specs))
+	for i, sp := range specs {
+		at := fmt.Sprintf("specs[%d].", i)
+		if err := validName(at+"Name", sp.Name, migrations.MaxScheduleLen, true); err != nil {
+			return nil, err
+		}
+		if seen[sp.Name] {
+			return nil, invalid(at+"Name", "%q is given twice", sp.Name)
+		}
+		seen[sp.Name] = true
+		p := schedulePlan{spec: sp}
+		switch {
+		case sp.Every != 0 && sp.Cron != "":
+			return nil, invalid(at+"Every", "both Every and Cron are set: give one")
+		case sp.Cron != "":
+			c, err := ParseCron(sp.Cron)
+			if err != nil {
+				return nil, err
+			}
+			p.cron = c
+		case sp.Every < minEvery || sp.Every > MaxDelay:
+			return nil, invalid(at+"Every", "%v is outside [%v, %v] (or set Cron instead)", sp.Every, minEvery, MaxDelay)
+		default:
+			p.every = sp.Every.Microseconds()
+		}
+		if sp.MaxCatchUp < 0 || sp.MaxCatchUp > MaxCatchUpCeiling {
+			return nil, invalid(at+"MaxCatchUp", "%d is outside [0, %d]", sp.MaxCatchUp, MaxCatchUpCeiling)
+		}
+		if sp.Item.Key != "" {
+			return nil, invalid(at+"Item.Key", "is set per tick (TickKey): leave it empty")
+		}
+		if sp.Item.Delay != 0 {
+			return nil, invalid(at+"Item.Delay", "a tick's item is available at its tick: leave it zero")
+		}
+		if err := s.validateSpec(&p.spec.Item, at+"Item."); err != nil {
+			return nil, err
+		}
+		plans[i] = p
+	}
+	return plans, nil
+}
+
+// latest returns the last tick at or before now, in Unix microseconds, or
+// false if there is none.
+func (p *schedulePlan) latest(now time.Time) (int64, bool) {
+	if p.every > 0 {
+		return floorDiv(now.UnixMicro(), p.every) * p.every, true
+	}
+	t := p.cron.Prev(now)
+	return t.UnixMicro(), !t.IsZero()
+}
+
+// due returns the ticks after watermark and at or before now, oldest
+// first, at most keep of them: the latest.
+func (p *schedulePlan) due(watermark int64, now time.Time, keep int) []int64 {
+	if p.every > 0 {
+		last := floorDiv(now.UnixMicro(), p.every)
+		first := floorDiv(watermark, p.every) + 1
+		if last < first {
+			return nil
+		}
+		n := min(last-first+1, int64(keep))
+		ticks := make([]int64, n)
+		for i := range ticks {
+			ticks[i] = (last - n + 1 + int64(i)) * p.every
+		}
+		return ticks
+	}
+	var ticks []int64
+	for t := p.cron.Prev(now); !t.IsZero() && t.UnixMicro() > watermark && len(ticks) < keep; t = p.cron.Prev(t.Add(-time.Minute)) {
+		ticks = append(ticks, t.UnixMicro())
+	}
+	for i, j := 0, len(ticks)-1; i < j; i, j = i+1, j-1 {
+		ticks[i], ticks[j] = ticks[j], ticks[i]
+	}
+	return ticks
+}
+
+// floorDiv is a / b rounded towards minus infinity (b > 0).
+func floorDiv(a, b int64) int64 {
+	q := a / b
+	if a%b != 0 && a < 0 {
+		q--
+	}
+	return q
+}
+
+// enqueueDue runs one schedule's transaction.
+func (s *Store) enqueueDue(ctx context.Context, p *schedulePlan) ([]Tick, error) {
+	keep := max(p.spec.MaxCatchUp, 1)
+	var out []Tick
+	err := s.inTx(ctx, "enqueue due", func(tx dialect.Tx) error {
+		out = nil
+		q := scheduleNowSQL
+		if s.caps.DualTable != "" {
+			q += " FROM " + s.caps.DualTable
+		}
+		now := timeValue{d: s.d}
+		if err := tx.QueryRowContext(ctx, s.sql(q)).Scan(&now); err != nil {
+			return err
+		}
+		var watermark int64
+		err := tx.QueryRowContext(ctx, s.sql(scheduleReadSQL), p.spec.Name).Scan(&watermark)
+		if errors.Is(err, sql.ErrNoRows) {
+			first, ok := p.latest(now.t)
+			if !ok {
+				return nil
+			}
+			stmt := s.d.InsertIgnore(s.names.Schedules, scheduleColumns, s.expand.Replace(scheduleFirstRow), 1, []string{"name"})
+			_, err := tx.ExecContext(ctx, stmt, p.spec.Name, first)
+			return err
+		}
+		if err != nil {
+			return err
+		}
+		ticks := p.due(watermark, now.t, keep)
+		if len(ticks) == 0 {
+			return nil
+		}
+		res, err := tx.ExecContext(ctx, s.sql(scheduleAdvanceSQL), ticks[len(ticks)-1], p.spec.Name, watermark)
+		if err != nil {
+			return err
+		}
+		if n, err := res.RowsAffected(); err != nil || n != 1 {
+			return err // another process moved it first and enqueued these
+		}
+		specs := make([]ItemSpec, len(ticks))
+		for i, at := range ticks {
+			specs[i] = p.spec.Item
+			specs[i].Key = TickKey(p.spec.Name, time.UnixMicro(at))
+		}
+		enq, err := s.insertItems(ctx, tx, specs, uuid.Nil, "")
+		if err != nil {
+			return err
+		}
+		for i, e := range enq {
+			out = append(out, Tick{Schedule: p.spec.Name, At: time.UnixMicro(ticks[i]).UTC(), ID: e.ID, Existed: e.Existed})
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}

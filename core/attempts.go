@@ -49,9 +49,12 @@ const (
 	// runs under the lock of each item's row, in the transaction that
 	// changes the item's state, so no two can number the same item at
 	// once. The target table is read in the FROM clause, not a subquery,
-	// which MySQL allows.
+	// which MySQL allows. The error text is a bind in the SELECT list, an
+	// expression, so it is {text?} and bound with dialect.TextArg (on
+	// Oracle a long string bound plainly would travel as LONG, refused in
+	// an expression).
 	attemptsInsert = "INSERT INTO {attempts} (item_id, n, outcome, error, ended_at)" +
-		" SELECT i.id, COALESCE(MAX(a.n), 0) + 1, ?, ?, {now} FROM {items} i" +
+		" SELECT i.id, COALESCE(MAX(a.n), 0) + 1, ?, {text?}, {now} FROM {items} i" +
 		" LEFT JOIN {attempts} a ON a.item_id = i.id WHERE i.id IN "
 	attemptsInsertEnd = " GROUP BY i.id"
 	attemptsList      = "SELECT n, outcome, error, ended_at FROM {attempts} WHERE item_id = ? ORDER BY n"
@@ -97,7 +100,7 @@ func (s *Store) recordAttempts(ctx context.Context, tx dialect.Querier, outcome 
 		return nil
 	}
 	args := make([]any, 0, len(ids)+2)
-	args = append(args, string(outcome), text)
+	args = append(args, string(outcome), dialect.TextArg(s.d, text))
 	for _, id := range ids {
 		args = append(args, s.d.UUID(id))
 	}

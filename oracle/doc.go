@@ -57,7 +57,19 @@
 // bind (go-ora's Out with a size), and a second statement, SELECT ... WHERE
 // id IN (...) ORDER BY priority, available_at, id, returns the claimed rows
 // to the core (at most 1,000: MaxInList bounds the claim). Two claimers
-// asking for n of 2n rows each get n.
+// asking for n of 2n rows each get n. The core's filter, and so the
+// cursor, holds the paused-queue test, NOT EXISTS (SELECT 1 FROM queues qs
+// WHERE qs.name = ? AND qs.paused = ?): a subquery in the WHERE clause of a
+// FOR UPDATE query locks no row of the queues table (only the tables of the
+// FROM clause are locked), so a claim never waits on a pause.
+//
+// # Wake-ups
+//
+// The dialect does not implement dialect.Notifier: Oracle has no LISTEN and
+// NOTIFY (DBMS_ALERT and Advanced Queuing would need their own objects,
+// privileges and a session held waiting), so workers in other processes
+// find new items by polling, and wake-ups reach only the workers of the
+// process that enqueued. A lost wake-up costs latency, never an item.
 //
 // # Indexes without partial indexes
 //
@@ -103,7 +115,11 @@
 // are UTC with UTC; booleans NUMBER(1) checked to 0 or 1; JSON a CLOB with
 // an IS JSON check, bound as a string up to 4,000 bytes and as a temporary
 // CLOB above (a longer string would travel as LONG, which a MERGE's source
-// refuses), with TO_CLOB(?) in a row so every row gives it one type. Oracle
+// refuses), with TO_CLOB(?) in a row so every row gives it one type.
+// Text bound where it is an expression (the error text in the SELECT list
+// of the attempts' INSERT ... SELECT, the core's {text?}) is bound the same
+// way, TO_CLOB(?) with a string or, above 4,000 bytes, a CLOB: the dialect
+// is a dialect.TextBinder. Oracle
 // stores the empty string as NULL: the columns that may hold the empty string (an item's
 // kind, a join's kind, an owner's host) are nullable here, and the core
 // reads their NULL as "". Identifiers are unquoted lower-case names (Oracle
@@ -153,6 +169,10 @@
 // TO_CLOB in a MERGE; SET TRANSACTION as the first statement of go-ora's
 // transaction; that go-ora reports a lost session at commit as one of the
 // errors Classify maps to ConnectionLost; the error numbers themselves
-// (those the DDL blocks ignore included); and that LIKE on a CLOB in
-// version 2's backfill behaves as = does on shorter text.
+// (those the DDL blocks ignore included); that LIKE on a CLOB in
+// version 2's backfill behaves as = does on shorter text; that the
+// attempts' INSERT ... SELECT, grouped by item, takes TO_CLOB of a bind (a
+// CLOB above 4,000 bytes) in its SELECT list beside the MAX it groups; and
+// that the claim's NOT EXISTS on the queues table leaves the cursor's plan
+// on the claim index.
 package oracle

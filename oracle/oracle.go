@@ -33,11 +33,12 @@ const MaxInList = 1000
 // more fails in the driver or the server).
 const MaxBindParams = 65535
 
-// LOBThreshold is the longest JSON document, in bytes, bound as a string;
-// a longer one is bound as a temporary CLOB (go-ora's Clob), since a
-// VARCHAR2 bind in SQL holds at most 4,000 bytes (MAX_STRING_SIZE=STANDARD)
-// and a longer string would travel as LONG, which Oracle refuses in the
-// expressions a MERGE's source is made of (ORA-00997).
+// LOBThreshold is the longest JSON document or Text value, in bytes, bound
+// as a string; a longer one is bound as a temporary CLOB (go-ora's Clob),
+// since a VARCHAR2 bind in SQL holds at most 4,000 bytes
+// (MAX_STRING_SIZE=STANDARD) and a longer string would travel as LONG,
+// which Oracle refuses in expressions: a MERGE's source, a SELECT list
+// (ORA-00997).
 const LOBThreshold = 4000
 
 // openPingTimeout bounds the ping Open runs.
@@ -133,7 +134,7 @@ func (d *oraDialect) Rebind(query string) string { return dialect.RebindNumbered
 // gives the column one type (CLOB) whether its value was bound as a
 // string, a temporary CLOB or NULL; "?" for the rest.
 func (d *oraDialect) Param(t dialect.ColumnType) string {
-	if t == dialect.JSON {
+	if t == dialect.JSON || t == dialect.Text {
 		return "TO_CLOB(?)"
 	}
 	return "?"
@@ -191,6 +192,18 @@ func (d *oraDialect) JSON(b []byte) any {
 		return goora.Clob{String: string(b), Valid: true}
 	}
 	return string(b)
+}
+
+// Text binds s, for a CLOB column where the bind is an expression (the
+// SELECT list of the attempts' INSERT ... SELECT, inside TO_CLOB), as JSON
+// binds a document: a string up to LOBThreshold bytes and a temporary CLOB
+// above, since a longer string would travel as LONG, which Oracle refuses
+// in an expression (ORA-00997). It makes the dialect a dialect.TextBinder.
+func (d *oraDialect) Text(s string) any {
+	if len(s) > LOBThreshold {
+		return goora.Clob{String: s, Valid: true}
+	}
+	return s
 }
 
 // Bool binds 0 or 1, for a NUMBER(1) column.

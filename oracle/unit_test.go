@@ -319,3 +319,26 @@ func TestLockID_SchemaQualifiedAndInUserRange(t *testing.T) {
 }
 
 type stubQuerier struct{ dialect.Querier }
+
+// The attempts' error text is a bind in an INSERT ... SELECT list: above
+// 4,000 bytes it must be a CLOB, inside TO_CLOB, or Oracle sees a LONG
+// where an expression may not have one.
+func TestText_LOBAbove4000Bytes(t *testing.T) {
+	t.Parallel()
+	d := oracle.Dialect()
+	if _, ok := d.(dialect.TextBinder); !ok {
+		t.Fatal("the oracle dialect is not a dialect.TextBinder")
+	}
+	small := strings.Repeat("a", oracle.LOBThreshold)
+	if v, ok := dialect.TextArg(d, small).(string); !ok || v != small {
+		t.Fatalf("%d bytes of text bind as %T", len(small), dialect.TextArg(d, small))
+	}
+	big := strings.Repeat("€", 1334) // 4,002 bytes
+	v, ok := dialect.TextArg(d, big).(goora.Clob)
+	if !ok || !v.Valid || v.String != big {
+		t.Fatalf("%d bytes of text bind as %T, want a go-ora Clob", len(big), dialect.TextArg(d, big))
+	}
+	if d.Param(dialect.Text) != "TO_CLOB(?)" {
+		t.Fatalf("Param(Text) = %q, want TO_CLOB(?)", d.Param(dialect.Text))
+	}
+}

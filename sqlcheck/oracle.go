@@ -8,6 +8,9 @@ import (
 
 	"github.com/antlr4-go/antlr/v4"
 	"github.com/bytebase/parser/plsql"
+
+	"github.com/plenumdb/plenum/dialect"
+	"github.com/plenumdb/plenum/migrations"
 )
 
 // errorList collects ANTLR's syntax errors.
@@ -109,9 +112,12 @@ var lockingLimit = regexp.MustCompile(`(?is)(FETCH\s+(FIRST|NEXT)|ROWNUM|OFFSET\
 // ROWNUM, an IN list of more than 1,000 values (ORA-01795), an identifier
 // longer than 128 bytes, and a column of a CREATE TABLE or an ALTER TABLE
 // ... ADD named by a reserved word (the grammar takes some, as LEVEL, that the server
-// refuses).
+// refuses), and a bare bind in an INSERT ... SELECT list for a CLOB column.
 func OracleTraps(stmt string) []string {
 	var traps []string
+	for _, col := range bareLOBBinds(stmt) {
+		traps = append(traps, fmt.Sprintf("a bare bind in the SELECT list for CLOB column %q (a string over 4,000 bytes travels as LONG, refused in an expression: ORA-00997; bind a CLOB inside TO_CLOB)", col))
+	}
 	if lockingLimit.MatchString(stmt) {
 		traps = append(traps, "FOR UPDATE with FETCH FIRST or ROWNUM (ORA-02014, or every matching row locked)")
 	}
@@ -228,4 +234,76 @@ func tableColumns(stmt string) []string {
 		cols = append(cols, f[0])
 	}
 	return cols
+}
+
+// lobColumns are the names of the schema's columns that Oracle stores as
+// CLOB (Text and JSON), in any table.
+var lobColumns = func() map[string]bool {
+	m := map[string]bool{}
+	add := func(c dialect.Column) {
+		if c.Type == dialect.Text || c.Type == dialect.JSON {
+			m[strings.ToLower(c.Name)] = true
+		}
+	}
+	for _, v := range migrations.All("") {
+		for _, c := range v.Changes {
+			if c.Table != nil {
+				for _, col := range c.Table.Columns {
+					add(col)
+				}
+			}
+			if c.Column != nil {
+				add(*c.Column)
+			}
+		}
+	}
+	return m
+}()
+
+// insertSelect finds an INSERT INTO t (columns) SELECT list FROM.
+var insertSelect = regexp.MustCompile(`(?is)^\s*INSERT\s+INTO\s+\S+\s*\(([^)]*)\)\s*SELECT\s+(.*?)\s+FROM\s`)
+
+// bareBind is a bind alone: '?' as written, ':1' as the dialect sends it.
+var bareBind = regexp.MustCompile(`^(\?|:\w+)$`)
+
+// bareLOBBinds returns the CLOB columns that an INSERT ... SELECT fills
+// from a bind standing alone in its SELECT list. There the bind is an
+// expression, not a VALUES item: go-ora sends a string over 4,000 bytes as
+// LONG, which Oracle refuses in an expression, so the bind must be a CLOB
+// (TO_CLOB(?) with a Clob value), as {text?} and {json?} render it.
+func bareLOBBinds(stmt string) []string {
+	m := insertSelect.FindStringSubmatch(stmt)
+	if m == nil {
+		return nil
+	}
+	cols := strings.Split(m[1], ",")
+	items := topLevelItems(m[2])
+	var out []string
+	for i, c := range cols {
+		c = strings.ToLower(strings.TrimSpace(c))
+		if i < len(items) && lobColumns[c] && bareBind.MatchString(strings.TrimSpace(items[i])) {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// topLevelItems splits a list at the commas outside parentheses.
+func topLevelItems(list string) []string {
+	var out []string
+	depth, from := 0, 0
+	for i := 0; i < len(list); i++ {
+		switch list[i] {
+		case '(':
+			depth++
+		case ')':
+			depth--
+		case ',':
+			if depth == 0 {
+				out = append(out, list[from:i])
+				from = i + 1
+			}
+		}
+	}
+	return append(out, list[from:])
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"encoding/json"
+	"maps"
 	"slices"
 	"strings"
 	"testing"
@@ -111,8 +112,16 @@ func TestOracle_CoreStatements(t *testing.T) {
 			_, err := store.Reap(ctx, core.ReapParams{StaleAfter: time.Minute, Limit: 10})
 			return err
 		},
-		"Deregister": func() error { return store.Deregister(ctx, owner) },
-		"Now":        func() error { _, err := store.Now(ctx); return err },
+		"Deregister":  func() error { return store.Deregister(ctx, owner) },
+		"Now":         func() error { _, err := store.Now(ctx); return err },
+		"PauseQueue":  func() error { return store.PauseQueue(ctx, "q") },
+		"ResumeQueue": func() error { return store.ResumeQueue(ctx, "q") },
+		"Queues":      func() error { _, err := store.Queues(ctx); return err },
+		"Attempts":    func() error { _, err := store.Attempts(ctx, id); return err },
+		"EnqueueDue": func() error {
+			_, err := store.EnqueueDue(ctx, core.ScheduleSpec{Name: "s", Every: time.Minute, Item: core.ItemSpec{Queue: "q"}})
+			return err
+		},
 	}
 	names := make([]string, 0, len(ops))
 	for n := range ops {
@@ -137,6 +146,14 @@ func TestOracle_CoreStatements(t *testing.T) {
 		}
 		seen[s] = true
 		checkOracle(t, "core", s)
+	}
+	// The statements of the second schema version must have been reached:
+	// the attempts' INSERT ... SELECT, the claim's pause filter, the
+	// queues' and schedules' writes.
+	for _, want := range []string{"INSERT INTO plenum_attempts", "NOT EXISTS (SELECT 1 FROM plenum_queues", "UPDATE plenum_queues", "plenum_schedules"} {
+		if !slices.ContainsFunc(slices.Collect(maps.Keys(seen)), func(s string) bool { return strings.Contains(s, want) }) {
+			t.Errorf("no statement recorded holds %q", want)
+		}
 	}
 	t.Logf("%d distinct statements of the core, rendered for Oracle, checked", len(seen))
 }

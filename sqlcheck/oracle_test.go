@@ -241,6 +241,7 @@ func TestOracle_PlantedStatementsAreRefused(t *testing.T) {
 		{"ADD COLUMN is not Oracle", "ALTER TABLE t ADD COLUMN name VARCHAR2(255 CHAR)"},
 		{"a misspelt DROP INDEX", "DROP INDX t_i"},
 		{"IF NOT EXISTS before 23ai... and a missing parenthesis", "CREATE TABLE t (id RAW(16)"},
+		{"a bare bind for a CLOB in an INSERT ... SELECT list", "INSERT INTO plenum_attempts (item_id, n, outcome, error, ended_at) SELECT i.id, COALESCE(MAX(a.n), 0) + 1, :1, :2, SYS_EXTRACT_UTC(SYSTIMESTAMP) FROM plenum_items i LEFT JOIN plenum_attempts a ON a.item_id = i.id WHERE i.id IN (:3) GROUP BY i.id"},
 	} {
 		text := strings.TrimSpace(c.stmt) + ";"
 		if len(OracleSyntax(text)) == 0 && len(OracleTraps(c.stmt)) == 0 {

@@ -11,7 +11,7 @@ import (
 
 // Get returns the item with the given id, or ErrNotFound.
 func (s *Store) Get(ctx context.Context, id uuid.UUID) (Item, error) {
-	it, err := scanItem(s.d, s.db.QueryRowContext(ctx, s.sql("SELECT "+itemColumns+" FROM {items} WHERE id = ?"), s.d.UUID(id)))
+	it, err := scanItem(s.d, s.db.QueryRowContext(ctx, s.sql(qItemGet), s.d.UUID(id)))
 	if dialect.IsNoRows(err) {
 		return Item{}, fmt.Errorf("plenum: get %s: %w", id, ErrNotFound)
 	}
@@ -34,7 +34,7 @@ func (s *Store) Cancel(ctx context.Context, id uuid.UUID) error {
 		case StateCompleted, StateDead:
 			return fmt.Errorf("plenum: cancel %s (%s): %w", id, state, ErrFinished)
 		}
-		if _, err := tx.ExecContext(ctx, s.sql("UPDATE {items} SET state = 'cancelled', claim_token = NULL, lease_expires_at = NULL, finished_at = {now} WHERE id = ?"), s.d.UUID(id)); err != nil {
+		if _, err := tx.ExecContext(ctx, s.sql(qItemCancel), s.d.UUID(id)); err != nil {
 			return err
 		}
 		return s.settle(ctx, tx, []arrival{{barrier: barrier, failed: 1}})
@@ -56,7 +56,7 @@ func (s *Store) Revive(ctx context.Context, id uuid.UUID) error {
 		}
 		keep := barrier
 		if barrier != uuid.Nil {
-			res, err := tx.ExecContext(ctx, s.sql("UPDATE {barriers} SET failed = failed - 1 WHERE id = ? AND fired_at IS NULL"), s.d.UUID(barrier))
+			res, err := tx.ExecContext(ctx, s.sql(qBarrierUnfail), s.d.UUID(barrier))
 			if err != nil {
 				return err
 			}
@@ -66,7 +66,7 @@ func (s *Store) Revive(ctx context.Context, id uuid.UUID) error {
 				keep = uuid.Nil
 			}
 		}
-		_, err = tx.ExecContext(ctx, s.sql("UPDATE {items} SET state = 'available', available_at = {now}, attempt = 0, crash_count = 0, finished_at = NULL, barrier_id = ? WHERE id = ?"),
+		_, err = tx.ExecContext(ctx, s.sql(qItemRevive),
 			nullUUID(s.d, keep), s.d.UUID(id))
 		return err
 	})
@@ -75,7 +75,7 @@ func (s *Store) Revive(ctx context.Context, id uuid.UUID) error {
 func (s *Store) lockItem(ctx context.Context, tx dialect.Querier, id uuid.UUID) (State, uuid.UUID, error) {
 	var state string
 	var barrier uuid.NullUUID
-	err := tx.QueryRowContext(ctx, s.sql("SELECT state, barrier_id FROM {items} WHERE id = ?{lock}"), s.d.UUID(id)).Scan(&state, &barrier)
+	err := tx.QueryRowContext(ctx, s.sql(qItemLock), s.d.UUID(id)).Scan(&state, &barrier)
 	if dialect.IsNoRows(err) {
 		return "", uuid.Nil, fmt.Errorf("plenum: %s: %w", id, ErrNotFound)
 	}
@@ -88,9 +88,9 @@ func (s *Store) Counts(ctx context.Context, queue string) (map[State]int64, erro
 	if err := validName("queue", queue, migrations.MaxQueueLen, false); err != nil {
 		return nil, err
 	}
-	q, args := "SELECT state, COUNT(*) FROM {items} GROUP BY state", []any(nil)
+	q, args := qCountsAll, []any(nil)
 	if queue != "" {
-		q, args = "SELECT state, COUNT(*) FROM {items} WHERE queue = ? GROUP BY state", []any{queue}
+		q, args = qCountsQueue, []any{queue}
 	}
 	rows, err := s.db.QueryContext(ctx, s.sql(q), args...)
 	if err != nil {

@@ -42,34 +42,12 @@ type Attempt struct {
 	EndedAt time.Time
 }
 
-// The statements of the attempts table.
-const (
-	// attemptsInsert records one attempt for each item of an IN list
-	// appended to it, numbered after the item's last recorded attempt. It
-	// runs under the lock of each item's row, in the transaction that
-	// changes the item's state, so no two can number the same item at
-	// once. The target table is read in the FROM clause, not a subquery,
-	// which MySQL allows. The error text is a bind in the SELECT list, an
-	// expression, so it is {text?} and bound with dialect.TextArg (on
-	// Oracle a long string bound plainly would travel as LONG, refused in
-	// an expression).
-	attemptsInsert = "INSERT INTO {attempts} (item_id, n, outcome, error, ended_at)" +
-		" SELECT i.id, COALESCE(MAX(a.n), 0) + 1, ?, {text?}, {now} FROM {items} i" +
-		" LEFT JOIN {attempts} a ON a.item_id = i.id WHERE i.id IN "
-	attemptsInsertEnd = " GROUP BY i.id"
-	attemptsList      = "SELECT n, outcome, error, ended_at FROM {attempts} WHERE item_id = ? ORDER BY n"
-	// attemptsOrphaned deletes the history of the items of an IN list
-	// appended to it that no longer exist: those the same transaction
-	// purged, not one revived since the purge read it.
-	attemptsOrphaned = "DELETE FROM {attempts} WHERE NOT EXISTS (SELECT 1 FROM {items} i WHERE i.id = {attempts}.item_id) AND item_id IN "
-)
-
 // Attempts returns the history of the item with the given id: every
 // finished attempt that did not succeed (failed, timed out or crashed),
 // in the order they ended. An item that never failed, or one that does not
 // exist, has none. Purge deletes an item's history with it.
 func (s *Store) Attempts(ctx context.Context, id uuid.UUID) ([]Attempt, error) {
-	rows, err := s.db.QueryContext(ctx, s.sql(attemptsList), s.d.UUID(id))
+	rows, err := s.db.QueryContext(ctx, s.sql(qAttemptsList), s.d.UUID(id))
 	if err != nil {
 		return nil, wrapDBError("attempts", err)
 	}
@@ -104,6 +82,6 @@ func (s *Store) recordAttempts(ctx context.Context, tx dialect.Querier, outcome 
 	for _, id := range ids {
 		args = append(args, s.d.UUID(id))
 	}
-	_, err := tx.ExecContext(ctx, s.sql(attemptsInsert+"("+dialect.Placeholders(len(ids))+")"+attemptsInsertEnd), args...)
+	_, err := tx.ExecContext(ctx, s.sql(qAttemptsInsert(len(ids))), args...)
 	return err
 }

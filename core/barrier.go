@@ -132,14 +132,12 @@ func (f *Fenced) OpenBarrier(ctx context.Context, spec BarrierSpec) (Barrier, er
 		j.MaxAttempts = s.opts.DefaultMaxAttempts
 	}
 	id := uuid.Must(uuid.NewV7())
-	stmt := s.d.InsertIgnore(s.names.Barriers,
-		[]string{"id", "owner_id", "name", "expected", "arrived", "failed", "sealed", "join_queue", "join_kind", "join_payload", "join_priority", "join_max_attempts", "on_child_failure", "created_at"},
-		s.expand.Replace("?, ?, ?, 0, 0, 0, ?, ?, ?, {json?}, ?, ?, ?, {now}"), 1, []string{"owner_id", "name"})
+	stmt := s.barrierOpenSQL()
 	if _, err := f.tx.ExecContext(ctx, stmt, s.d.UUID(id), s.d.UUID(f.c.ID), spec.Name, s.d.Bool(false),
 		j.Queue, j.Kind, s.jsonArg(j.Payload), j.Priority, j.MaxAttempts, string(spec.OnChildFailure)); err != nil {
 		return Barrier{}, err
 	}
-	b, err := scanBarrier(s.d, f.tx.QueryRowContext(ctx, s.sql("SELECT "+barrierColumns+" FROM {barriers} WHERE owner_id = ? AND name = ?{lock}"), s.d.UUID(f.c.ID), spec.Name))
+	b, err := scanBarrier(s.d, f.tx.QueryRowContext(ctx, s.sql(qBarrierByName), s.d.UUID(f.c.ID), spec.Name))
 	if err != nil {
 		return Barrier{}, err
 	}
@@ -192,7 +190,7 @@ func (f *Fenced) AddChildren(ctx context.Context, p AddChildrenParams) (int, err
 	}
 	var sealed bool
 	var cursor sql.NullString
-	err := f.tx.QueryRowContext(ctx, s.sql("SELECT sealed, dispatch_cursor FROM {barriers} WHERE id = ? AND owner_id = ?{lock}"),
+	err := f.tx.QueryRowContext(ctx, s.sql(qBarrierLockDispatch),
 		s.d.UUID(p.Barrier), s.d.UUID(f.c.ID)).Scan(&sealed, &cursor)
 	if dialect.IsNoRows(err) {
 		return 0, fmt.Errorf("plenum: barrier %s of item %s: %w", p.Barrier, f.c.ID, ErrNotFound)
@@ -218,7 +216,7 @@ func (f *Fenced) AddChildren(ctx context.Context, p AddChildrenParams) (int, err
 			}
 		}
 	}
-	_, err = f.tx.ExecContext(ctx, s.sql("UPDATE {barriers} SET expected = expected + ?, dispatch_cursor = ? WHERE id = ?"),
+	_, err = f.tx.ExecContext(ctx, s.sql(qBarrierDispatched),
 		inserted, nullString(p.To), s.d.UUID(p.Barrier))
 	return inserted, err
 }
@@ -251,7 +249,7 @@ func (f *Fenced) seal(ctx context.Context, barrier uuid.UUID, completing bool) (
 		return false, invalid("Seal", "the fenced item was already completed in this fence: seal before completing, so that the barrier's join reports where the item did")
 	}
 	var sealed bool
-	err = f.tx.QueryRowContext(ctx, s.sql("SELECT sealed FROM {barriers} WHERE id = ? AND owner_id = ?{lock}"),
+	err = f.tx.QueryRowContext(ctx, s.sql(qBarrierLockSealed),
 		s.d.UUID(barrier), s.d.UUID(f.c.ID)).Scan(&sealed)
 	if dialect.IsNoRows(err) {
 		return false, fmt.Errorf("plenum: barrier %s of item %s: %w", barrier, f.c.ID, ErrNotFound)
@@ -260,7 +258,7 @@ func (f *Fenced) seal(ctx context.Context, barrier uuid.UUID, completing bool) (
 		return false, err
 	}
 	var own uuid.NullUUID
-	if err := f.tx.QueryRowContext(ctx, s.sql("SELECT barrier_id FROM {items} WHERE id = ?"), s.d.UUID(f.c.ID)).Scan(&own); err != nil {
+	if err := f.tx.QueryRowContext(ctx, s.sql(qItemBarrier), s.d.UUID(f.c.ID)).Scan(&own); err != nil {
 		return false, err
 	}
 	above := own.UUID
@@ -269,7 +267,7 @@ func (f *Fenced) seal(ctx context.Context, barrier uuid.UUID, completing bool) (
 		// join (tables written before the item stayed a member): this join
 		// reports to the same place.
 		var earlier uuid.NullUUID
-		err := f.tx.QueryRowContext(ctx, s.sql("SELECT parent_barrier_id FROM {barriers} WHERE owner_id = ? AND parent_barrier_id IS NOT NULL"+s.d.Limit(1)),
+		err := f.tx.QueryRowContext(ctx, s.sql(qEarlierParent(s.d)),
 			s.d.UUID(f.c.ID)).Scan(&earlier)
 		if err != nil && !dialect.IsNoRows(err) {
 			return false, err
@@ -280,13 +278,13 @@ func (f *Fenced) seal(ctx context.Context, barrier uuid.UUID, completing bool) (
 	if own.Valid && completing {
 		// The join takes the item's place, and the item leaves.
 		parent = own.UUID
-		if _, err := f.tx.ExecContext(ctx, s.sql("UPDATE {items} SET barrier_id = NULL WHERE id = ?"), s.d.UUID(f.c.ID)); err != nil {
+		if _, err := f.tx.ExecContext(ctx, s.sql(qItemLeaveBarrier), s.d.UUID(f.c.ID)); err != nil {
 			return false, err
 		}
 	} else if above != uuid.Nil {
 		// The join is one more arrival there (unless it already fired,
 		// which a member that has not finished keeps from happening).
-		res, err := f.tx.ExecContext(ctx, s.sql("UPDATE {barriers} SET expected = expected + 1 WHERE id = ? AND fired_at IS NULL"), s.d.UUID(above))
+		res, err := f.tx.ExecContext(ctx, s.sql(qBarrierExpectOne), s.d.UUID(above))
 		if err != nil {
 			return false, err
 		}
@@ -299,7 +297,7 @@ func (f *Fenced) seal(ctx context.Context, barrier uuid.UUID, completing bool) (
 			}
 		}
 	}
-	if _, err := f.tx.ExecContext(ctx, s.sql("UPDATE {barriers} SET sealed = ?, parent_barrier_id = ? WHERE id = ?"),
+	if _, err := f.tx.ExecContext(ctx, s.sql(qBarrierSeal),
 		s.d.Bool(true), nullUUID(s.d, parent), s.d.UUID(barrier)); err != nil {
 		return false, err
 	}
@@ -313,10 +311,10 @@ func (f *Fenced) seal(ctx context.Context, barrier uuid.UUID, completing bool) (
 // nowhere, and the barrier above fires when the join arrives.
 func (f *Fenced) handOver(ctx context.Context) error {
 	s := f.s
-	if _, err := f.tx.ExecContext(ctx, s.sql("UPDATE {items} SET barrier_id = NULL WHERE id = ?"), s.d.UUID(f.c.ID)); err != nil {
+	if _, err := f.tx.ExecContext(ctx, s.sql(qItemLeaveBarrier), s.d.UUID(f.c.ID)); err != nil {
 		return err
 	}
-	_, err := f.tx.ExecContext(ctx, s.sql("UPDATE {barriers} SET expected = expected - 1 WHERE id = ?"), s.d.UUID(f.handover))
+	_, err := f.tx.ExecContext(ctx, s.sql(qBarrierHandOver), s.d.UUID(f.handover))
 	return err
 }
 
@@ -352,7 +350,7 @@ func (s *Store) settle(ctx context.Context, tx dialect.Querier, arrivals []arriv
 		arrivals = nil
 		for _, id := range ids {
 			t := sum[id]
-			if _, err := tx.ExecContext(ctx, s.sql("UPDATE {barriers} SET arrived = arrived + ?, failed = failed + ? WHERE id = ?"),
+			if _, err := tx.ExecContext(ctx, s.sql(qBarrierArrive),
 				t.arrived, t.failed, s.d.UUID(id)); err != nil {
 				return err
 			}
@@ -388,7 +386,7 @@ func (s *Store) tryFire(ctx context.Context, tx dialect.Querier, barrier uuid.UU
 // dead.
 func (s *Store) fireOnce(ctx context.Context, tx dialect.Querier, barrier uuid.UUID) (arrival, bool, error) {
 	joinID := uuid.Must(uuid.NewV7())
-	res, err := tx.ExecContext(ctx, s.sql("UPDATE {barriers} SET fired_at = {now}, join_item_id = ? WHERE id = ? AND fired_at IS NULL AND sealed = ? AND arrived + failed = expected"),
+	res, err := tx.ExecContext(ctx, s.sql(qBarrierFire),
 		s.d.UUID(joinID), s.d.UUID(barrier), s.d.Bool(true))
 	if err != nil {
 		return arrival{}, false, err
@@ -406,7 +404,7 @@ func (s *Store) fireOnce(ctx context.Context, tx dialect.Querier, barrier uuid.U
 		priority, maxAtt int
 		fb               = FiredBarrier{ID: barrier, JoinItemID: joinID}
 	)
-	err = tx.QueryRowContext(ctx, s.sql("SELECT parent_barrier_id, failed, on_child_failure, join_queue, join_kind, join_payload, join_priority, join_max_attempts, owner_id, name, expected, arrived FROM {barriers} WHERE id = ?"),
+	err = tx.QueryRowContext(ctx, s.sql(qBarrierJoinSpec),
 		s.d.UUID(barrier)).Scan(&parent, &failed, &policy, &queue, &kind, &payload, &priority, &maxAtt, &fb.OwnerID, &fb.Name, &fb.Expected, &fb.Arrived)
 	if err != nil {
 		return arrival{}, false, err
@@ -414,18 +412,15 @@ func (s *Store) fireOnce(ctx context.Context, tx dialect.Querier, barrier uuid.U
 	fb.Failed, fb.JoinQueue, fb.JoinKind = failed, queue, kind.String
 	fb.JoinDead = FailurePolicy(policy) == FailBarrier && failed > 0
 	noteFired(tx, fb)
-	cols := "id, queue, kind, payload, priority, state, available_at, attempt, max_attempts, crash_count, barrier_id, join_barrier_id, created_at"
 	args := []any{s.d.UUID(joinID), queue, kind.String, s.jsonArg(json.RawMessage(payload)), priority, maxAtt, nullUUID(s.d, parent.UUID), s.d.UUID(barrier)}
 	if FailurePolicy(policy) == FailBarrier && failed > 0 {
-		stmt := "INSERT INTO {items} (" + cols + ", last_error, finished_at) VALUES (?, ?, ?, {json?}, ?, 'dead', {now}, 0, ?, 0, ?, ?, {now}, ?, {now})"
 		args = append(args, fmt.Sprintf("barrier failed: %d children failed", failed))
-		if _, err := tx.ExecContext(ctx, s.sql(stmt), args...); err != nil {
+		if _, err := tx.ExecContext(ctx, s.sql(qJoinDead), args...); err != nil {
 			return arrival{}, false, err
 		}
 		return arrival{barrier: parent.UUID, failed: 1}, true, nil
 	}
-	stmt := "INSERT INTO {items} (" + cols + ") VALUES (?, ?, ?, {json?}, ?, 'available', {now}, 0, ?, 0, ?, ?, {now})"
-	if _, err := tx.ExecContext(ctx, s.sql(stmt), args...); err != nil {
+	if _, err := tx.ExecContext(ctx, s.sql(qJoinInsert), args...); err != nil {
 		return arrival{}, false, err
 	}
 	if err := s.itemsReady(ctx, tx, queue); err != nil {
@@ -436,7 +431,7 @@ func (s *Store) fireOnce(ctx context.Context, tx dialect.Querier, barrier uuid.U
 
 // GetBarrier returns the barrier with the given id.
 func (s *Store) GetBarrier(ctx context.Context, id uuid.UUID) (Barrier, error) {
-	b, err := scanBarrier(s.d, s.db.QueryRowContext(ctx, s.sql("SELECT "+barrierColumns+" FROM {barriers} WHERE id = ?"), s.d.UUID(id)))
+	b, err := scanBarrier(s.d, s.db.QueryRowContext(ctx, s.sql(qBarrierGet), s.d.UUID(id)))
 	if dialect.IsNoRows(err) {
 		return Barrier{}, fmt.Errorf("plenum: barrier %s: %w", id, ErrNotFound)
 	}
@@ -468,10 +463,10 @@ func (s *Store) UnfiredBarriers(ctx context.Context, p UnfiredBarriersParams) ([
 	if p.Limit == 0 {
 		p.Limit = 100
 	}
-	if p.Limit < 1 || p.Limit > 10000 {
-		return nil, invalid("Limit", "%d is outside [1, 10000]", p.Limit)
+	if p.Limit < 1 || p.Limit > maxPage {
+		return nil, invalid("Limit", "%d is outside [1, %d]", p.Limit, maxPage)
 	}
-	rows, err := s.db.QueryContext(ctx, s.sql("SELECT "+barrierColumns+" FROM {barriers} WHERE fired_at IS NULL AND created_at <= {now+?} ORDER BY created_at, id"+s.d.Limit(p.Limit)),
+	rows, err := s.db.QueryContext(ctx, s.sql(qUnfired(s.d, p.Limit)),
 		-micros(p.OlderThan))
 	if err != nil {
 		return nil, wrapDBError("unfired barriers", err)
@@ -501,10 +496,10 @@ type ChildrenParams struct {
 // page: cost independent of how far in the page is). A join reads its
 // barrier's results with it, page after page, however large the fan-in.
 func (s *Store) Children(ctx context.Context, p ChildrenParams) ([]Item, error) {
-	if p.Limit < 1 || p.Limit > 10000 {
-		return nil, invalid("Limit", "%d is outside [1, 10000]", p.Limit)
+	if p.Limit < 1 || p.Limit > maxPage {
+		return nil, invalid("Limit", "%d is outside [1, %d]", p.Limit, maxPage)
 	}
-	rows, err := s.db.QueryContext(ctx, s.sql("SELECT "+itemColumns+" FROM {items} WHERE barrier_id = ? AND id > ? ORDER BY id"+s.d.Limit(p.Limit)),
+	rows, err := s.db.QueryContext(ctx, s.sql(qChildren(s.d, p.Limit)),
 		s.d.UUID(p.Barrier), s.d.UUID(p.After))
 	if err != nil {
 		return nil, wrapDBError("children", err)

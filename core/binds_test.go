@@ -129,6 +129,7 @@ func TestStatements_BindsMatchArguments(t *testing.T) {
 			}
 			defer db.Close()
 			workload(t, db, d)
+			workloadMore(t, db, d)
 		})
 	}
 	b.mu.Lock()

@@ -113,24 +113,7 @@ func (s *Store) MinLease() time.Duration {
 
 func (s *Store) claim(ctx context.Context, q dialect.Querier, p ClaimParams) ([]Claim, error) {
 	token := uuid.Must(uuid.NewV7())
-	limit := min(p.Limit, s.inListMax(0))
-	spec := dialect.ClaimSpec{
-		Table: s.names.Items,
-		Key:   "id",
-		// The owner must still be registered: a reaped owner that has not
-		// noticed yet must not take new work it would hold as a ghost. A
-		// paused queue gives nothing, read in the claim itself so that a
-		// pause holds in every process from its commit on.
-		Filter:     s.expand.Replace("queue = ? AND state = 'available' AND available_at <= {now} AND EXISTS (SELECT 1 FROM {processes} p WHERE p.id = ?) AND " + queueUnpaused),
-		FilterArgs: []any{p.Queue, s.d.UUID(p.Owner), p.Queue, s.d.Bool(true)},
-		OrderBy:    "priority, available_at, id",
-		Limit:      limit,
-		Set:        s.expand.Replace("state = 'claimed', claim_token = ?, claimed_by = ?, claimed_at = {now}, lease_expires_at = {now+?}, attempt = attempt + 1"),
-		SetArgs:    []any{s.d.UUID(token), s.d.UUID(p.Owner), micros(p.Lease)},
-		Returning:  itemColumnList,
-		Seek:       s.seek,
-	}
-	rows, err := s.d.Claim(ctx, q, spec)
+	rows, err := s.d.Claim(ctx, q, s.claimSpec(p, token))
 	if err != nil {
 		return nil, err
 	}
@@ -160,7 +143,7 @@ func (s *Store) claim(ctx context.Context, q dialect.Querier, p ClaimParams) ([]
 	if len(out) == 0 {
 		// Nothing claimed: tell a lost owner apart from an empty queue.
 		var one int
-		err := q.QueryRowContext(ctx, s.sql("SELECT COUNT(*) FROM {processes} WHERE id = ?"), s.d.UUID(p.Owner)).Scan(&one)
+		err := q.QueryRowContext(ctx, s.sql(qOwnerExists), s.d.UUID(p.Owner)).Scan(&one)
 		if err != nil {
 			return nil, err
 		}
@@ -169,6 +152,26 @@ func (s *Store) claim(ctx context.Context, q dialect.Querier, p ClaimParams) ([]
 		}
 	}
 	return out, nil
+}
+
+// claimSpec is what a claim of p under token asks of the dialect.
+func (s *Store) claimSpec(p ClaimParams, token uuid.UUID) dialect.ClaimSpec {
+	return dialect.ClaimSpec{
+		Table: s.names.Items,
+		Key:   "id",
+		// The owner must still be registered: a reaped owner that has not
+		// noticed yet must not take new work it would hold as a ghost. A
+		// paused queue gives nothing, read in the claim itself so that a
+		// pause holds in every process from its commit on.
+		Filter:     s.expand.Replace(claimFilter),
+		FilterArgs: []any{p.Queue, s.d.UUID(p.Owner), p.Queue, s.d.Bool(true)},
+		OrderBy:    claimOrderBy,
+		Limit:      min(p.Limit, s.claimMax()),
+		Set:        s.expand.Replace(claimSet),
+		SetArgs:    []any{s.d.UUID(token), s.d.UUID(p.Owner), micros(p.Lease)},
+		Returning:  itemColumnList,
+		Seek:       s.seek,
+	}
 }
 
 // claimIndex returns the schema's index that serves the claim (the latest

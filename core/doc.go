@@ -94,4 +94,11 @@
 // every bind parameter its text takes, so a statement as written has as
 // many '?' as it is given arguments; the tests count them for every
 // statement the store issues.
+//
+// Every template is named in one file (statements.go), and Catalog
+// enumerates them, rendered exactly as a store sends them at any size
+// (IN lists, CASE lists, multi-row VALUES, LIMIT), the dialect's claim
+// included: a grammar check of a database that does not run in CI can see
+// every statement the core can send, and a test that records what reaches
+// a server can tell whether each statement is one of them (Catalog.Match).
 package core

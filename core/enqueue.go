@@ -235,7 +235,7 @@ func (s *Store) insertItems(ctx context.Context, q dialect.Querier, specs []Item
 		if batch[0].Delay > 0 {
 			row = insertRowLater
 		}
-		stmt := s.d.InsertIgnore(s.names.Items, insertColumns, s.expand.Replace(row), len(batch), []string{"queue", "unique_key"})
+		stmt := s.insertSQL(row, len(batch))
 		res, err := q.ExecContext(ctx, stmt, args...)
 		if err != nil {
 			return nil, err
@@ -308,10 +308,7 @@ func sortByKey(batch []ItemSpec, order []int) {
 // kind (delayed or not), bounded by maxInsertRows, the bind-parameter limit,
 // the IN-list limit and the statement size limit.
 func (s *Store) batchEnd(specs []ItemSpec, start int) int {
-	maxRows := min(maxInsertRows, max(1, s.caps.MaxBindParams/argsPerInsert))
-	if s.caps.MaxInList > 0 {
-		maxRows = min(maxRows, s.caps.MaxInList)
-	}
+	maxRows := s.insertRowsMax()
 	delayed := specs[start].Delay > 0
 	end, bytes := start, 0
 	for end < len(specs) && end-start < maxRows && (specs[end].Delay > 0) == delayed {
@@ -339,7 +336,7 @@ func (s *Store) resolveExisting(ctx context.Context, q dialect.Querier, batch []
 	}
 	found := map[[2]string]uuid.UUID{}
 	for queue, keys := range byQueue {
-		for _, chunk := range chunks(keys, s.inListMax(1)) {
+		for _, chunk := range chunks(keys, s.keysMax()) {
 			args := make([]any, 0, len(chunk)+1)
 			args = append(args, queue)
 			for _, k := range chunk {
@@ -347,12 +344,11 @@ func (s *Store) resolveExisting(ctx context.Context, q dialect.Querier, batch []
 			}
 			// A child's row is its barrier's own when it reports there, or
 			// when it expanded and handed its membership to its own join.
-			own, ownArgs := "1", []any(nil)
+			var ownArgs []any
 			if barrier != uuid.Nil {
-				own = "CASE WHEN barrier_id = ? OR EXISTS (SELECT 1 FROM {barriers} b WHERE b.owner_id = {items}.id AND b.parent_barrier_id = ?) THEN 1 ELSE 0 END"
 				ownArgs = []any{s.d.UUID(barrier), s.d.UUID(barrier)}
 			}
-			rows, err := q.QueryContext(ctx, s.sql("SELECT id, unique_key, "+own+" FROM {items} WHERE queue = ? AND unique_key IN ("+dialect.Placeholders(len(chunk))+")"), append(ownArgs, args...)...)
+			rows, err := q.QueryContext(ctx, s.sql(qExisting(len(chunk), barrier != uuid.Nil)), append(ownArgs, args...)...)
 			if err != nil {
 				return nil, err
 			}
@@ -387,6 +383,22 @@ func (s *Store) resolveExisting(ctx context.Context, q dialect.Querier, batch []
 		}
 	}
 	return out, nil
+}
+
+// insertSQL is the insert-or-ignore of n item rows, each written as row.
+func (s *Store) insertSQL(row string, n int) string {
+	return s.d.InsertIgnore(s.names.Items, insertColumns, s.expand.Replace(row), n, itemConflict)
+}
+
+// insertRowsMax is the most rows one INSERT of items carries: maxInsertRows,
+// within the bind-parameter limit and the IN-list limit (the lookup of the
+// keys that existed lists them).
+func (s *Store) insertRowsMax() int {
+	maxRows := min(maxInsertRows, max(1, s.caps.MaxBindParams/argsPerInsert))
+	if s.caps.MaxInList > 0 {
+		maxRows = min(maxRows, s.caps.MaxInList)
+	}
+	return maxRows
 }
 
 // inListMax is the most values an IN list may carry next to extra other

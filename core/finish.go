@@ -125,7 +125,7 @@ func (s *Store) complete(ctx context.Context, tx dialect.Querier, cs []Completio
 // with a fixed overhead per item. A single completion over the limit still
 // goes alone.
 func (s *Store) completionBatches(cs []Completion) [][]Completion {
-	maxN := max(1, s.inListMax(2)/3)
+	maxN := s.completionMax()
 	var out [][]Completion
 	start, bytes := 0, 0
 	for i, c := range cs {
@@ -164,27 +164,29 @@ func (s *Store) completeGroup(ctx context.Context, tx dialect.Querier, token uui
 		}
 	}
 
-	var set strings.Builder
 	var args []any
-	set.WriteString("state = 'completed', finished_at = {now}, lease_expires_at = NULL, result = ")
-	if sameResult(group) {
-		set.WriteString("{json?}")
+	same := sameResult(group)
+	if same {
 		args = append(args, s.jsonArg(group[0].Result))
 	} else {
-		set.WriteString("CASE id")
-		for _, c := range group {
-			set.WriteString(" WHEN ? THEN {json?}")
-			args = append(args, s.d.UUID(c.Claim.ID), s.jsonArg(c.Result))
+		// A CASE branch for each held item only: the statement's shape
+		// then depends on one count, the catalog's size.
+		keep := make(map[uuid.UUID]bool, len(held))
+		for _, id := range held {
+			keep[id] = true
 		}
-		set.WriteString(" END")
+		for _, c := range group {
+			if keep[c.Claim.ID] {
+				args = append(args, s.d.UUID(c.Claim.ID), s.jsonArg(c.Result))
+			}
+		}
 	}
-	where, whereArgs := s.heldBy(held, token, StateClaimed)
-	args = append(args, whereArgs...)
+	args = append(args, s.heldArgs(held, token)...)
 	if !s.caps.ReturningUpdate {
-		_, err := tx.ExecContext(ctx, s.sql("UPDATE {items} SET "+set.String()+" WHERE "+where), args...)
+		_, err := tx.ExecContext(ctx, s.sql(qComplete(len(held), same, false)), args...)
 		return changed, err
 	}
-	rows, err := tx.QueryContext(ctx, s.sql("UPDATE {items} SET "+set.String()+" WHERE "+where+" RETURNING id, barrier_id"), args...)
+	rows, err := tx.QueryContext(ctx, s.sql(qComplete(len(held), same, true)), args...)
 	if err != nil {
 		return nil, err
 	}
@@ -195,8 +197,7 @@ func (s *Store) completeGroup(ctx context.Context, tx dialect.Querier, token uui
 // lockHeld locks, in id order, the items of ids that still hold token, for
 // dialects without UPDATE ... RETURNING, and records their barriers.
 func (s *Store) lockHeld(ctx context.Context, tx dialect.Querier, token uuid.UUID, ids []uuid.UUID, into map[uuid.UUID]uuid.UUID) ([]uuid.UUID, error) {
-	where, args := s.heldBy(ids, token, StateClaimed)
-	rows, err := tx.QueryContext(ctx, s.sql("SELECT id, barrier_id FROM {items} WHERE "+where+" ORDER BY id{lock}"), args...)
+	rows, err := tx.QueryContext(ctx, s.sql(qHeldLock(len(ids))), s.heldArgs(ids, token)...)
 	if err != nil {
 		return nil, err
 	}
@@ -205,8 +206,7 @@ func (s *Store) lockHeld(ctx context.Context, tx dialect.Querier, token uuid.UUI
 
 // alreadyCompleted returns which of ids were completed by token before.
 func (s *Store) alreadyCompleted(ctx context.Context, tx dialect.Querier, token uuid.UUID, ids []uuid.UUID) (map[uuid.UUID]uuid.UUID, error) {
-	where, args := s.heldBy(ids, token, StateCompleted)
-	rows, err := tx.QueryContext(ctx, s.sql("SELECT id, barrier_id FROM {items} WHERE "+where), args...)
+	rows, err := tx.QueryContext(ctx, s.sql(qHeldCompleted(len(ids))), s.heldArgs(ids, token)...)
 	if err != nil {
 		return nil, err
 	}
@@ -215,15 +215,14 @@ func (s *Store) alreadyCompleted(ctx context.Context, tx dialect.Querier, token 
 	return done, err
 }
 
-// heldBy is the condition "these items, with this claim token, in this
-// state", with its arguments.
-func (s *Store) heldBy(ids []uuid.UUID, token uuid.UUID, state State) (string, []any) {
+// heldArgs are the arguments of heldBy for ids and token.
+func (s *Store) heldArgs(ids []uuid.UUID, token uuid.UUID) []any {
 	args := make([]any, 0, len(ids)+1)
 	for _, id := range ids {
 		args = append(args, s.d.UUID(id))
 	}
 	args = append(args, s.d.UUID(token))
-	return "id IN (" + dialect.Placeholders(len(ids)) + ") AND claim_token = ? AND state = '" + string(state) + "'", args
+	return args
 }
 
 // readBarriers reads rows of (id, barrier_id) into into, closes rows, and
@@ -295,7 +294,7 @@ func (s *Store) fail(ctx context.Context, tx dialect.Querier, c Claim, p FailPar
 		return false, err
 	}
 	if p.Discard || h.attempt >= h.maxAttempts {
-		_, err := tx.ExecContext(ctx, s.sql("UPDATE {items} SET state = 'dead', finished_at = {now}, lease_expires_at = NULL, last_error = ? WHERE id = ?"),
+		_, err := tx.ExecContext(ctx, s.sql(qFailDead),
 			text, s.d.UUID(c.ID))
 		if err != nil {
 			return false, err
@@ -309,7 +308,7 @@ func (s *Store) fail(ctx context.Context, tx dialect.Querier, c Claim, p FailPar
 	if delay == 0 {
 		delay = s.opts.backoff(h.attempt)
 	}
-	_, err = tx.ExecContext(ctx, s.sql("UPDATE {items} SET state = 'available', available_at = {now+?}, lease_expires_at = NULL, last_error = ? WHERE id = ?"),
+	_, err = tx.ExecContext(ctx, s.sql(qFailRetry),
 		micros(delay), text, s.d.UUID(c.ID))
 	return false, err
 }
@@ -328,7 +327,7 @@ func (s *Store) Release(ctx context.Context, c Claim, delay time.Duration) error
 		if _, err := s.lockClaim(ctx, tx, c); err != nil {
 			return err
 		}
-		_, err := tx.ExecContext(ctx, s.sql("UPDATE {items} SET state = 'available', available_at = {now+?}, lease_expires_at = NULL, attempt = attempt - 1 WHERE id = ?"),
+		_, err := tx.ExecContext(ctx, s.sql(qRelease),
 			micros(delay), s.d.UUID(c.ID))
 		if err == nil && delay == 0 {
 			err = s.itemsReady(ctx, tx, c.Queue)
@@ -377,7 +376,7 @@ func (s *Store) lockClaim(ctx context.Context, tx dialect.Querier, c Claim) (hel
 		token   uuid.NullUUID
 		barrier uuid.NullUUID
 	)
-	err := tx.QueryRowContext(ctx, s.sql("SELECT state, claim_token, attempt, max_attempts, barrier_id FROM {items} WHERE id = ?{lock}"),
+	err := tx.QueryRowContext(ctx, s.sql(qClaimLock),
 		s.d.UUID(c.ID)).Scan(&state, &token, &h.attempt, &h.maxAttempts, &barrier)
 	if dialect.IsNoRows(err) {
 		return h, fmt.Errorf("plenum: %s: %w", c.ID, ErrClaimLost)

@@ -41,7 +41,7 @@ func (s *Store) ExtendMany(ctx context.Context, cs []Claim, lease time.Duration)
 		lost = lost[:0]
 		groups := byToken(cs)
 		for _, token := range sortedKeys(groups) {
-			for _, batch := range chunks(groups[token], s.inListMax(2)) {
+			for _, batch := range chunks(groups[token], s.extendMax()) {
 				got, err := s.extendGroup(ctx, tx, token, batch, lease)
 				if err != nil {
 					return err
@@ -76,12 +76,10 @@ func (s *Store) extendGroup(ctx context.Context, tx dialect.Querier, token uuid.
 			return nil, err
 		}
 	}
-	where, args := s.heldBy(held, token, StateClaimed)
-	q := "UPDATE {items} SET lease_expires_at = {now+?} WHERE " + where
-	args = append([]any{micros(lease)}, args...)
+	args := append([]any{micros(lease)}, s.heldArgs(held, token)...)
 	got := make(map[uuid.UUID]bool, len(held))
 	if !s.caps.ReturningUpdate {
-		if _, err := tx.ExecContext(ctx, s.sql(q), args...); err != nil {
+		if _, err := tx.ExecContext(ctx, s.sql(qExtend(len(held), false)), args...); err != nil {
 			return nil, err
 		}
 		for _, id := range held {
@@ -89,7 +87,7 @@ func (s *Store) extendGroup(ctx context.Context, tx dialect.Querier, token uuid.
 		}
 		return got, nil
 	}
-	rows, err := tx.QueryContext(ctx, s.sql(q+" RETURNING id, barrier_id"), args...)
+	rows, err := tx.QueryContext(ctx, s.sql(qExtend(len(held), true)), args...)
 	if err != nil {
 		return nil, err
 	}
@@ -116,13 +114,13 @@ func (s *Store) Lost(ctx context.Context, cs []Claim) ([]uuid.UUID, error) {
 	var lost []uuid.UUID
 	groups := byToken(cs)
 	for _, token := range sortedKeys(groups) {
-		for _, batch := range chunks(groups[token], s.inListMax(1)) {
+		for _, batch := range chunks(groups[token], s.lostMax()) {
 			args := make([]any, 0, len(batch)+1)
 			for _, id := range batch {
 				args = append(args, s.d.UUID(id))
 			}
 			args = append(args, s.d.UUID(token))
-			rows, err := s.db.QueryContext(ctx, s.sql("SELECT id, barrier_id FROM {items} WHERE id IN ("+dialect.Placeholders(len(batch))+") AND claim_token = ? AND state IN ('claimed', 'completed', 'dead')"), args...)
+			rows, err := s.db.QueryContext(ctx, s.sql(qLost(len(batch))), args...)
 			if err != nil {
 				return nil, wrapDBError("lost", err)
 			}

@@ -33,7 +33,7 @@ func (s *Store) RegisterOwner(ctx context.Context, p OwnerParams) (uuid.UUID, er
 	}
 	id := uuid.Must(uuid.NewV7())
 	err := s.inTx(ctx, "register owner", func(tx dialect.Tx) error {
-		_, err := tx.ExecContext(ctx, s.sql("INSERT INTO {processes} (id, host, pid, started_at, last_heartbeat_at, heartbeats) VALUES (?, ?, ?, {now}, {now}, 0)"),
+		_, err := tx.ExecContext(ctx, s.sql(qOwnerRegister),
 			s.d.UUID(id), p.Host, p.PID)
 		return err
 	})
@@ -57,7 +57,7 @@ func (s *Store) Heartbeat(ctx context.Context, owner uuid.UUID) error {
 	return s.inTx(ctx, "heartbeat", func(tx dialect.Tx) error {
 		// heartbeats always changes, so the row count is 1 for a live
 		// owner even where the driver counts changed rows only (MySQL).
-		res, err := tx.ExecContext(ctx, s.sql("UPDATE {processes} SET last_heartbeat_at = {now}, heartbeats = heartbeats + 1 WHERE id = ?"), s.d.UUID(owner))
+		res, err := tx.ExecContext(ctx, s.sql(qOwnerHeartbeat), s.d.UUID(owner))
 		if err != nil {
 			return err
 		}
@@ -77,11 +77,11 @@ func (s *Store) Deregister(ctx context.Context, owner uuid.UUID) error {
 		return invalid("owner", "must be a registered owner")
 	}
 	return s.inTx(ctx, "deregister", func(tx dialect.Tx) error {
-		if _, err := tx.ExecContext(ctx, s.sql("UPDATE {items} SET state = 'available', available_at = {now}, lease_expires_at = NULL, attempt = attempt - 1 WHERE claimed_by = ? AND state = 'claimed'"),
+		if _, err := tx.ExecContext(ctx, s.sql(qOwnerReleaseItems),
 			s.d.UUID(owner)); err != nil {
 			return err
 		}
-		_, err := tx.ExecContext(ctx, s.sql("DELETE FROM {processes} WHERE id = ?"), s.d.UUID(owner))
+		_, err := tx.ExecContext(ctx, s.sql(qOwnerDelete), s.d.UUID(owner))
 		return err
 	})
 }

@@ -19,19 +19,6 @@ type QueueState struct {
 	UpdatedAt time.Time
 }
 
-// The statements of the queues table.
-const (
-	// queueUnpaused is the claim's filter on the queues table: a queue
-	// with no row there is not paused. Uncorrelated, so that the database
-	// reads it once per claim (one primary key lookup) before it walks the
-	// items index.
-	queueUnpaused = "NOT EXISTS (SELECT 1 FROM {queues} qs WHERE qs.name = ? AND qs.paused = ?)"
-	// queueInsertRow is a queue's first row, for InsertIgnore.
-	queueInsertRow = "?, ?, {now}"
-	queueSetPaused = "UPDATE {queues} SET paused = ?, updated_at = {now} WHERE name = ?"
-	queueList      = "SELECT name, CASE WHEN paused = ? THEN 1 ELSE 0 END, updated_at FROM {queues} ORDER BY name"
-)
-
 // PauseQueue pauses queue: from the moment it commits, no claim of any
 // process takes the queue's items, until ResumeQueue. Claims already made
 // are not touched: their holders finish them. Pausing a paused queue, or a
@@ -54,8 +41,7 @@ func (s *Store) setPaused(ctx context.Context, op, queue string, paused bool) er
 		if paused {
 			// A queue's row is made by its first pause; an UPDATE
 			// alone could not tell "no row" from "no change" on MySQL.
-			stmt := s.d.InsertIgnore(s.names.Queues, []string{"name", "paused", "updated_at"}, s.expand.Replace(queueInsertRow), 1, []string{"name"})
-			res, err := tx.ExecContext(ctx, stmt, queue, s.d.Bool(true))
+			res, err := tx.ExecContext(ctx, s.queueOpenSQL(), queue, s.d.Bool(true))
 			if err != nil {
 				return err
 			}
@@ -63,7 +49,7 @@ func (s *Store) setPaused(ctx context.Context, op, queue string, paused bool) er
 				return err
 			}
 		}
-		_, err := tx.ExecContext(ctx, s.sql(queueSetPaused), s.d.Bool(paused), queue)
+		_, err := tx.ExecContext(ctx, s.sql(qQueueSetPause), s.d.Bool(paused), queue)
 		return err
 	})
 }
@@ -71,7 +57,7 @@ func (s *Store) setPaused(ctx context.Context, op, queue string, paused bool) er
 // Queues lists the queues that were ever paused, in name order, with
 // their state. A queue never paused has no row and is not listed.
 func (s *Store) Queues(ctx context.Context) ([]QueueState, error) {
-	rows, err := s.db.QueryContext(ctx, s.sql(queueList), s.d.Bool(true))
+	rows, err := s.db.QueryContext(ctx, s.sql(qQueueList), s.d.Bool(true))
 	if err != nil {
 		return nil, wrapDBError("queues", err)
 	}

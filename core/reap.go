@@ -5,7 +5,6 @@ import (
 	"context"
 	"database/sql"
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/google/uuid"
@@ -89,7 +88,7 @@ const reapBatch = 100
 
 func (s *Store) reap(ctx context.Context, p ReapParams, r *ReapResult) error {
 	err := s.inTx(ctx, "reap", func(tx dialect.Tx) error {
-		res, err := tx.ExecContext(ctx, s.sql("DELETE FROM {processes} WHERE last_heartbeat_at < {now+?}"), -micros(p.StaleAfter))
+		res, err := tx.ExecContext(ctx, s.sql(qReapOwners), -micros(p.StaleAfter))
 		if err != nil {
 			return err
 		}
@@ -102,27 +101,27 @@ func (s *Store) reap(ctx context.Context, p ReapParams, r *ReapResult) error {
 	}
 	// An owner once removed never returns, so a claim read here as an
 	// orphan stays one for as long as it keeps its token.
-	orphans, err := s.reapable(ctx, "NOT EXISTS (SELECT 1 FROM {processes} p WHERE p.id = {items}.claimed_by)", p.Limit)
+	orphans, err := s.reapable(ctx, reapOrphan, p.Limit)
 	if err != nil {
 		return err
 	}
 	if err := s.release(ctx, orphans, false, &r.Crashed, &r.DeadLettered, func(tx dialect.Tx, held []reapCandidate) ([]reapCandidate, error) {
 		again, dead := split(held, func(o reapCandidate) bool { return o.crashes+1 >= p.MaxCrashes })
 		const why = "owner died while holding the claim"
-		if err := s.updateIDs(ctx, tx, "state = 'available', available_at = {now}, lease_expires_at = NULL, attempt = attempt - 1, crash_count = crash_count + 1, last_error = ?", []any{why}, again); err != nil {
+		if err := s.updateIDs(ctx, tx, reapCrashRetry, []any{why}, again); err != nil {
 			return nil, err
 		}
 		if err := s.recordAttempts(ctx, tx, OutcomeCrash, why, candidateIDs(held)); err != nil {
 			return nil, err
 		}
-		return dead, s.updateIDs(ctx, tx, "state = 'dead', finished_at = {now}, lease_expires_at = NULL, crash_count = crash_count + 1, last_error = ?", []any{why}, dead)
+		return dead, s.updateIDs(ctx, tx, reapCrashDead, []any{why}, dead)
 	}); err != nil {
 		return err
 	}
 
 	// Only claims of live owners time out: an orphan left over by this
 	// pass's limit is a crash, for the next pass to count as one.
-	expired, err := s.reapable(ctx, "lease_expires_at < {now} AND EXISTS (SELECT 1 FROM {processes} p WHERE p.id = {items}.claimed_by)", p.Limit)
+	expired, err := s.reapable(ctx, reapExpired, p.Limit)
 	if err != nil {
 		return err
 	}
@@ -135,19 +134,15 @@ func (s *Store) reap(ctx context.Context, p ReapParams, r *ReapResult) error {
 		// A timeout is a failed attempt: it retries after the same backoff
 		// as Fail, so that a handler slower than its lease is not hammered.
 		if len(again) > 0 {
-			var when strings.Builder
 			var args []any
-			when.WriteString("CASE id")
 			for _, o := range again {
-				when.WriteString(" WHEN ? THEN {now+?}")
 				args = append(args, s.d.UUID(o.id), micros(s.opts.backoff(o.attempt)))
 			}
-			when.WriteString(" END")
-			if err := s.updateIDs(ctx, tx, "state = 'available', available_at = "+when.String()+", lease_expires_at = NULL, last_error = ?", append(args, why), again); err != nil {
+			if err := s.updateIDs(ctx, tx, reapTimeoutRetry(len(again)), append(args, why), again); err != nil {
 				return nil, err
 			}
 		}
-		return dead, s.updateIDs(ctx, tx, "state = 'dead', finished_at = {now}, lease_expires_at = NULL, last_error = ?", []any{why}, dead)
+		return dead, s.updateIDs(ctx, tx, reapTimeoutDead, []any{why}, dead)
 	})
 }
 
@@ -163,7 +158,7 @@ func (s *Store) reapable(ctx context.Context, cond string, limit int) ([]reapCan
 	var out []reapCandidate
 	err := s.inTx(ctx, "reap", func(tx dialect.Tx) error {
 		out = out[:0]
-		rows, err := tx.QueryContext(ctx, s.sql("SELECT id, claim_token, barrier_id, crash_count, attempt, max_attempts FROM {items} WHERE state = 'claimed' AND "+cond+s.d.Limit(limit)))
+		rows, err := tx.QueryContext(ctx, s.sql(qReapable(s.d, cond, limit)))
 		if err != nil {
 			return err
 		}
@@ -199,10 +194,7 @@ func scanCandidate(rows *sql.Rows, extra ...any) (reapCandidate, error) {
 // at their barriers. On commit it adds the claims taken back to released
 // and the dead ones to dead.
 func (s *Store) release(ctx context.Context, cands []reapCandidate, leased bool, released, dead *int, apply func(tx dialect.Tx, held []reapCandidate) (dead []reapCandidate, err error)) error {
-	// Three binds per claim at most: the IN list and a CASE pair; the
-	// history's insert binds two more.
-	size := min(reapBatch, s.inListMax(2), (s.caps.MaxBindParams-1)/3)
-	for _, batch := range chunks(cands, max(1, size)) {
+	for _, batch := range chunks(cands, s.releaseMax()) {
 		var held, gone []reapCandidate
 		err := s.inTx(ctx, "reap", func(tx dialect.Tx) error {
 			var err error
@@ -232,7 +224,7 @@ func (s *Store) updateIDs(ctx context.Context, tx dialect.Querier, assign string
 	for _, c := range cs {
 		args = append(args, s.d.UUID(c.id))
 	}
-	_, err := tx.ExecContext(ctx, s.sql("UPDATE {items} SET "+assign+" WHERE id IN ("+dialect.Placeholders(len(cs))+")"), args...)
+	_, err := tx.ExecContext(ctx, s.sql(qUpdateIDs(assign, len(cs))), args...)
 	return err
 }
 
@@ -277,7 +269,7 @@ func (s *Store) lockCandidates(ctx context.Context, tx dialect.Querier, batch []
 		read[c.id] = c.token
 		args = append(args, s.d.UUID(c.id))
 	}
-	rows, err := tx.QueryContext(ctx, s.sql("SELECT id, claim_token, barrier_id, crash_count, attempt, max_attempts, state, CASE WHEN lease_expires_at < {now} THEN 1 ELSE 0 END FROM {items} WHERE id IN ("+dialect.Placeholders(len(batch))+") ORDER BY id{lock}"), args...)
+	rows, err := tx.QueryContext(ctx, s.sql(qReapLock(len(batch))), args...)
 	if err != nil {
 		return nil, err
 	}

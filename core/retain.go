@@ -53,14 +53,12 @@ func (s *Store) Purge(ctx context.Context, p PurgeParams) (PurgeResult, error) {
 	var r PurgeResult
 	age := -micros(p.OlderThan)
 	// Barriers first: their children become free to go in the same pass.
-	const barrierGone = "fired_at IS NOT NULL AND fired_at < {now+?} AND NOT EXISTS (SELECT 1 FROM {items} j WHERE j.id = {barriers}.join_item_id AND j.state IN ('available', 'claimed'))"
-	n, err := s.purge(ctx, "{barriers}", barrierGone, age, p.Limit)
+	n, err := s.purge(ctx, "{barriers}", purgeBarrierGone, age, p.Limit)
 	r.Barriers = n
 	if err != nil {
 		return r, err
 	}
-	const itemGone = "state IN ('completed', 'dead', 'cancelled') AND finished_at < {now+?} AND (barrier_id IS NULL OR NOT EXISTS (SELECT 1 FROM {barriers} b WHERE b.id = {items}.barrier_id))"
-	r.Items, err = s.purge(ctx, itemsTable, itemGone, age, p.Limit)
+	r.Items, err = s.purge(ctx, itemsTable, purgeItemGone, age, p.Limit)
 	return r, err
 }
 
@@ -75,7 +73,7 @@ func (s *Store) purge(ctx context.Context, table, cond string, age int64, limit 
 	var ids []uuid.UUID
 	err := s.inTx(ctx, "purge", func(tx dialect.Tx) error {
 		ids = ids[:0]
-		rows, err := tx.QueryContext(ctx, s.sql("SELECT id FROM "+table+" WHERE "+cond+s.d.Limit(limit)), age)
+		rows, err := tx.QueryContext(ctx, s.sql(qPurgeSelect(s.d, table, cond, limit)), age)
 		if err != nil {
 			return err
 		}
@@ -93,15 +91,14 @@ func (s *Store) purge(ctx context.Context, table, cond string, age int64, limit 
 		return 0, err
 	}
 	deleted := 0
-	for _, batch := range chunks(ids, min(reapBatch, s.inListMax(1))) {
+	for _, batch := range chunks(ids, s.purgeDeleteMax()) {
 		args := []any{age}
 		for _, id := range batch {
 			args = append(args, s.d.UUID(id))
 		}
 		var n int64
 		err := s.inTx(ctx, "purge", func(tx dialect.Tx) error {
-			in := "(" + dialect.Placeholders(len(batch)) + ")"
-			res, err := tx.ExecContext(ctx, s.sql("DELETE FROM "+table+" WHERE "+cond+" AND id IN "+in), args...)
+			res, err := tx.ExecContext(ctx, s.sql(qPurgeDelete(table, cond, len(batch))), args...)
 			if err != nil {
 				return err
 			}
@@ -109,7 +106,7 @@ func (s *Store) purge(ctx context.Context, table, cond string, age int64, limit 
 				return err
 			}
 			// An item's history goes with it, in its transaction.
-			_, err = tx.ExecContext(ctx, s.sql(attemptsOrphaned+in), args[1:]...)
+			_, err = tx.ExecContext(ctx, s.sql(qAttemptsOrphaned(len(batch))), args[1:]...)
 			return err
 		})
 		if err != nil {

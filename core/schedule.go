@@ -62,23 +62,6 @@ type Tick struct {
 	Existed bool
 }
 
-// The statements of EnqueueDue. {schedules} is the watermark table.
-const (
-	// scheduleNowSQL reads the database clock inside the transaction.
-	scheduleNowSQL = "SELECT {now}"
-	// scheduleReadSQL reads a schedule's watermark.
-	scheduleReadSQL = "SELECT last_tick FROM {schedules} WHERE name = ?"
-	// scheduleFirstRow is the row InsertIgnore writes for a schedule seen
-	// for the first time (name, watermark).
-	scheduleFirstRow = "?, ?, {now}"
-	// scheduleAdvanceSQL moves a watermark forward only from the value the
-	// transaction read: of any number of processes that read it, one
-	// moves it and enqueues the ticks in between.
-	scheduleAdvanceSQL = "UPDATE {schedules} SET last_tick = ?, updated_at = {now} WHERE name = ? AND last_tick = ?"
-)
-
-var scheduleColumns = []string{"name", "last_tick", "updated_at"}
-
 // tickKeyPrefix begins the key of every tick's item.
 const tickKeyPrefix = "plenum.tick/"
 
@@ -259,23 +242,18 @@ func (s *Store) enqueueDue(ctx context.Context, p *schedulePlan) ([]Tick, error)
 	var out []Tick
 	err := s.inTx(ctx, "enqueue due", func(tx dialect.Tx) error {
 		out = nil
-		q := scheduleNowSQL
-		if s.caps.DualTable != "" {
-			q += " FROM " + s.caps.DualTable
-		}
 		now := timeValue{d: s.d}
-		if err := tx.QueryRowContext(ctx, s.sql(q)).Scan(&now); err != nil {
+		if err := tx.QueryRowContext(ctx, s.sql(s.nowSQL())).Scan(&now); err != nil {
 			return err
 		}
 		var watermark int64
-		err := tx.QueryRowContext(ctx, s.sql(scheduleReadSQL), p.spec.Name).Scan(&watermark)
+		err := tx.QueryRowContext(ctx, s.sql(qScheduleRead), p.spec.Name).Scan(&watermark)
 		if errors.Is(err, sql.ErrNoRows) {
 			first, ok := p.latest(now.t)
 			if !ok {
 				return nil
 			}
-			stmt := s.d.InsertIgnore(s.names.Schedules, scheduleColumns, s.expand.Replace(scheduleFirstRow), 1, []string{"name"})
-			_, err := tx.ExecContext(ctx, stmt, p.spec.Name, first)
+			_, err := tx.ExecContext(ctx, s.scheduleOpenSQL(), p.spec.Name, first)
 			return err
 		}
 		if err != nil {
@@ -285,7 +263,7 @@ func (s *Store) enqueueDue(ctx context.Context, p *schedulePlan) ([]Tick, error)
 		if len(ticks) == 0 {
 			return nil
 		}
-		res, err := tx.ExecContext(ctx, s.sql(scheduleAdvanceSQL), ticks[len(ticks)-1], p.spec.Name, watermark)
+		res, err := tx.ExecContext(ctx, s.sql(qScheduleAdvance), ticks[len(ticks)-1], p.spec.Name, watermark)
 		if err != nil {
 			return err
 		}

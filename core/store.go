@@ -182,11 +182,7 @@ func (s *Store) noteAttempts(n int) {
 // Plenum (shifted by Options.ClockOffset, if set).
 func (s *Store) Now(ctx context.Context) (time.Time, error) {
 	v := timeValue{d: s.d}
-	q := "SELECT {now}"
-	if s.caps.DualTable != "" {
-		q += " FROM " + s.caps.DualTable
-	}
-	if err := s.db.QueryRowContext(ctx, s.sql(q)).Scan(&v); err != nil {
+	if err := s.db.QueryRowContext(ctx, s.sql(s.nowSQL())).Scan(&v); err != nil {
 		return time.Time{}, wrapDBError("now", err)
 	}
 	return v.t, nil

@@ -56,6 +56,7 @@
 //     files' facts are checked against the schema as well.
 //     The oracle files are split at a ';' that ends a line before a blank
 //     one (SplitOracleFile), since a block holds ';' of its own.
+//
 //  2. Every statement that reaches the server while the whole conformance
 //     suite runs: with the cockroach dialect against the local PostgreSQL,
 //     every session serializable (as CockroachDB's are), and with the
@@ -74,6 +75,7 @@
 //     LIMIT and clock-offset counts) and deduplicated before parsing: the
 //     11,000 to 16,000 statements of a run come down to 110 to 140 shapes
 //     per dialect.
+//
 //  3. What the dialects and the CLI write themselves, recorded the same
 //     way, inside the suite's run or in a run of their own after it: the
 //     cockroach dialect's own Check (every probe, against PostgreSQL: the
@@ -85,6 +87,7 @@
 //     PostgreSQL bench runs with the postgres dialect (see below), through
 //     a Recorder of its own, and its statements are checked with
 //     CockroachDB's grammar too.
+//
 //  4. Oracle's, which no server here can stand in for: the dialect's DDL
 //     and data steps of every version, up and down, as the migrator runs
 //     them; its claim block and the read after it at sizes 1, 2 and 1,000;
@@ -97,6 +100,38 @@
 //     that records what it is sent and answers with canned rows (an
 //     operation stops at its first failure on those answers, so a
 //     statement only a later step sends is not reached).
+//
+//  5. Every statement of the core's catalog (core.NewCatalog, whose
+//     Statements renders each template the core sends exactly as a store
+//     sends it), for the cockroach and mysql dialects, at sizes 1, 2 and
+//     the largest the store sends (the bind-parameter and batch limits),
+//     with and without a clock offset (TestCatalog_Cockroach,
+//     TestCatalog_MySQL8): the statements and sizes the suite's run does
+//     not reach are checked too.
+//
+// # Knowing the set is complete
+//
+// After each recorded run, every recorded statement that uses a store's
+// tables (FROM, INTO, UPDATE or JOIN of <prefix>items, processes, barriers,
+// attempts, queues or schedules) must be the rendering of a catalog entry,
+// for the prefix it names and the clock offset it carries (Catalog.Match),
+// or one of the migrations' statements for that prefix
+// (migrations.Statements), or a shape listed in notCore with what sends it
+// (the CLI's inspect, the suite's own writes). Anything else fails
+// (checkRecordedInCatalog): a template the core sends without a catalog
+// entry is found by the suite's first statement that reaches it. The
+// statements that use no store table are the dialect's own (Check, Begin,
+// the lock, probes of information_schema, and the postgres notifier's
+// pg_notify and LISTEN, which the dialect sends, not the core), the
+// drivers' and the migrator's version table: they are checked by items 2
+// and 3, and not looked up in the catalog.
+//
+// A dialect with no server here (Oracle) can enumerate the core's
+// statements the same way: core.NewCatalog(d, core.Options{}) and
+// Statements(1, 2, core.LargestSize), each statement with its template's
+// Name and Size; the dialect's Claim is rendered by running it against a
+// stand-in connection that gives it rows, so every step of a multi-step
+// claim is in the catalog.
 //
 // Each check is shown to bite. Planted statements are refused: MERGE, a
 // misspelt SKIP LOKED, a claim without SKIP LOCKED or without a lock, a

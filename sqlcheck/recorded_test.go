@@ -109,6 +109,8 @@ func TestRecorded_Cockroach(t *testing.T) {
 		t.Error("no claim statement was recorded: the run or the claim detection is broken")
 	}
 	t.Logf("claims among them: %d", claims)
+	// Every statement of the core reached the server as a catalog entry.
+	checkRecordedInCatalog(t, s.rec, d)
 	// The dialect's own paths were taken: its Check to the end, its
 	// Begin (through pgx), its lock's session and table.
 	wantRecorded(t, shapes,
@@ -187,6 +189,7 @@ func TestRecorded_MySQL8(t *testing.T) {
 		t.Error("no claim statement was recorded: the run or the claim detection is broken")
 	}
 	t.Logf("claims among them: %d", claims)
+	checkRecordedInCatalog(t, s.rec, d)
 	// The dialect's own paths were taken: its Check to the end, its
 	// Begin (through the driver), its lock, bench's baseline, inspect.
 	wantRecorded(t, shapes,

@@ -1,0 +1,84 @@
+package core_test
+
+import (
+	"errors"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/plenumdb/plenum/cockroach"
+	"github.com/plenumdb/plenum/core"
+	"github.com/plenumdb/plenum/dialect"
+	"github.com/plenumdb/plenum/mysql"
+	"github.com/plenumdb/plenum/postgres"
+	"github.com/plenumdb/plenum/sqlite"
+)
+
+// TestCatalog_MatchFindsEveryRendering renders the catalog of every dialect
+// at sizes 1, 2, 7 and the largest, and finds each statement back with
+// Match, at its name and size; near misses are not matched.
+func TestCatalog_MatchFindsEveryRendering(t *testing.T) {
+	t.Parallel()
+	for _, d := range []dialect.Dialect{sqlite.Dialect(), postgres.Dialect(), mysql.Dialect(), cockroach.Dialect()} {
+		t.Run(d.Name(), func(t *testing.T) {
+			t.Parallel()
+			c, err := core.NewCatalog(d, core.Options{Prefix: "cat_", ClockOffset: time.Hour})
+			if err != nil {
+				t.Fatal(err)
+			}
+			all, err := c.Statements(1, 2, 7, core.LargestSize)
+			if err != nil {
+				t.Fatal(err)
+			}
+			largest := map[string]int{}
+			for _, st := range all {
+				largest[st.Name] = max(largest[st.Name], st.Size)
+				got, ok := c.Match(st.SQL)
+				if !ok {
+					t.Errorf("%s at %d not matched: %.200s", st.Name, st.Size, st.SQL)
+					continue
+				}
+				// Two templates may render one text at a size (a claim's
+				// statements are one entry); the size must agree.
+				if got.Name != st.Name || got.Size != st.Size {
+					// Then the text must be that entry's at that size too.
+					again, err := c.Statements(max(1, got.Size))
+					if err != nil {
+						t.Fatal(err)
+					}
+					if !slices.Contains(again, got) {
+						t.Errorf("%s at %d matched as %s at %d, which does not render it", st.Name, st.Size, got.Name, got.Size)
+					}
+				}
+				if _, ok := c.Match(st.SQL + " "); ok {
+					t.Errorf("%s at %d: a near miss matched", st.Name, st.Size)
+				}
+			}
+			if largest["lost"] < 1000 || largest["enqueue.now"] < 100 {
+				t.Errorf("largest sizes %v: the bind limits were not reached", largest)
+			}
+			t.Logf("%d statements of %d templates", len(all), len(largest))
+		})
+	}
+}
+
+func TestCatalog_RefusesBadInput(t *testing.T) {
+	t.Parallel()
+	var in *core.InputError
+	if _, err := core.NewCatalog(nil, core.Options{}); !errors.As(err, &in) {
+		t.Errorf("nil dialect: %v", err)
+	}
+	if _, err := core.NewCatalog(sqlite.Dialect(), core.Options{Prefix: "bad prefix"}); !errors.As(err, &in) {
+		t.Errorf("bad prefix: %v", err)
+	}
+	c, err := core.NewCatalog(sqlite.Dialect(), core.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Statements(0); !errors.As(err, &in) {
+		t.Errorf("size 0: %v", err)
+	}
+	if _, ok := c.Match("SELECT 1"); ok {
+		t.Error("SELECT 1 matched")
+	}
+}

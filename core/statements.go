@@ -1,0 +1,270 @@
+package core
+
+import (
+	"strings"
+
+	"github.com/plenumdb/plenum/dialect"
+)
+
+// Every SQL template the core sends is named here, and only here: the call
+// sites use these names, and the catalog (catalog.go) enumerates them, so
+// that a test can render every statement the store can send and check it
+// against what it records the store sending.
+//
+// Templates are written with '?' and the placeholders of expansions
+// (sqltext.go). A fixed one is a constant, sent through Store.sql. One
+// whose text depends on a count (an IN list, a CASE list, a LIMIT, a
+// multi-row VALUES) is a function of that count, n.
+//
+// Adding a statement: write its template here (a constant, or a function
+// of n for a size-dependent one), use the name at the call site, and add
+// one entry to catalog (catalog.go) that renders it the way the call site
+// sends it. TestCatalog_CoversEveryStatement fails on a statement sent that
+// no entry renders, and core/binds_test.go counts its binds.
+
+// Items.
+const (
+	qItemGet          = "SELECT " + itemColumns + " FROM {items} WHERE id = ?"
+	qItemLock         = "SELECT state, barrier_id FROM {items} WHERE id = ?{lock}"
+	qItemCancel       = "UPDATE {items} SET state = 'cancelled', claim_token = NULL, lease_expires_at = NULL, finished_at = {now} WHERE id = ?"
+	qItemRevive       = "UPDATE {items} SET state = 'available', available_at = {now}, attempt = 0, crash_count = 0, finished_at = NULL, barrier_id = ? WHERE id = ?"
+	qCountsAll        = "SELECT state, COUNT(*) FROM {items} GROUP BY state"
+	qCountsQueue      = "SELECT state, COUNT(*) FROM {items} WHERE queue = ? GROUP BY state"
+	qItemBarrier      = "SELECT barrier_id FROM {items} WHERE id = ?"
+	qItemLeaveBarrier = "UPDATE {items} SET barrier_id = NULL WHERE id = ?"
+	qClaimLock        = "SELECT state, claim_token, attempt, max_attempts, barrier_id FROM {items} WHERE id = ?{lock}"
+	qFailDead         = "UPDATE {items} SET state = 'dead', finished_at = {now}, lease_expires_at = NULL, last_error = ? WHERE id = ?"
+	qFailRetry        = "UPDATE {items} SET state = 'available', available_at = {now+?}, lease_expires_at = NULL, last_error = ? WHERE id = ?"
+	qRelease          = "UPDATE {items} SET state = 'available', available_at = {now+?}, lease_expires_at = NULL, attempt = attempt - 1 WHERE id = ?"
+	qNow              = "SELECT {now}"
+)
+
+// Owners.
+const (
+	qOwnerExists       = "SELECT COUNT(*) FROM {processes} WHERE id = ?"
+	qOwnerRegister     = "INSERT INTO {processes} (id, host, pid, started_at, last_heartbeat_at, heartbeats) VALUES (?, ?, ?, {now}, {now}, 0)"
+	qOwnerHeartbeat    = "UPDATE {processes} SET last_heartbeat_at = {now}, heartbeats = heartbeats + 1 WHERE id = ?"
+	qOwnerReleaseItems = "UPDATE {items} SET state = 'available', available_at = {now}, lease_expires_at = NULL, attempt = attempt - 1 WHERE claimed_by = ? AND state = 'claimed'"
+	qOwnerDelete       = "DELETE FROM {processes} WHERE id = ?"
+	qReapOwners        = "DELETE FROM {processes} WHERE last_heartbeat_at < {now+?}"
+)
+
+// Barriers.
+const (
+	qBarrierUnfail       = "UPDATE {barriers} SET failed = failed - 1 WHERE id = ? AND fired_at IS NULL"
+	qBarrierByName       = "SELECT " + barrierColumns + " FROM {barriers} WHERE owner_id = ? AND name = ?{lock}"
+	qBarrierLockDispatch = "SELECT sealed, dispatch_cursor FROM {barriers} WHERE id = ? AND owner_id = ?{lock}"
+	qBarrierDispatched   = "UPDATE {barriers} SET expected = expected + ?, dispatch_cursor = ? WHERE id = ?"
+	qBarrierLockSealed   = "SELECT sealed FROM {barriers} WHERE id = ? AND owner_id = ?{lock}"
+	qBarrierExpectOne    = "UPDATE {barriers} SET expected = expected + 1 WHERE id = ? AND fired_at IS NULL"
+	qBarrierSeal         = "UPDATE {barriers} SET sealed = ?, parent_barrier_id = ? WHERE id = ?"
+	qBarrierHandOver     = "UPDATE {barriers} SET expected = expected - 1 WHERE id = ?"
+	qBarrierArrive       = "UPDATE {barriers} SET arrived = arrived + ?, failed = failed + ? WHERE id = ?"
+	qBarrierFire         = "UPDATE {barriers} SET fired_at = {now}, join_item_id = ? WHERE id = ? AND fired_at IS NULL AND sealed = ? AND arrived + failed = expected"
+	qBarrierJoinSpec     = "SELECT parent_barrier_id, failed, on_child_failure, join_queue, join_kind, join_payload, join_priority, join_max_attempts, owner_id, name, expected, arrived FROM {barriers} WHERE id = ?"
+	qBarrierGet          = "SELECT " + barrierColumns + " FROM {barriers} WHERE id = ?"
+
+	joinColumns  = "id, queue, kind, payload, priority, state, available_at, attempt, max_attempts, crash_count, barrier_id, join_barrier_id, created_at"
+	qJoinInsert  = "INSERT INTO {items} (" + joinColumns + ") VALUES (?, ?, ?, {json?}, ?, 'available', {now}, 0, ?, 0, ?, ?, {now})"
+	qJoinDead    = "INSERT INTO {items} (" + joinColumns + ", last_error, finished_at) VALUES (?, ?, ?, {json?}, ?, 'dead', {now}, 0, ?, 0, ?, ?, {now}, ?, {now})"
+	barrierOpen  = "?, ?, ?, 0, 0, 0, ?, ?, ?, {json?}, ?, ?, ?, {now}"
+	claimFilter  = "queue = ? AND state = 'available' AND available_at <= {now} AND EXISTS (SELECT 1 FROM {processes} p WHERE p.id = ?) AND " + queueUnpaused
+	claimSet     = "state = 'claimed', claim_token = ?, claimed_by = ?, claimed_at = {now}, lease_expires_at = {now+?}, attempt = attempt + 1"
+	claimOrderBy = "priority, available_at, id"
+)
+
+// barrierOpenConflict is the unique key a barrier is opened on.
+var barrierOpenConflict = []string{"owner_id", "name"}
+
+// itemConflict is the unique key of keyed items.
+var itemConflict = []string{"queue", "unique_key"}
+
+// barrierOpenColumns are the columns a new barrier row is written with.
+var barrierOpenColumns = []string{"id", "owner_id", "name", "expected", "arrived", "failed", "sealed", "join_queue", "join_kind", "join_payload", "join_priority", "join_max_attempts", "on_child_failure", "created_at"}
+
+// qEarlierParent finds the barrier an item's earlier join reports to.
+func qEarlierParent(d dialect.Dialect) string {
+	return "SELECT parent_barrier_id FROM {barriers} WHERE owner_id = ? AND parent_barrier_id IS NOT NULL" + d.Limit(1)
+}
+
+// qUnfired is one page of n unfired barriers.
+func qUnfired(d dialect.Dialect, n int) string {
+	return "SELECT " + barrierColumns + " FROM {barriers} WHERE fired_at IS NULL AND created_at <= {now+?} ORDER BY created_at, id" + d.Limit(n)
+}
+
+// qChildren is one page of n children.
+func qChildren(d dialect.Dialect, n int) string {
+	return "SELECT " + itemColumns + " FROM {items} WHERE barrier_id = ? AND id > ? ORDER BY id" + d.Limit(n)
+}
+
+// qExisting finds the items holding n keys of one queue; a barrier's
+// children (child) also say whether each is the barrier's own.
+func qExisting(n int, child bool) string {
+	own := "1"
+	if child {
+		own = "CASE WHEN barrier_id = ? OR EXISTS (SELECT 1 FROM {barriers} b WHERE b.owner_id = {items}.id AND b.parent_barrier_id = ?) THEN 1 ELSE 0 END"
+	}
+	return "SELECT id, unique_key, " + own + " FROM {items} WHERE queue = ? AND unique_key IN (" + dialect.Placeholders(n) + ")"
+}
+
+// heldBy is the condition "these n items, with this claim token, in this
+// state".
+func heldBy(n int, state State) string {
+	return "id IN (" + dialect.Placeholders(n) + ") AND claim_token = ? AND state = '" + string(state) + "'"
+}
+
+// qHeldLock locks, in id order, those of n items still claimed by a token.
+func qHeldLock(n int) string {
+	return "SELECT id, barrier_id FROM {items} WHERE " + heldBy(n, StateClaimed) + " ORDER BY id{lock}"
+}
+
+// qHeldCompleted reads those of n items completed by a token.
+func qHeldCompleted(n int) string {
+	return "SELECT id, barrier_id FROM {items} WHERE " + heldBy(n, StateCompleted)
+}
+
+// qComplete completes n items of one token: with one result for all
+// (same), or a CASE of one result each; returning adds RETURNING.
+func qComplete(n int, same, returning bool) string {
+	var b strings.Builder
+	b.WriteString("UPDATE {items} SET state = 'completed', finished_at = {now}, lease_expires_at = NULL, result = ")
+	if same {
+		b.WriteString("{json?}")
+	} else {
+		b.WriteString("CASE id")
+		for range n {
+			b.WriteString(" WHEN ? THEN {json?}")
+		}
+		b.WriteString(" END")
+	}
+	b.WriteString(" WHERE ")
+	b.WriteString(heldBy(n, StateClaimed))
+	if returning {
+		b.WriteString(" RETURNING id, barrier_id")
+	}
+	return b.String()
+}
+
+// qExtend moves the lease of n items of one token.
+func qExtend(n int, returning bool) string {
+	q := "UPDATE {items} SET lease_expires_at = {now+?} WHERE " + heldBy(n, StateClaimed)
+	if returning {
+		q += " RETURNING id, barrier_id"
+	}
+	return q
+}
+
+// qLost reads which of n items still hold a token.
+func qLost(n int) string {
+	return "SELECT id, barrier_id FROM {items} WHERE id IN (" + dialect.Placeholders(n) + ") AND claim_token = ? AND state IN ('claimed', 'completed', 'dead')"
+}
+
+// The reaper's conditions and assignments.
+const (
+	reapOrphan       = "NOT EXISTS (SELECT 1 FROM {processes} p WHERE p.id = {items}.claimed_by)"
+	reapExpired      = "lease_expires_at < {now} AND EXISTS (SELECT 1 FROM {processes} p WHERE p.id = {items}.claimed_by)"
+	reapCrashRetry   = "state = 'available', available_at = {now}, lease_expires_at = NULL, attempt = attempt - 1, crash_count = crash_count + 1, last_error = ?"
+	reapCrashDead    = "state = 'dead', finished_at = {now}, lease_expires_at = NULL, crash_count = crash_count + 1, last_error = ?"
+	reapTimeoutDead  = "state = 'dead', finished_at = {now}, lease_expires_at = NULL, last_error = ?"
+	purgeBarrierGone = "fired_at IS NOT NULL AND fired_at < {now+?} AND NOT EXISTS (SELECT 1 FROM {items} j WHERE j.id = {barriers}.join_item_id AND j.state IN ('available', 'claimed'))"
+	purgeItemGone    = "state IN ('completed', 'dead', 'cancelled') AND finished_at < {now+?} AND (barrier_id IS NULL OR NOT EXISTS (SELECT 1 FROM {barriers} b WHERE b.id = {items}.barrier_id))"
+)
+
+// reapTimeoutRetry is the assignment that makes n timed-out items
+// available again, each after its own backoff.
+func reapTimeoutRetry(n int) string {
+	var b strings.Builder
+	b.WriteString("state = 'available', available_at = CASE id")
+	for range n {
+		b.WriteString(" WHEN ? THEN {now+?}")
+	}
+	b.WriteString(" END, lease_expires_at = NULL, last_error = ?")
+	return b.String()
+}
+
+// qReapable lists up to n claimed items meeting cond.
+func qReapable(d dialect.Dialect, cond string, n int) string {
+	return "SELECT id, claim_token, barrier_id, crash_count, attempt, max_attempts FROM {items} WHERE state = 'claimed' AND " + cond + d.Limit(n)
+}
+
+// qUpdateIDs applies assign to n items.
+func qUpdateIDs(assign string, n int) string {
+	return "UPDATE {items} SET " + assign + " WHERE id IN (" + dialect.Placeholders(n) + ")"
+}
+
+// qReapLock locks n items in id order, as the reaper rereads them.
+func qReapLock(n int) string {
+	return "SELECT id, claim_token, barrier_id, crash_count, attempt, max_attempts, state, CASE WHEN lease_expires_at < {now} THEN 1 ELSE 0 END FROM {items} WHERE id IN (" + dialect.Placeholders(n) + ") ORDER BY id{lock}"
+}
+
+// qPurgeSelect reads up to n ids of table meeting cond.
+func qPurgeSelect(d dialect.Dialect, table, cond string, n int) string {
+	return "SELECT id FROM " + table + " WHERE " + cond + d.Limit(n)
+}
+
+// qPurgeDelete deletes n rows of table that still meet cond.
+func qPurgeDelete(table, cond string, n int) string {
+	return "DELETE FROM " + table + " WHERE " + cond + " AND id IN (" + dialect.Placeholders(n) + ")"
+}
+
+// Queues.
+const (
+	// queueUnpaused is the claim's filter on the queues table: a queue
+	// with no row there is not paused. Uncorrelated, so that the database
+	// reads it once per claim (one primary key lookup) before it walks the
+	// items index.
+	queueUnpaused = "NOT EXISTS (SELECT 1 FROM {queues} qs WHERE qs.name = ? AND qs.paused = ?)"
+	// queueOpen is a queue's first row, for InsertIgnore.
+	queueOpen      = "?, ?, {now}"
+	qQueueSetPause = "UPDATE {queues} SET paused = ?, updated_at = {now} WHERE name = ?"
+	qQueueList     = "SELECT name, CASE WHEN paused = ? THEN 1 ELSE 0 END, updated_at FROM {queues} ORDER BY name"
+)
+
+// queueOpenColumns are the columns a queue's first row is written with.
+var queueOpenColumns = []string{"name", "paused", "updated_at"}
+
+// queueConflict is the unique key of the queues table.
+var queueConflict = []string{"name"}
+
+// History.
+const qAttemptsList = "SELECT n, outcome, error, ended_at FROM {attempts} WHERE item_id = ? ORDER BY n"
+
+// qAttemptsInsert records one attempt for each of n items, numbered after
+// the item's last recorded attempt. It runs under the lock of each item's
+// row, in the transaction that changes the item's state, so no two can
+// number the same item at once. The target table is read in the FROM
+// clause, not a subquery, which MySQL allows. The error text is a bind in
+// the SELECT list, an expression, so it is {text?}, bound with
+// dialect.TextArg (on Oracle a long string bound plainly would travel as
+// LONG, refused in an expression).
+func qAttemptsInsert(n int) string {
+	return "INSERT INTO {attempts} (item_id, n, outcome, error, ended_at)" +
+		" SELECT i.id, COALESCE(MAX(a.n), 0) + 1, ?, {text?}, {now} FROM {items} i" +
+		" LEFT JOIN {attempts} a ON a.item_id = i.id WHERE i.id IN (" + dialect.Placeholders(n) + ") GROUP BY i.id"
+}
+
+// qAttemptsOrphaned deletes the history of those of n items that no longer
+// exist: those the same transaction purged, not one revived since the
+// purge read it.
+func qAttemptsOrphaned(n int) string {
+	return "DELETE FROM {attempts} WHERE NOT EXISTS (SELECT 1 FROM {items} i WHERE i.id = {attempts}.item_id) AND item_id IN (" + dialect.Placeholders(n) + ")"
+}
+
+// Schedules: EnqueueDue's watermark table. Its clock read is the store's
+// (nowSQL).
+const (
+	qScheduleRead = "SELECT last_tick FROM {schedules} WHERE name = ?"
+	// scheduleOpen is the row InsertIgnore writes for a schedule seen for
+	// the first time (name, watermark).
+	scheduleOpen = "?, ?, {now}"
+	// qScheduleAdvance moves a watermark forward only from the value the
+	// transaction read: of any number of processes that read it, one
+	// moves it and enqueues the ticks in between.
+	qScheduleAdvance = "UPDATE {schedules} SET last_tick = ?, updated_at = {now} WHERE name = ? AND last_tick = ?"
+)
+
+// scheduleOpenColumns are the columns a schedule's first row is written with.
+var scheduleOpenColumns = []string{"name", "last_tick", "updated_at"}
+
+// scheduleConflict is the unique key of the schedules table.
+var scheduleConflict = []string{"name"}

@@ -7,6 +7,7 @@ require (
 	github.com/google/uuid v1.6.0
 	github.com/jackc/pgx/v5 v5.12.0
 	github.com/jmoiron/sqlx v1.4.0
+	github.com/sijms/go-ora/v2 v2.9.0
 	modernc.org/sqlite v1.62.0
 )
 

@@ -11,6 +11,7 @@ import (
 	"github.com/plenumdb/plenum/containers/internal/testdb"
 	"github.com/plenumdb/plenum/internal/dsnparams"
 	"github.com/plenumdb/plenum/mysql"
+	"github.com/plenumdb/plenum/oracle"
 	"github.com/plenumdb/plenum/postgres"
 )
 
@@ -72,6 +73,17 @@ func TestConformance_MySQL8Container(t *testing.T) {
 
 func TestConformance_MariaDBContainer(t *testing.T) {
 	runMySQL(t, started(t, "mariadb-container", testdb.MariaDB))
+}
+
+// TestConformance_OracleContainer runs the suite on Oracle Database Free
+// (gvenzl/oracle-free), whose first start takes minutes. It has never run
+// on this project's CI, which has no Docker engine.
+func TestConformance_OracleContainer(t *testing.T) {
+	dsn := started(t, "oracle-container", testdb.Oracle)
+	conformance.Run(t, conformance.Config{
+		Dialect: oracle.Dialect(),
+		Open:    conformance.Opener(oracle.DriverName, dsn),
+	})
 }
 
 func runMySQL(t *testing.T, dsn string) {

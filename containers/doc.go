@@ -1,6 +1,7 @@
 // Package containers runs Plenum's conformance suite against database
 // servers it starts in containers, through testcontainers, where a Docker
-// engine answers: PostgreSQL, MySQL 8, MariaDB and CockroachDB.
+// engine answers: PostgreSQL, MySQL 8, MariaDB, CockroachDB and Oracle
+// Database Free (23ai).
 //
 // It is a module of its own (github.com/plenumdb/plenum/containers) so that
 // testcontainers, the Docker client and OpenTelemetry, which only these

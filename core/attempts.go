@@ -92,7 +92,7 @@ func (s *Store) recordAttempts(ctx context.Context, tx dialect.Querier, outcome 
 		return nil
 	}
 	args := make([]any, 0, len(ids)+2)
-	args = append(args, string(outcome), text)
+	args = append(args, string(outcome), dialect.TextArg(s.d, text))
 	for _, id := range ids {
 		args = append(args, s.d.UUID(id))
 	}

@@ -170,5 +170,21 @@ func (s *Store) claimSpec(p ClaimParams, token uuid.UUID) dialect.ClaimSpec {
 		Set:        s.expand.Replace(claimSet),
 		SetArgs:    []any{s.d.UUID(token), s.d.UUID(p.Owner), micros(p.Lease)},
 		Returning:  itemColumnList,
+		Seek:       s.seek,
 	}
+}
+
+// claimIndex returns the schema's index that serves the claim (the latest
+// one marked Claim on the items table), or nil.
+func claimIndex(prefix string) *dialect.Index {
+	var ix *dialect.Index
+	items := migrations.NamesFor(prefix).Items
+	for _, m := range migrations.All(prefix) {
+		for _, c := range m.Changes {
+			if c.Index != nil && c.Index.Claim && c.IndexTable == items {
+				ix = c.Index
+			}
+		}
+	}
+	return ix
 }

@@ -16,9 +16,11 @@ import (
 //	{now+?}                         the clock plus a bound number of microseconds
 //	{lock}                          the dialect's row lock clause
 //	{json?}                         a bound JSON value
+//	{text?}                         a bound Text value used as an expression
+//	                                (bind it with dialect.TextArg)
 //
 // A placeholder shows every bind parameter its text takes (the '?' of
-// {now+?} and {json?}), so that a statement as written in the core has as
+// {now+?}, {json?} and {text?}), so that a statement as written in the core has as
 // many '?' as it takes arguments: a test counts them for every statement.
 func expansions(d dialect.Dialect, names migrations.Names, offset time.Duration) []string {
 	now := d.Now(offset)
@@ -33,5 +35,6 @@ func expansions(d dialect.Dialect, names migrations.Names, offset time.Duration)
 		"{now}", now,
 		"{lock}", d.Capabilities().LockClause,
 		"{json?}", d.Param(dialect.JSON),
+		"{text?}", d.Param(dialect.Text),
 	}
 }

@@ -233,10 +233,13 @@ const qAttemptsList = "SELECT n, outcome, error, ended_at FROM {attempts} WHERE 
 // the item's last recorded attempt. It runs under the lock of each item's
 // row, in the transaction that changes the item's state, so no two can
 // number the same item at once. The target table is read in the FROM
-// clause, not a subquery, which MySQL allows.
+// clause, not a subquery, which MySQL allows. The error text is a bind in
+// the SELECT list, an expression, so it is {text?}, bound with
+// dialect.TextArg (on Oracle a long string bound plainly would travel as
+// LONG, refused in an expression).
 func qAttemptsInsert(n int) string {
 	return "INSERT INTO {attempts} (item_id, n, outcome, error, ended_at)" +
-		" SELECT i.id, COALESCE(MAX(a.n), 0) + 1, ?, ?, {now} FROM {items} i" +
+		" SELECT i.id, COALESCE(MAX(a.n), 0) + 1, ?, {text?}, {now} FROM {items} i" +
 		" LEFT JOIN {attempts} a ON a.item_id = i.id WHERE i.id IN (" + dialect.Placeholders(n) + ") GROUP BY i.id"
 }
 

@@ -26,6 +26,8 @@ type Store struct {
 	opts  Options
 	log   *slog.Logger
 	names migrations.Names
+	// seek is the index that serves the claim, for ClaimSpec.Seek.
+	seek *dialect.Index
 
 	expand *strings.Replacer
 	cache  sync.Map // raw statement -> rebound statement
@@ -86,6 +88,7 @@ func Open(ctx context.Context, db *sql.DB, d dialect.Dialect, opts Options) (*St
 	}
 
 	s := &Store{db: db, d: d, caps: d.Capabilities(), opts: opts, log: opts.Logger, names: migrations.NamesFor(opts.Prefix)}
+	s.seek = claimIndex(opts.Prefix)
 	s.expand = strings.NewReplacer(expansions(d, s.names, opts.ClockOffset)...)
 	if n, ok := d.(dialect.Notifier); ok && !opts.DisableNotify {
 		// One channel per set of tables: stores on other prefixes are not

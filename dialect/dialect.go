@@ -263,6 +263,14 @@ type ClaimSpec struct {
 	Returning []string
 	// Key is the primary key column.
 	Key string
+	// Seek, when set, is the partial index that serves the claim: Filter
+	// includes its conditions (Where), compares its first columns for
+	// equality, one each, with the first FilterArgs, in order, and OrderBy
+	// lists its remaining columns. A dialect that stands in for partial
+	// indexes with expression indexes (Oracle) writes its claim through
+	// the index's expressions, so that the optimizer can use it. Other
+	// dialects ignore it.
+	Seek *Index
 }
 
 // Validate reports what spec lacks, so that a dialect's Claim refuses it

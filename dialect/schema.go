@@ -57,6 +57,11 @@ type Column struct {
 	Size int
 	// Nullable columns may hold NULL; all others are NOT NULL.
 	Nullable bool
+	// Empty says that a String column that is not Nullable may still hold
+	// the empty string. A database that stores '' as NULL (Oracle) must
+	// then let the column be NULL; the core reads such a column's NULL as
+	// "".
+	Empty bool
 }
 
 // Table is one table of the schema. Names here are final: the table prefix
@@ -95,6 +100,16 @@ type Index struct {
 	// index over its nodes (CockroachDB: a hash-sharded index); others
 	// ignore it.
 	Sequential bool
+	// Claim marks the index that serves the claim (ClaimSpec.Seek is this
+	// index): a dialect without partial indexes may render it as an
+	// expression index that only a statement written against it uses, as
+	// the dialect's own claim is.
+	Claim bool
+	// Nullable lists the index's columns that may be NULL (Nullable or
+	// Empty in the table's definition), filled in by the migrations
+	// package. A database whose unique indexes compare keys that are only
+	// partly NULL (Oracle) needs it to keep such rows apart.
+	Nullable []string
 }
 
 // Cond is one condition of a partial index: Column IS NOT NULL when NotNull

@@ -107,13 +107,15 @@ func All(prefix string) []Migration {
 		return dialect.Column{Name: name, Type: dialect.String, Size: size}
 	}
 	null := func(c dialect.Column) dialect.Column { c.Nullable = true; return c }
+	// empty marks a column that may hold "", which Oracle stores as NULL.
+	empty := func(c dialect.Column) dialect.Column { c.Empty = true; return c }
 
 	items := &dialect.Table{
 		Name: n.Items,
 		Columns: []dialect.Column{
 			col("id", dialect.UUID),
 			str("queue", MaxQueueLen),
-			str("kind", MaxKindLen),
+			empty(str("kind", MaxKindLen)),
 			null(str("unique_key", MaxStoredKeyLen)),
 			null(col("payload", dialect.JSON)),
 			col("priority", dialect.Int),
@@ -139,7 +141,7 @@ func All(prefix string) []Migration {
 		Name: n.Processes,
 		Columns: []dialect.Column{
 			col("id", dialect.UUID),
-			str("host", 255),
+			empty(str("host", 255)),
 			col("pid", dialect.BigInt),
 			col("started_at", dialect.Time),
 			col("last_heartbeat_at", dialect.Time),
@@ -164,7 +166,7 @@ func All(prefix string) []Migration {
 			null(col("fired_at", dialect.Time)),
 			null(col("dispatch_cursor", dialect.Text)),
 			str("join_queue", MaxQueueLen),
-			str("join_kind", MaxKindLen),
+			empty(str("join_kind", MaxKindLen)),
 			null(col("join_payload", dialect.JSON)),
 			col("join_priority", dialect.Int),
 			col("join_max_attempts", dialect.Int),
@@ -178,21 +180,22 @@ func All(prefix string) []Migration {
 		return Change{IndexTable: table, Index: &dialect.Index{Name: prefix + name, Columns: cols, Unique: unique, Where: where}}
 	}
 	sequential := func(c Change) Change { c.Index.Sequential = true; return c }
+	claim := func(c Change) Change { c.Index.Claim = true; return c }
 	state := func(s string) dialect.Cond { return dialect.Cond{Column: "state", Value: s} }
-	return []Migration{init1(n, idx, sequential, state, items, processes, barriers), runtime2(n, idx, sequential)}
+	return withNullable([]Migration{init1(n, idx, sequential, claim, state, items, processes, barriers), runtime2(n, idx, sequential)})
 }
 
 // init1 is version 1: items, owners and barriers, with the indexes of the
 // claim, the reaper and fan-in.
 func init1(n Names, idx func(table, name string, unique bool, cols []string, where ...dialect.Cond) Change,
-	sequential func(Change) Change, state func(string) dialect.Cond, items, processes, barriers *dialect.Table) Migration {
+	sequential, claim func(Change) Change, state func(string) dialect.Cond, items, processes, barriers *dialect.Table) Migration {
 	return Migration{
 		Version: 1,
 		Name:    "init",
 		Changes: []Change{
 			{Table: items},
 			// The claim path: the next available items of a queue in claim order.
-			idx(n.Items, "items_claim", false, []string{"queue", "priority", "available_at", "id"}, state("available")),
+			claim(idx(n.Items, "items_claim", false, []string{"queue", "priority", "available_at", "id"}, state("available"))),
 			// Idempotency keys, unique per queue; NULL (no key) never collides.
 			idx(n.Items, "items_key", true, []string{"queue", "unique_key"}),
 			// The reaper's scan for expired leases.

@@ -1,6 +1,6 @@
 // Package sqlcheck checks the statements of the dialects whose servers
-// do not run in Plenum's CI, CockroachDB and MySQL 8, against those
-// servers' own grammars, so that a syntax error cannot reach a user of
+// do not run in Plenum's CI, Oracle, CockroachDB and MySQL 8, against
+// those servers' own grammars, so that a syntax error cannot reach a user of
 // them. It is a module of its own (sqlcheck/go.mod, with the parent
 // module replaced by ../), used only by its tests, so that a user of
 // Plenum never downloads the parsers. CI runs it (.ci/run) with the DSNs
@@ -8,6 +8,18 @@
 // one a failure, as for the parent module's tests.
 //
 // # The grammars and the rules beyond them
+//
+// Oracle: the PL/SQL grammar of github.com/bytebase/parser (package
+// plsql, on bytebase's fork of the ANTLR runtime), with the 12c and later
+// syntax on (OracleSyntax). The dialect's DDL is a PL/SQL block that runs
+// the statement with EXECUTE IMMEDIATE and ignores exactly the error of a
+// statement already run; the grammar sees only a string there, so the
+// statement inside each block is parsed too (OracleInnerDDL, CheckOracle).
+// OracleTraps adds what a grammar does not see: FOR UPDATE in a statement
+// that limits its rows with FETCH FIRST or ROWNUM (ORA-02014, or every
+// matching row locked), IN lists over 1,000 values (ORA-01795),
+// identifiers over 128 bytes, and columns of a CREATE TABLE or ALTER TABLE
+// ... ADD named by a reserved word of SQL or PL/SQL.
 //
 // CockroachDB: github.com/cockroachdb/cockroachdb-parser v0.25.2, the
 // server's own parser as a library (ParseCockroach). Beyond parsing, the
@@ -42,6 +54,8 @@
 //     and a directory of a dialect with no grammar here (other than sqlite
 //     and postgres, whose servers run in CI) fails the test. The cockroach
 //     files' facts are checked against the schema as well.
+//     The oracle files are split at a ';' that ends a line before a blank
+//     one (SplitOracleFile), since a block holds ';' of its own.
 //
 //  2. Every statement that reaches the server while the whole conformance
 //     suite runs: with the cockroach dialect against the local PostgreSQL,
@@ -74,7 +88,20 @@
 //     a Recorder of its own, and its statements are checked with
 //     CockroachDB's grammar too.
 //
-//  4. Every statement of the core's catalog (core.NewCatalog, whose
+//  4. Oracle's, which no server here can stand in for: the dialect's DDL
+//     and data steps of every version, up and down, as the migrator runs
+//     them; its claim block and the read after it at sizes 1, 2 and 1,000;
+//     its MERGE at 1, 2 and 200 rows; Begin, the DBMS_LOCK lock and the
+//     probes; the migrator's own statements (its lock, the reads of the
+//     applied versions, the probes, the started mark and the version rows)
+//     up from an empty schema and down from a full one; and the core's
+//     statements as a store renders them for
+//     Oracle, each operation of its API run once on a database/sql driver
+//     that records what it is sent and answers with canned rows (an
+//     operation stops at its first failure on those answers, so a
+//     statement only a later step sends is not reached).
+//
+//  5. Every statement of the core's catalog (core.NewCatalog, whose
 //     Statements renders each template the core sends exactly as a store
 //     sends it), for the cockroach and mysql dialects, at sizes 1, 2 and
 //     the largest the store sends (the bind-parameter and batch limits),
@@ -111,7 +138,10 @@
 // Sequential index or a UUID key without USING HASH, a partial index
 // without its predicate on CockroachDB; a partial index, INSERT, UPDATE
 // and DELETE ... RETURNING, CREATE INDEX IF NOT EXISTS, tx_isolation, a
-// 1093 subquery, a claim without SKIP LOCKED on MySQL 8. Some of them are also run for real on the
+// 1093 subquery, a claim without SKIP LOCKED on MySQL 8; FOR UPDATE with
+// FETCH FIRST or under a ROWNUM filter, a misspelt SKIP LOKED, an IN list
+// of 1,001, LIMIT, ADD COLUMN, a reserved word as a column, alone and
+// inside a DDL block, on Oracle. Some of them are also run for real on the
 // stand-in server through the Recorder, which accepts them, and the
 // recorded statements are refused.
 //
@@ -129,6 +159,9 @@
 //     record covers. The postgres dialect's notifier (pg_notify, LISTEN),
 //     which the cockroach dialect does not take (CockroachDB has no
 //     LISTEN or NOTIFY), is left out of bench's check.
+//   - No Oracle statement has run on a server: what the grammar accepts
+//     may still fail there (a type mismatch, a privilege, an optimizer
+//     that ignores the claim's index).
 //   - A grammar accepts a statement that names a column or function the
 //     server lacks, a type it cannot convert, or a plan it refuses at run
 //     time; only a real server sees those (the cockroach and mysql

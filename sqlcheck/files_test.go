@@ -23,6 +23,14 @@ var runHere = []string{"sqlite", "postgres"}
 var fileGrammars = map[string]func(string) error{
 	"cockroach": func(s string) error { _, err := CheckCockroach(s); return err },
 	"mysql":     func(s string) error { _, err := CheckMySQL8(s); return err },
+	"oracle":    CheckOracle,
+}
+
+// fileSplitters split the generated files of the dialect named by the key
+// into statements where SplitFile does not fit: Oracle's PL/SQL blocks hold
+// ';' of their own.
+var fileSplitters = map[string]func(string) []string{
+	"oracle": SplitOracleFile,
 }
 
 // dialectDirs returns the directories of migrationsDir that hold .sql
@@ -42,8 +50,8 @@ func dialectDirs(t *testing.T) []string {
 			dirs = append(dirs, e.Name())
 		}
 	}
-	if !slices.Contains(dirs, "cockroach") || !slices.Contains(dirs, "mysql") {
-		t.Fatalf("migrations directories %v lack cockroach or mysql", dirs)
+	if !slices.Contains(dirs, "cockroach") || !slices.Contains(dirs, "mysql") || !slices.Contains(dirs, "oracle") {
+		t.Fatalf("migrations directories %v lack cockroach, mysql or oracle", dirs)
 	}
 	return dirs
 }
@@ -55,13 +63,17 @@ func fileStatements(t *testing.T, dir, glob string) map[string][]string {
 	if err != nil {
 		t.Fatal(err)
 	}
+	split := SplitFile
+	if s, ok := fileSplitters[dir]; ok {
+		split = s
+	}
 	out := map[string][]string{}
 	for _, f := range files {
 		b, err := os.ReadFile(f)
 		if err != nil {
 			t.Fatal(err)
 		}
-		out[filepath.Base(f)] = SplitFile(string(b))
+		out[filepath.Base(f)] = split(string(b))
 	}
 	return out
 }

@@ -3,8 +3,11 @@ module github.com/plenumdb/plenum/sqlcheck
 go 1.26.8
 
 require (
+	github.com/antlr4-go/antlr/v4 v4.13.1
+	github.com/bytebase/parser v0.0.0-20260417075056-57b6ef7a2640
 	github.com/cockroachdb/cockroachdb-parser v0.25.2
 	github.com/go-sql-driver/mysql v1.10.1
+	github.com/sijms/go-ora/v2 v2.9.0
 	vitess.io/vitess v0.24.4
 )
 
@@ -38,7 +41,7 @@ require (
 	github.com/golang/glog v1.2.5 // indirect
 	github.com/golang/protobuf v1.5.4 // indirect
 	github.com/google/go-cmp v0.7.0 // indirect
-	github.com/google/uuid v1.6.0 // indirect
+	github.com/google/uuid v1.6.0
 	github.com/grpc-ecosystem/grpc-gateway v1.16.0 // indirect
 	github.com/grpc-ecosystem/grpc-gateway/v2 v2.28.0 // indirect
 	github.com/jaegertracing/jaeger v1.18.1 // indirect
@@ -86,3 +89,6 @@ require (
 )
 
 replace github.com/plenumdb/plenum => ../
+
+// The PL/SQL grammar is generated for bytebase's fork of the ANTLR runtime.
+replace github.com/antlr4-go/antlr/v4 => github.com/bytebase/antlr/v4 v4.0.0-20240827034948-8c385f108920

@@ -30,7 +30,7 @@ func TestConformance_FlagErrors(t *testing.T) {
 	}{
 		{[]string{"--dsn", path}, exitUsage, "missing --dialect (known: "},
 		{[]string{"--dialect", "sqlite"}, exitUsage, "missing --dsn"},
-		{[]string{"--dialect", "oracle", "--dsn", "oracle://x"}, exitUsage, "dialect oracle: not built into this binary yet (known: "},
+		{[]string{"--dialect", "oracle", "--dsn", "x"}, exitFailure, "oracle: invalid DSN"},
 		{[]string{"--dialect", "db2", "--dsn", "x"}, exitUsage, `unknown dialect "db2"`},
 		{[]string{"--dialect", "sqlite", "--dsn", path, "--scale", "0"}, exitUsage, "--scale 0"},
 		{[]string{"--dialect", "sqlite", "--dsn", path, "--scale", "1.5"}, exitUsage, "--scale 1.5"},

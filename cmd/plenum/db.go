@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 	"time"
 
@@ -16,10 +15,6 @@ import (
 	"github.com/plenumdb/plenum/migrations"
 	"github.com/plenumdb/plenum/sqlite"
 )
-
-// planned are dialects Plenum will support whose packages this binary does
-// not include yet: naming one gets a clearer error than "unknown".
-var planned = []string{"oracle"}
 
 // openable lists the dialects this binary can open, sorted: every
 // registered one.
@@ -41,9 +36,6 @@ func lookupRegistration(name string) (dialect.Registration, error) {
 	}
 	r, err := dialect.Registered(name)
 	if err != nil {
-		if slices.Contains(planned, name) {
-			return dialect.Registration{}, usagef("--dialect %s: not built into this binary yet (known: %s)", name, known)
-		}
 		return dialect.Registration{}, usagef("--dialect: unknown dialect %q (known: %s)", name, known)
 	}
 	return r, nil

@@ -290,7 +290,7 @@ func (in inspector) owners(ctx context.Context) error {
 	for rows.Next() {
 		var (
 			id        uuid.UUID
-			host      string
+			host      sql.NullString // Oracle stores an empty host as NULL
 			pid       int64
 			started   = dbTime{d: in.d}
 			heartbeat = dbTime{d: in.d}
@@ -298,7 +298,7 @@ func (in inspector) owners(ctx context.Context) error {
 		if err := rows.Scan(&id, &host, &pid, &started, &heartbeat); err != nil {
 			return fmt.Errorf("read owners: %w", err)
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%s ago\t%s ago\n", id, host, pid, in.age(started), in.age(heartbeat))
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%s ago\t%s ago\n", id, host.String, pid, in.age(started), in.age(heartbeat))
 	}
 	if err := rows.Err(); err != nil {
 		return fmt.Errorf("read owners: %w", err)

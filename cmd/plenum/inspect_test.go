@@ -146,7 +146,7 @@ func TestInspect_Errors(t *testing.T) {
 		{inspectOptions{DSN: "postgres://x", Prefix: "plenum_", Limit: 5}, "--dsn needs --dialect"},
 		{inspectOptions{Dialect: "postgres", DB: empty, Prefix: "plenum_", Limit: 5}, "--db names a database file; for postgres give --dsn"},
 		{inspectOptions{Dialect: "mysql", Prefix: "plenum_", Limit: 5}, "missing --dsn"},
-		{inspectOptions{Dialect: "oracle", DSN: "x", Prefix: "plenum_", Limit: 5}, "not built into this binary yet"},
+		{inspectOptions{Dialect: "oracle", DSN: "x", Prefix: "plenum_", Limit: 5}, "oracle: invalid DSN"},
 	} {
 		err := runInspect(context.Background(), &bytes.Buffer{}, c.o)
 		if err == nil || !strings.Contains(err.Error(), c.want) {

@@ -55,7 +55,6 @@ func TestMigrationsGen_Errors(t *testing.T) {
 		want string
 	}{
 		{[]string{"--dialect", "nosuchdb", "--out", dir}, `unknown dialect "nosuchdb" (known: `},
-		{[]string{"--dialect", "oracle", "--out", dir}, "dialect oracle: not built into this binary yet (known: "},
 		{[]string{"--out", dir}, "missing --dialect (known: "},
 		{[]string{"--dialect", "sqlite"}, "missing --out"},
 		{[]string{"--dialect", "sqlite", "--out", dir, "--format", "flyway"}, `--format "flyway": want one of plain, golang-migrate, goose`},
@@ -105,7 +104,7 @@ func TestMigrationsUp_Errors(t *testing.T) {
 		}{
 			{[]string{"--dialect", "sqlite"}, exitUsage, "missing --dsn"},
 			{[]string{"--dsn", "x.db"}, exitUsage, "missing --dialect"},
-			{[]string{"--dialect", "oracle", "--dsn", "u:p@/db"}, exitUsage, "dialect oracle: not built into this binary yet"},
+			{[]string{"--dialect", "oracle", "--dsn", "u:p@/db"}, exitFailure, "--dsn: oracle: invalid DSN: want oracle://"},
 			{[]string{"--dialect", "sqlite", "--dsn", "x.db", "--prefix", "No"}, exitUsage, "--prefix"},
 			{[]string{"--dialect", "sqlite", "--dsn", ":memory:"}, exitFailure, "in-memory"},
 			{[]string{"--dialect", "sqlite", "--dsn", filepath.Join(t.TempDir(), "no", "such", "dir", "x.db")}, exitFailure, "sqlite: open"},

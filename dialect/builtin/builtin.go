@@ -11,6 +11,7 @@ package builtin
 import (
 	_ "github.com/plenumdb/plenum/cockroach" // CockroachDB
 	_ "github.com/plenumdb/plenum/mysql"     // MySQL 8 and MariaDB
+	_ "github.com/plenumdb/plenum/oracle"    // Oracle Database 19c and 23ai (go-ora)
 	_ "github.com/plenumdb/plenum/postgres"  // PostgreSQL
 	_ "github.com/plenumdb/plenum/sqlite"    // SQLite (modernc.org/sqlite)
 )

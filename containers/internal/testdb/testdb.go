@@ -20,6 +20,7 @@ import (
 	"github.com/testcontainers/testcontainers-go/modules/mariadb"
 	"github.com/testcontainers/testcontainers-go/modules/mysql"
 	"github.com/testcontainers/testcontainers-go/modules/postgres"
+	"github.com/testcontainers/testcontainers-go/wait"
 )
 
 // Images are the server images the functions start. Each can be replaced
@@ -30,6 +31,7 @@ const (
 	MySQLImage     = "mysql:8.4"
 	MariaDBImage   = "mariadb:10.11"
 	CockroachImage = "cockroachdb/cockroach:v24.3.5"
+	OracleImage    = "gvenzl/oracle-free:23-slim-faststart"
 )
 
 // DisableEnv, when set to any non-empty value, keeps testdb from trying
@@ -167,5 +169,47 @@ func MariaDB(t testing.TB) (string, bool) {
 		}
 		dsn, err := ctr.ConnectionString(ctx)
 		return ctr, dsn, err
+	})
+}
+
+// Oracle starts Oracle Database Free (23ai) from the gvenzl/oracle-free
+// image, a generic container (testcontainers has no Oracle module), and
+// returns a go-ora DSN for its application user on FREEPDB1. An init
+// script, run by SYS after the user is created, grants it EXECUTE on
+// DBMS_LOCK, which the dialect's migration lock needs.
+func Oracle(t testing.TB) (string, bool) {
+	t.Helper()
+	img := image("ORACLE", OracleImage)
+	return start(t, img, func(ctx context.Context) (testcontainers.Container, string, error) {
+		ctr, err := testcontainers.GenericContainer(ctx, testcontainers.GenericContainerRequest{
+			ContainerRequest: testcontainers.ContainerRequest{
+				Image:        img,
+				ExposedPorts: []string{"1521/tcp"},
+				Env: map[string]string{
+					"ORACLE_PASSWORD":   "plenum",
+					"APP_USER":          "plenum",
+					"APP_USER_PASSWORD": "plenum",
+				},
+				Files: []testcontainers.ContainerFile{{
+					Reader:            strings.NewReader("ALTER SESSION SET CONTAINER = FREEPDB1;\nGRANT EXECUTE ON SYS.DBMS_LOCK TO plenum;\n"),
+					ContainerFilePath: "/container-entrypoint-initdb.d/plenum.sql",
+					FileMode:          0o644,
+				}},
+				WaitingFor: wait.ForLog("DATABASE IS READY TO USE!").WithStartupTimeout(startTimeout),
+			},
+			Started: true,
+		})
+		if err != nil {
+			return ctr, "", err
+		}
+		host, err := ctr.Host(ctx)
+		if err != nil {
+			return ctr, "", err
+		}
+		port, err := ctr.MappedPort(ctx, "1521/tcp")
+		if err != nil {
+			return ctr, "", err
+		}
+		return ctr, "oracle://plenum:plenum@" + host + ":" + port.Port() + "/FREEPDB1", nil
 	})
 }

@@ -26,7 +26,7 @@ func TestStart_WithoutDockerIsNotOK(t *testing.T) {
 		t.Skip("a Docker engine answers here; the no-engine path is not reachable")
 	}
 	for name, f := range map[string]func(testing.TB) (string, bool){
-		"postgres": Postgres, "cockroach": Cockroach, "mysql": MySQL, "mariadb": MariaDB,
+		"postgres": Postgres, "cockroach": Cockroach, "mysql": MySQL, "mariadb": MariaDB, "oracle": Oracle,
 	} {
 		if dsn, ok := f(t); ok || dsn != "" {
 			t.Errorf("%s: got (%q, %v) without Docker, want (\"\", false)", name, dsn, ok)

@@ -139,7 +139,7 @@ func testFenceAtomic(e *env) {
 	// statements of the transaction.
 	ctx, cancel := context.WithCancel(e.ctx)
 	var afterCancel error
-	held, err = e.s.Fence(ctx, c, func(ctx context.Context, f *core.Fenced) error {
+	_, err = e.s.Fence(ctx, c, func(ctx context.Context, f *core.Fenced) error {
 		if _, err := f.Enqueue(ctx, core.ItemSpec{Queue: out, Key: "once"}); err != nil {
 			return err
 		}

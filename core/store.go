@@ -35,7 +35,6 @@ type Store struct {
 	retries      atomic.Uint64
 	exhausted    atomic.Uint64
 	mostAttempts atomic.Int64
-	conflicts    atomic.Uint64
 
 	// hub routes wake-ups to subscriptions (wake.go); notifier is the
 	// dialect's, unless Options.DisableNotify, and channel the name it

@@ -364,22 +364,6 @@ func (o *demoOwner) crash() {
 	<-o.done
 }
 
-// shutdown stops the owner cleanly: no more heartbeats, and the owner row
-// is removed (any claim it still held goes back at once). A nil owner, one
-// that never registered, has nothing to stop.
-func (r *demoRun) shutdown(o *demoOwner) error {
-	if o == nil {
-		return nil
-	}
-	o.crash()
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	if err := r.st.Deregister(ctx, o.id); err != nil {
-		return fmt.Errorf("demo: deregister owner %s: %w", o.id, err)
-	}
-	return nil
-}
-
 // page returns the children from cursor on: the same page for the same
 // cursor, as Expand requires.
 func (r *demoRun) page(_ context.Context, cursor string) (core.ChildPage, error) {

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"database/sql/driver"
 	"errors"
+	"fmt"
 	"strconv"
 	"strings"
 	"time"
@@ -186,3 +187,15 @@ func discard(conn *sql.Conn) {
 
 // IsNoRows reports whether err is sql.ErrNoRows.
 func IsNoRows(err error) bool { return errors.Is(err, sql.ErrNoRows) }
+
+// Exists runs query, a SELECT COUNT(*) of a catalog (the probes a
+// migrator asks where DDL is not transactional: TableExists, IndexExists,
+// ColumnExists), and reports whether it counted a row. what names the
+// probe in an error ("mysql: table exists").
+func Exists(ctx context.Context, q Querier, what, query string, args ...any) (bool, error) {
+	var n int64
+	if err := q.QueryRowContext(ctx, query, args...).Scan(&n); err != nil {
+		return false, fmt.Errorf("%s: %w", what, err)
+	}
+	return n > 0, nil
+}

@@ -2,7 +2,6 @@ package mysql
 
 import (
 	"context"
-	"fmt"
 	"slices"
 	"strconv"
 	"strings"
@@ -170,12 +169,7 @@ func quote(s string) string {
 // It needs no privilege beyond one on the table itself: information_schema
 // shows a user the tables it may use.
 func (d *mysqlDialect) TableExists(ctx context.Context, q dialect.Querier, table string) (bool, error) {
-	var n int64
-	err := q.QueryRowContext(ctx, "SELECT COUNT(*) FROM information_schema.TABLES WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = ?", table).Scan(&n)
-	if err != nil {
-		return false, fmt.Errorf("mysql: table exists: %w", err)
-	}
-	return n > 0, nil
+	return dialect.Exists(ctx, q, "mysql: table exists", "SELECT COUNT(*) FROM information_schema.TABLES WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = ?", table)
 }
 
 // IndexExists reports whether table, in the current database, has an index
@@ -183,12 +177,7 @@ func (d *mysqlDialect) TableExists(ctx context.Context, q dialect.Querier, table
 // statements of an index that a migration which failed half way already
 // created, since MySQL 8 has no CREATE INDEX IF NOT EXISTS.
 func (d *mysqlDialect) IndexExists(ctx context.Context, q dialect.Querier, table, index string) (bool, error) {
-	var n int64
-	err := q.QueryRowContext(ctx, "SELECT COUNT(*) FROM information_schema.STATISTICS WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = ? AND INDEX_NAME = ?", table, index).Scan(&n)
-	if err != nil {
-		return false, fmt.Errorf("mysql: index exists: %w", err)
-	}
-	return n > 0, nil
+	return dialect.Exists(ctx, q, "mysql: index exists", "SELECT COUNT(*) FROM information_schema.STATISTICS WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = ? AND INDEX_NAME = ?", table, index)
 }
 
 // ColumnExists reports whether table, in the current database, has a
@@ -196,12 +185,7 @@ func (d *mysqlDialect) IndexExists(ctx context.Context, q dialect.Querier, table
 // skip an ADD COLUMN already done, or a DROP COLUMN, by a migration that
 // failed half way.
 func (d *mysqlDialect) ColumnExists(ctx context.Context, q dialect.Querier, table, column string) (bool, error) {
-	var n int64
-	err := q.QueryRowContext(ctx, "SELECT COUNT(*) FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = ? AND COLUMN_NAME = ?", table, column).Scan(&n)
-	if err != nil {
-		return false, fmt.Errorf("mysql: column exists: %w", err)
-	}
-	return n > 0, nil
+	return dialect.Exists(ctx, q, "mysql: column exists", "SELECT COUNT(*) FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = ? AND COLUMN_NAME = ?", table, column)
 }
 
 // MigrationNotes says what golang-migrate needs to run the generated files

@@ -2,7 +2,6 @@ package oracle
 
 import (
 	"context"
-	"fmt"
 	"slices"
 	"strconv"
 	"strings"
@@ -192,33 +191,19 @@ func ignoring(ddl string, code int) string {
 // TableExists reports whether the current schema has table. Unquoted
 // names are stored in upper case.
 func (d *oraDialect) TableExists(ctx context.Context, q dialect.Querier, table string) (bool, error) {
-	var n int64
-	if err := q.QueryRowContext(ctx, "SELECT COUNT(*) FROM user_tables WHERE table_name = UPPER(:1)", table).Scan(&n); err != nil {
-		return false, fmt.Errorf("oracle: table exists: %w", err)
-	}
-	return n > 0, nil
+	return dialect.Exists(ctx, q, "oracle: table exists", "SELECT COUNT(*) FROM user_tables WHERE table_name = UPPER(:1)", table)
 }
 
 // ColumnExists reports whether table, in the current schema, has a column
 // named column. The migrator (migrations.ColumnProber) asks it before it
 // adds or drops a column; the statements are safe to run again anyway.
 func (d *oraDialect) ColumnExists(ctx context.Context, q dialect.Querier, table, column string) (bool, error) {
-	var n int64
-	err := q.QueryRowContext(ctx, "SELECT COUNT(*) FROM user_tab_columns WHERE table_name = UPPER(:1) AND column_name = UPPER(:2)", table, column).Scan(&n)
-	if err != nil {
-		return false, fmt.Errorf("oracle: column exists: %w", err)
-	}
-	return n > 0, nil
+	return dialect.Exists(ctx, q, "oracle: column exists", "SELECT COUNT(*) FROM user_tab_columns WHERE table_name = UPPER(:1) AND column_name = UPPER(:2)", table, column)
 }
 
 // IndexExists reports whether table, in the current schema, has an index
 // named index. CreateIndex is safe to run again on its own; the migrator
 // asks this first and skips the statement.
 func (d *oraDialect) IndexExists(ctx context.Context, q dialect.Querier, table, index string) (bool, error) {
-	var n int64
-	err := q.QueryRowContext(ctx, "SELECT COUNT(*) FROM user_indexes WHERE table_name = UPPER(:1) AND index_name = UPPER(:2)", table, index).Scan(&n)
-	if err != nil {
-		return false, fmt.Errorf("oracle: index exists: %w", err)
-	}
-	return n > 0, nil
+	return dialect.Exists(ctx, q, "oracle: index exists", "SELECT COUNT(*) FROM user_indexes WHERE table_name = UPPER(:1) AND index_name = UPPER(:2)", table, index)
 }

@@ -90,12 +90,7 @@ func mainFile(ctx context.Context, conn *sql.Conn) (string, error) {
 // migrator uses it, when a dialect offers it, to tell a missing migrations
 // table from a failing query.
 func (d *sqliteDialect) TableExists(ctx context.Context, q dialect.Querier, table string) (bool, error) {
-	var n int64
-	err := q.QueryRowContext(ctx, "SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND name = ?", table).Scan(&n)
-	if err != nil {
-		return false, fmt.Errorf("sqlite: table exists: %w", err)
-	}
-	return n > 0, nil
+	return dialect.Exists(ctx, q, "sqlite: table exists", "SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND name = ?", table)
 }
 
 // atLeast reports whether the dotted version v is min or later. Parts that

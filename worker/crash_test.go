@@ -26,3 +26,18 @@ func TestKilledWorker_Postgres(t *testing.T) {
 func TestKilledWorker_MySQL(t *testing.T) {
 	workersuite.RunKilled(t, workersuite.KilledConfig{Dialect: mysql.Dialect(), Open: mysql.Open, DSN: func(t *testing.T) string { return conformance.DSN(t, "mysql") }})
 }
+
+// The fault-kill tests: a process killed at each injection point.
+func TestFaultKills_SQLite(t *testing.T) {
+	workersuite.RunFaultKills(t, workersuite.KilledConfig{Dialect: sqlite.Dialect(), Open: sqlite.Open, DSN: func(t *testing.T) string {
+		return filepath.Join(t.TempDir(), "faults.db")
+	}})
+}
+
+func TestFaultKills_Postgres(t *testing.T) {
+	workersuite.RunFaultKills(t, workersuite.KilledConfig{Dialect: postgres.Dialect(), Open: postgres.Open, DSN: func(t *testing.T) string { return conformance.DSN(t, "postgres") }})
+}
+
+func TestFaultKills_MySQL(t *testing.T) {
+	workersuite.RunFaultKills(t, workersuite.KilledConfig{Dialect: mysql.Dialect(), Open: mysql.Open, DSN: func(t *testing.T) string { return conformance.DSN(t, "mysql") }})
+}

@@ -298,6 +298,7 @@ func runKillScenario(t *testing.T, cfg KilledConfig, sc killScenario) {
 	if !errors.As(err, &exit) || !killedBySIGKILL(exit) || !strings.Contains(stderr.String(), "plenum/fault: kill at "+string(sc.point)) {
 		t.Fatalf("the process ended with %v, want SIGKILL at %s; stderr:\n%s", err, sc.point, stderr.String())
 	}
+	t.Logf("killed at %s: items %v, %d effects", sc.point, k.counts(""), k.effects())
 	sc.killed(k)
 	if t.Failed() {
 		return

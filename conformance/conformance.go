@@ -142,6 +142,7 @@ var guarantees = []guarantee{
 	{"Cancel_And_Revive", testCancelRevive},
 	{"Faults_InjectedRollBackBothHalves", testFaultsRollBackBothHalves},
 	{"BadInput_ChangesNothing", testBadInput},
+	{"BadInput_UsedOrForeignClaimChangesNothing", testBadClaims},
 	{"BadInput_IntegersFitEveryDatabase", testBadInputIntegers},
 	{"BadInput_JSONEveryDatabaseStores", testBadInputJSON},
 	{"BadInput_TextEveryDatabaseStores", testBadInputText},

@@ -45,6 +45,7 @@ var tests = []struct {
 	{"Outcomes", outcomes},
 	{"DeadlineRefusesLateResult", deadlineRefusesLateResult},
 	{"CancelStopsRunningHandler", cancelStopsRunningHandler},
+	{"HandlerReturnsAfterCancel", handlerReturnsAfterCancel},
 	{"GracefulShutdown", gracefulShutdown},
 	{"StopsWhenOwnerLost", stopsWhenOwnerLost},
 	{"FencedEffectsOnce", fencedEffectsOnce},

@@ -133,7 +133,14 @@ func (d *mysqlDialect) Check(ctx context.Context, db *sql.DB) error {
 		return fmt.Errorf("mysql: check: cannot get a connection (is the *sql.DB closed?): %w", err)
 	}
 	defer conn.Close()
-	return check(ctx, conn)
+	if err := check(ctx, conn); err != nil {
+		if _, ok := db.Driver().(*gomysql.MySQLDriver); !ok {
+			// Another database's handle, most likely.
+			return fmt.Errorf("mysql: check: the *sql.DB uses the driver %T, not go-sql-driver/mysql: is it a MySQL or MariaDB database? %w", db.Driver(), err)
+		}
+		return err
+	}
+	return nil
 }
 
 // check runs every probe of Check on conn.

@@ -122,6 +122,15 @@ func parseDSN(dsn string) (cfg *gomysql.Config, err error) {
 	if strings.TrimSpace(dsn) == "" {
 		return nil, errors.New("mysql: empty DSN (want user:password@tcp(host:3306)/database)")
 	}
+	if strings.Contains(dsn, "://") {
+		// go-sql-driver's DSNs have no scheme; a URL is for another
+		// driver, or a mysql:// URL a habit from elsewhere.
+		k := dialect.DSNKind(dsn)
+		if k == "" || k == Name {
+			return nil, errors.New("mysql: invalid DSN: a URL is not a go-sql-driver DSN: write user:password@tcp(host:3306)/database")
+		}
+		return nil, fmt.Errorf("mysql: invalid DSN: the DSN is written for %s, not MySQL: open it with the %s dialect, or give a MySQL DSN (user:password@tcp(host:3306)/database)", k, k)
+	}
 	defer func() {
 		if p := recover(); p != nil {
 			cfg, err = nil, fmt.Errorf("mysql: invalid DSN: %v", p)

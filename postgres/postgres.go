@@ -67,6 +67,9 @@ func Open(dsn string) (*sql.DB, error) {
 	if strings.TrimSpace(dsn) == "" {
 		return nil, errors.New("postgres: open: empty DSN (e.g. postgres://user:password@localhost:5432/db?sslmode=disable)")
 	}
+	if k := dialect.DSNKind(dsn); k != "" && k != Name && k != "cockroach" {
+		return nil, fmt.Errorf("postgres: open: the DSN is written for %s, not PostgreSQL: open it with the %s dialect, or give a PostgreSQL DSN (postgres://user:password@host:5432/db)", k, k)
+	}
 	db, err := sql.Open(DriverName, dsn)
 	if err != nil {
 		return nil, fmt.Errorf("postgres: open: %w", err)

@@ -28,7 +28,7 @@ func (d *sqliteDialect) Check(ctx context.Context, db *sql.DB) error {
 
 	var version string
 	if err := conn.QueryRowContext(ctx, "SELECT sqlite_version()").Scan(&version); err != nil {
-		return fmt.Errorf("sqlite: check: sqlite_version(): %w", err)
+		return fmt.Errorf("sqlite: check: sqlite_version(): is the *sql.DB (driver %T) a SQLite database? %w", db.Driver(), err)
 	}
 	if !atLeast(version, MinVersion) {
 		return fmt.Errorf("sqlite: check: SQLite %s is older than %s, the oldest this dialect supports (claims need RETURNING, down migrations ALTER TABLE DROP COLUMN); use a newer SQLite library or driver", version, MinVersion)

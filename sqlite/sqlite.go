@@ -100,6 +100,9 @@ func DSN(path string) (string, error) {
 	if path == "" {
 		return "", errors.New("sqlite: empty database path (give a file path; in-memory databases are not supported)")
 	}
+	if k := dialect.DSNKind(path); k != "" && k != Name {
+		return "", fmt.Errorf("sqlite: the path is a DSN written for %s, not a file path: open it with the %s dialect, or give the SQLite database's file path", k, k)
+	}
 	if path == ":memory:" || strings.HasPrefix(path, "file:") {
 		return "", fmt.Errorf("sqlite: %q is not a file path (give a file path; in-memory databases and URIs are not supported)", path)
 	}

@@ -234,9 +234,10 @@ func RunFaultKills(t *testing.T, cfg KilledConfig) {
 		os.Exit(3)
 	}
 	t.Parallel()
+	// One scenario at a time: each starts a process of its own, and the
+	// tests of other databases run alongside.
 	for _, sc := range killScenarios {
 		t.Run(string(sc.point), func(t *testing.T) {
-			t.Parallel()
 			runKillScenario(t, cfg, sc)
 		})
 	}

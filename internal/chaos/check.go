@@ -403,6 +403,8 @@ func (f *Findings) sortedStates() []core.State {
 	for k := range f.Items {
 		s = append(s, k)
 	}
-	sort.Slice(s, func(a, b int) bool { return f.Items[s[a]] > f.Items[s[b]] || f.Items[s[a]] == f.Items[s[b]] && s[a] < s[b] })
+	sort.Slice(s, func(a, b int) bool {
+		return f.Items[s[a]] > f.Items[s[b]] || f.Items[s[a]] == f.Items[s[b]] && s[a] < s[b]
+	})
 	return s
 }

@@ -21,6 +21,13 @@ type Plan struct {
 	// TickEvery is the interval of the periodic schedule the workers run
 	// while faults are on; 0 runs none.
 	TickEvery time.Duration
+	// Batched has the children complete through the runtime's batched
+	// completions (the hot path: one statement per batch, one arrival
+	// update per barrier per batch) instead of each in a fence with its
+	// audit row. Their proof is then their barrier's: as many completed
+	// children as expected and arrived, one firing, and a join that saw
+	// every child's own result once.
+	Batched bool
 	// Generations is how many times the chains and fan-outs above are
 	// seeded, each generation under chain and fan-out numbers of its own.
 	// 0 means 1. A round that refills seeds more while it runs and counts
@@ -42,10 +49,10 @@ func DefaultPlan() Plan {
 }
 
 // LoadPlan is a workload of about n items, most of them the children of
-// fan-outs of 10,000.
+// fan-outs of 10,000, completed in batches.
 func LoadPlan(n int) Plan {
 	fan := max(1, n/10000)
-	return Plan{Chains: 100, ChainSteps: 10, Fanouts: fan, Children: 10000, Page: 1000, FailEvery: 50, TickEvery: 5 * time.Second}
+	return Plan{Chains: 100, ChainSteps: 10, Fanouts: fan, Children: 10000, Page: 1000, FailEvery: 50, TickEvery: 5 * time.Second, Batched: true}
 }
 
 // Validate says what is wrong with p, if anything.

@@ -36,7 +36,12 @@ func (r *Result) Print(w io.Writer) {
 		states = append(states, fmt.Sprintf("%d %s", f.Items[s], s))
 	}
 	fmt.Fprintf(w, "  items          %s\n", strings.Join(states, ", "))
-	fmt.Fprintf(w, "  units          %d of %d audited, %d periodic ticks; %d planned failures retried\n", f.Units, p.Units(), f.Ticks, f.Retried)
+	if p.Batched {
+		fmt.Fprintf(w, "  units          %d of %d audited, %d periodic ticks; %d planned failures retried; %d children completed in batches (proven by their barriers)\n",
+			f.Units, p.Units()-int64(p.fanouts())*int64(p.Children), f.Ticks, f.Retried, f.Children)
+	} else {
+		fmt.Fprintf(w, "  units          %d of %d audited, %d periodic ticks; %d planned failures retried\n", f.Units, p.Units(), f.Ticks, f.Retried)
+	}
 	fmt.Fprintf(w, "  barriers       %d, %d fired\n", f.Barriers, f.Fired)
 	fmt.Fprintf(w, "  history        %d crashes counted on items; attempts ended %s\n", f.Crashes, outcomes(f.History))
 	if len(r.Skewed) > 0 {

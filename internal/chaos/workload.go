@@ -78,7 +78,7 @@ func stepSpec(chain, step int) core.ItemSpec {
 
 // parentSpec is the item of a fan-out's parent.
 func parentSpec(fan int) core.ItemSpec {
-	return core.ItemSpec{Queue: queue, Kind: kindParent, Key: parentKey(fan), Payload: fmt.Appendf(nil, `{"F":%d}`, fan)}
+	return core.ItemSpec{Queue: queue, Kind: kindParent, Key: parentKey(fan), Priority: -1, Payload: fmt.Appendf(nil, `{"F":%d}`, fan)}
 }
 
 // parent expands into the plan's children, a page per transaction, and
@@ -102,7 +102,11 @@ func (wl *workload) parent(ctx context.Context, job *worker.Job[fanArgs]) error 
 			to := min(from+wl.plan.Page, wl.plan.Children)
 			page := core.ChildPage{Next: strconv.Itoa(to), Done: to >= wl.plan.Children}
 			for n := from; n < to; n++ {
-				page.Children = append(page.Children, core.ChildSpec{Key: childKey(n), Queue: queue, Kind: kindChild,
+				// Child n of every fan-out shares priority n, so that
+				// concurrent handlers take children of many barriers, not
+				// a run of one barrier's whose arrivals would queue on its
+				// row.
+				page.Children = append(page.Children, core.ChildSpec{Key: childKey(n), Queue: queue, Kind: kindChild, Priority: n,
 					Payload: fmt.Appendf(nil, `{"F":%d,"N":%d}`, fan, n)})
 			}
 			return page, nil
@@ -120,6 +124,9 @@ func (wl *workload) child(ctx context.Context, job *worker.Job[fanArgs]) error {
 	}
 	if err := job.SetResult(map[string]int{"V": job.Args.N}); err != nil {
 		return err
+	}
+	if wl.plan.Batched {
+		return nil
 	}
 	return audit(ctx, wl, job, unit, 0, 0, nil)
 }

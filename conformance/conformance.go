@@ -140,6 +140,7 @@ var guarantees = []guarantee{
 	{"EnqueueTx_Outbox", testEnqueueTxOutbox},
 	{"Wakeup_EnqueueWakesSubscribers", testWakeups},
 	{"Cancel_And_Revive", testCancelRevive},
+	{"Faults_InjectedRollBackBothHalves", testFaultsRollBackBothHalves},
 	{"BadInput_ChangesNothing", testBadInput},
 	{"BadInput_IntegersFitEveryDatabase", testBadInputIntegers},
 	{"BadInput_JSONEveryDatabaseStores", testBadInputJSON},

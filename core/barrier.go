@@ -11,6 +11,7 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/plenumdb/plenum/dialect"
+	"github.com/plenumdb/plenum/internal/fault"
 	"github.com/plenumdb/plenum/migrations"
 )
 
@@ -393,6 +394,9 @@ func (s *Store) fireOnce(ctx context.Context, tx dialect.Querier, barrier uuid.U
 	}
 	n, err := res.RowsAffected()
 	if err != nil || n == 0 {
+		return arrival{}, false, err
+	}
+	if err := fault.Hit(ctx, fault.FireBeforeJoin); err != nil {
 		return arrival{}, false, err
 	}
 	var (

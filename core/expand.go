@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+
+	"github.com/plenumdb/plenum/internal/fault"
 )
 
 // ChildPage is one batch of children from an ExpandParams.Next source.
@@ -111,6 +113,9 @@ func (s *Store) Expand(ctx context.Context, c Claim, p ExpandParams) (ExpandResu
 		if page.Done {
 			r.Fired = fired
 			r.Barrier, err = s.GetBarrier(ctx, r.Barrier.ID)
+			return r, err
+		}
+		if err := fault.Hit(ctx, fault.DispatchBetweenPages); err != nil {
 			return r, err
 		}
 	}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/plenumdb/plenum/dialect"
+	"github.com/plenumdb/plenum/internal/fault"
 )
 
 // Fence runs fn in one transaction that holds the item's row lock, only if c
@@ -63,6 +64,9 @@ func (s *Store) Fence(ctx context.Context, c Claim, fn func(ctx context.Context,
 		f := &Fenced{s: s, tx: tx, c: c, h: h}
 		err = fn(markFence(ctx, s.db), f)
 		lost = err != nil && f.lost
+		if err == nil {
+			err = fault.Hit(ctx, fault.FenceBeforeCommit)
+		}
 		return err
 	})
 	if lost {

@@ -13,6 +13,7 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/plenumdb/plenum/dialect"
+	"github.com/plenumdb/plenum/internal/fault"
 )
 
 // Completion is one item to complete, with its result.
@@ -111,6 +112,9 @@ func (s *Store) complete(ctx context.Context, tx dialect.Querier, cs []Completio
 				}
 			}
 		}
+	}
+	if err := fault.Hit(ctx, fault.CompleteBeforeArrival); err != nil {
+		return nil, err
 	}
 	if err := s.settle(ctx, tx, arrivals); err != nil {
 		return nil, err

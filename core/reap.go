@@ -9,6 +9,7 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/plenumdb/plenum/dialect"
+	"github.com/plenumdb/plenum/internal/fault"
 )
 
 // ReapParams tune a reaper pass.
@@ -109,6 +110,9 @@ func (s *Store) reap(ctx context.Context, p ReapParams, r *ReapResult) error {
 		again, dead := split(held, func(o reapCandidate) bool { return o.crashes+1 >= p.MaxCrashes })
 		const why = "owner died while holding the claim"
 		if err := s.updateIDs(ctx, tx, reapCrashRetry, []any{why}, again); err != nil {
+			return nil, err
+		}
+		if err := fault.Hit(ctx, fault.ReapBeforeCrashCount); err != nil {
 			return nil, err
 		}
 		if err := s.recordAttempts(ctx, tx, OutcomeCrash, why, candidateIDs(held)); err != nil {

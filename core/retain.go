@@ -6,6 +6,7 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/plenumdb/plenum/dialect"
+	"github.com/plenumdb/plenum/internal/fault"
 )
 
 // PurgeParams say what a retention pass deletes.
@@ -113,6 +114,9 @@ func (s *Store) purge(ctx context.Context, table, cond string, age int64, limit 
 			return deleted, err
 		}
 		deleted += int(n)
+		if err := fault.Hit(ctx, fault.RetainBetweenBatches); err != nil {
+			return deleted, err
+		}
 	}
 	return deleted, nil
 }

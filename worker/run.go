@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/plenumdb/plenum/core"
+	"github.com/plenumdb/plenum/internal/fault"
 )
 
 // run is one handler run on one claim.
@@ -204,7 +205,7 @@ func (w *Worker) execute(queue string, r *run) {
 	start := time.Now()
 	if h == nil {
 		err = fmt.Errorf("no handler registered for kind %q", r.claim.Kind)
-	} else {
+	} else if err = fault.Hit(r.ctx, fault.AfterClaim); err == nil {
 		w.event(r.ctx, Event{Kind: EventStarted, Queue: queue, Item: r.claim.Item})
 		err = call(h, r)
 	}
@@ -318,6 +319,9 @@ type completion struct {
 // complete hands r's completion to the completer and waits for it to
 // commit (nil) or be refused (core.ErrClaimLost).
 func (w *Worker) complete(ctx context.Context, r *run) error {
+	if err := fault.Hit(ctx, fault.BeforeCompletion); err != nil {
+		return err
+	}
 	c := &completion{c: core.Completion{Claim: r.claim, Result: r.result}, done: make(chan error, 1)}
 	w.completions <- c
 	return <-c.done

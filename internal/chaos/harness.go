@@ -94,6 +94,10 @@ type Result struct {
 	// killed themselves at an injection point, Exits the workers that
 	// ended otherwise before their time (an error: see the log).
 	Killed, PointKills, Exits int
+	// Fired counts the faults that fired at each injection point: the
+	// kills (read from the workers' last words) and, from the workers that
+	// stopped gracefully, the other rules.
+	Fired map[string]int
 	// Dropped counts the sessions ended, in DropRounds attempts.
 	Dropped, DropRounds int
 	// Stalls counts SIGSTOPs; Stalled their total length.
@@ -204,7 +208,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	r := &round{cfg: cfg, d: reg.Dialect, db: db, mark: "plenum-" + cfg.Prefix[:len(cfg.Prefix)-1], rnd: mrand.New(mrand.NewPCG(cfg.Seed, cfg.Seed>>1|1)),
 		procs: map[*proc]bool{}, start: time.Now(),
 		res: &Result{Dialect: cfg.Dialect, Prefix: cfg.Prefix, Seed: cfg.Seed, Workers: cfg.Workers, Slots: cfg.Slots,
-			Skew: cfg.Faults.Skew, Plan: cfg.Plan}}
+			Skew: cfg.Faults.Skew, Plan: cfg.Plan, Fired: map[string]int{}}}
 	if r.store, err = core.Open(ctx, db, reg.Dialect, core.Options{Prefix: cfg.Prefix, Migrate: true}); err != nil {
 		return nil, fmt.Errorf("chaos: open the store: %w", err)
 	}
@@ -291,6 +295,10 @@ func (r *round) run(ctx context.Context) error {
 		go func() { defer sup.Done(); r.supervise(drain, spec(slot, false)) }()
 	}
 	deadline := time.Now().Add(cfg.Drain)
+	poll := 500 * time.Millisecond
+	if cfg.Plan.Items() > 100000 {
+		poll = 3 * time.Second // counting is a scan of a large table
+	}
 	for {
 		left, err := r.left(ctx)
 		if err != nil {
@@ -303,7 +311,7 @@ func (r *round) run(ctx context.Context) error {
 			r.logf("drain: %d items still to run after %v", left, cfg.Drain)
 			break
 		}
-		sleep(ctx, 500*time.Millisecond)
+		sleep(ctx, poll)
 		if ctx.Err() != nil {
 			break
 		}
@@ -376,7 +384,9 @@ func (r *round) inflict(ctx context.Context, d time.Duration) {
 		if now.After(progress) {
 			progress = now.Add(10 * time.Second)
 			r.progress(ctx)
-			if r.cfg.Refill {
+			// No refill in the last quarter: the drain should not start
+			// with a fresh generation.
+			if r.cfg.Refill && end.Sub(now) > d/4 {
 				r.refill(ctx)
 			}
 		}

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os/exec"
 	"runtime"
 	"strings"
@@ -98,6 +99,11 @@ func (r *round) supervise(ctx context.Context, spec WorkerSpec) {
 			if strings.HasPrefix(line, "lost ") {
 				r.count(func(res *Result) { res.OwnersLost++ })
 			}
+			var point string
+			var n int
+			if _, err := fmt.Sscanf(line, "fired %s %d", &point, &n); err == nil {
+				r.count(func(res *Result) { res.Fired[point] += n })
+			}
 		}}
 		tail := &tailBuffer{max: 4096}
 		cmd.Stderr = tail
@@ -140,7 +146,8 @@ func (r *round) supervise(ctx context.Context, spec WorkerSpec) {
 		switch {
 		case byHarness:
 		case errors.As(werr, &ee) && ee.Sys().(syscall.WaitStatus).Signal() == syscall.SIGKILL:
-			r.count(func(res *Result) { res.PointKills++ })
+			at := killedAt(tail.String())
+			r.count(func(res *Result) { res.PointKills++; res.Fired[at]++ })
 		case ctx.Err() != nil && werr == nil:
 			return
 		default:

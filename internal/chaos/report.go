@@ -18,6 +18,18 @@ func (r *Result) Print(w io.Writer) {
 		p.gens(), p.Chains, p.ChainSteps, p.Fanouts, p.Children, p.Units(), p.Items())
 	fmt.Fprintln(w, "What it did:")
 	fmt.Fprintf(w, "  killed         %d by SIGKILL, %d at injection points, %d other exits\n", r.Killed, r.PointKills, r.Exits)
+	if len(r.Fired) > 0 {
+		var pts []string
+		for p := range r.Fired {
+			pts = append(pts, p)
+		}
+		sort.Strings(pts)
+		var s []string
+		for _, p := range pts {
+			s = append(s, fmt.Sprintf("%s %d", p, r.Fired[p]))
+		}
+		fmt.Fprintf(w, "  at points      %s\n", strings.Join(s, ", "))
+	}
 	fmt.Fprintf(w, "  connections    %d sessions dropped in %d attempts\n", r.Dropped, r.DropRounds)
 	fmt.Fprintf(w, "  stalls         %d SIGSTOPs, %s paused in all; %d owners found themselves reaped and were replaced\n", r.Stalls, secs(r.Stalled), r.OwnersLost)
 	if len(r.Skewed) > 0 {

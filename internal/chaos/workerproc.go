@@ -139,6 +139,7 @@ func RunWorker(ctx context.Context, spec WorkerSpec, out io.Writer) error {
 			fmt.Fprintf(out, "stopped %s\n", w.Owner())
 		}
 	}
+	reportFired(out)
 	return nil
 }
 

@@ -92,8 +92,13 @@ const (
 	kindJoin   = "chaos.join"
 	kindTick   = "chaos.tick"
 	queue      = "chaos"
-	barrierFan = "fan"
-	tickName   = "chaos-tick"
+	// Parents have a queue of their own, with few slots: a hundred
+	// parents expanding at once would take every slot from the children
+	// (and, on SQLite, every turn at the write lock).
+	parentQueue = "chaos-parents"
+	parentSlots = 2
+	barrierFan  = "fan"
+	tickName    = "chaos-tick"
 )
 
 // Unit names: the audit's key for each unit of work.

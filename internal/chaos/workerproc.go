@@ -70,7 +70,7 @@ func WorkerFromEnv() (WorkerSpec, bool, error) {
 func (spec WorkerSpec) config() worker.Config {
 	t := spec.Timing
 	cfg := worker.Config{
-		Queues:            map[string]worker.QueueConfig{queue: {MaxWorkers: spec.Slots}},
+		Queues:            map[string]worker.QueueConfig{queue: {MaxWorkers: spec.Slots}, parentQueue: {MaxWorkers: parentSlots}},
 		PollInterval:      t.Poll,
 		HeartbeatInterval: t.Heartbeat,
 		StaleAfter:        t.StaleAfter,

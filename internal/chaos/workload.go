@@ -78,7 +78,7 @@ func stepSpec(chain, step int) core.ItemSpec {
 
 // parentSpec is the item of a fan-out's parent.
 func parentSpec(fan int) core.ItemSpec {
-	return core.ItemSpec{Queue: queue, Kind: kindParent, Key: parentKey(fan), Priority: -1, Payload: fmt.Appendf(nil, `{"F":%d}`, fan)}
+	return core.ItemSpec{Queue: parentQueue, Kind: kindParent, Key: parentKey(fan), Payload: fmt.Appendf(nil, `{"F":%d}`, fan)}
 }
 
 // parent expands into the plan's children, a page per transaction, and

@@ -40,6 +40,7 @@ type chaosOptions struct {
 	Refill, Keep         bool
 	Faults               chaos.Faults
 	Seed                 uint64
+	StaleAfter           time.Duration
 }
 
 func runChaosCmd(ctx context.Context, e env, args []string) error {
@@ -67,6 +68,7 @@ func runChaosCmd(ctx context.Context, e env, args []string) error {
 	fs.IntVar(&o.Faults.Skewed, "skewed", o.Faults.Skewed, "workers whose application clock is off by --skew")
 	fs.DurationVar(&o.Faults.Skew, "skew", o.Faults.Skew, "how far the skewed workers' application clock is off")
 	fs.StringVar(&o.Faults.Points, "faults", o.Faults.Points, "fault rules the workers run with while faults last, at the injection points")
+	fs.DurationVar(&o.StaleAfter, "stale-after", 6*time.Second, "how long a silent worker counts as alive; heartbeats, leases and reaps scale with it")
 	fs.Uint64Var(&o.Seed, "seed", 0, "seed of the faults' random choices (default: random, printed)")
 	if err := parseFlags(fs, args); err != nil {
 		return err
@@ -95,6 +97,8 @@ func runChaos(ctx context.Context, e env, o chaosOptions) error {
 		return usagef("--duration %v: want more than zero", o.Duration)
 	case o.Drain <= 0:
 		return usagef("--drain %v: want more than zero", o.Drain)
+	case o.StaleAfter < 3*time.Second || o.StaleAfter > 10*time.Minute:
+		return usagef("--stale-after %v: want 3s to 10m", o.StaleAfter)
 	case o.Items < 0:
 		return usagef("--items %d: want zero or more", o.Items)
 	}
@@ -117,7 +121,7 @@ func runChaos(ctx context.Context, e env, o chaosOptions) error {
 		Dialect: o.Dialect, DSN: o.DSN, Prefix: o.Prefix, Workers: o.Workers, Slots: o.Slots,
 		Duration: o.Duration, Drain: o.Drain, Faults: o.Faults, Seed: o.Seed, Keep: o.Keep,
 		Command: func() *exec.Cmd { return exec.Command(self, "chaos") },
-		Log:     e.stdout, Refill: o.Items == 0,
+		Log:     e.stdout, Refill: o.Items == 0, Timing: chaos.TimingFor(o.StaleAfter),
 	}
 	if o.Items > 0 {
 		cfg.Plan = chaos.LoadPlan(o.Items)

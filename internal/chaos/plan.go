@@ -96,7 +96,7 @@ const (
 	// parents expanding at once would take every slot from the children
 	// (and, on SQLite, every turn at the write lock).
 	parentQueue = "chaos-parents"
-	parentSlots = 2
+	parentSlots = 1
 	barrierFan  = "fan"
 	tickName    = "chaos-tick"
 )

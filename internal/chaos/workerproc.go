@@ -52,6 +52,13 @@ func DefaultTiming() Timing {
 	return Timing{Heartbeat: time.Second, StaleAfter: 6 * time.Second, Timeout: 15 * time.Second, Reap: 2 * time.Second, Poll: 200 * time.Millisecond}
 }
 
+// TimingFor scales DefaultTiming to a stale threshold: heartbeats six
+// times within it, leases two and a half times it, reaps three times
+// within it.
+func TimingFor(staleAfter time.Duration) Timing {
+	return Timing{Heartbeat: staleAfter / 6, StaleAfter: staleAfter, Timeout: staleAfter * 5 / 2, Reap: staleAfter / 3, Poll: 200 * time.Millisecond}
+}
+
 // WorkerFromEnv returns the spec in WorkerEnv, and false when the
 // variable is not set.
 func WorkerFromEnv() (WorkerSpec, bool, error) {

@@ -36,7 +36,7 @@ type Config struct {
 	// Plan is the workload. Default DefaultPlan().
 	Plan Plan
 	// Refill seeds another generation of the plan whenever fewer than
-	// half a generation's items are left to run, for as long as faults
+	// a quarter of a generation's items are left to run, for as long as faults
 	// are injected: the workers are kept busy however long the round.
 	Refill bool
 	// Timing is the runtime's timing. Default DefaultTiming().
@@ -406,10 +406,11 @@ func (r *round) dropSessions(ctx context.Context, k sessionKiller, p *proc) {
 	r.count(func(res *Result) { res.DropRounds++; res.Dropped += n })
 }
 
-// refill seeds the next generation when less than half of one is left.
+// refill seeds the next generation when less than a quarter of one is
+// left.
 func (r *round) refill(ctx context.Context) {
 	left, err := r.left(ctx)
-	if err != nil || left > r.cfg.Plan.Items()/int64(r.cfg.Plan.gens())/2 {
+	if err != nil || left > r.cfg.Plan.Items()/int64(r.cfg.Plan.gens())/4 {
 		return
 	}
 	g := r.res.Generations

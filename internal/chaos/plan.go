@@ -43,9 +43,11 @@ func (p Plan) gens() int { return max(1, p.Generations) }
 func (p Plan) chains() int  { return p.Chains * p.gens() }
 func (p Plan) fanouts() int { return p.Fanouts * p.gens() }
 
-// DefaultPlan is the workload of a short round.
+// DefaultPlan is the workload of a short round, and one generation of a
+// round that refills: small, so that what is left when the faults stop
+// drains within the two minutes a round allows on a slow database.
 func DefaultPlan() Plan {
-	return Plan{Chains: 40, ChainSteps: 10, Fanouts: 4, Children: 2000, Page: 250, FailEvery: 7, TickEvery: 2 * time.Second}
+	return Plan{Chains: 20, ChainSteps: 10, Fanouts: 2, Children: 1000, Page: 100, FailEvery: 7, TickEvery: 2 * time.Second}
 }
 
 // LoadPlan is a workload of about n items, most of them the children of

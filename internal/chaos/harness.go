@@ -87,6 +87,7 @@ func DefaultFaults() Faults {
 
 // Result is what a round did and what the check found.
 type Result struct {
+	// Dialect, Prefix, Seed, Workers and Slots are the round's settings.
 	Dialect, Prefix string
 	Seed            uint64
 	Workers, Slots  int
@@ -117,8 +118,10 @@ type Result struct {
 	Faulted, Drained, Checked time.Duration
 	// DrainTimedOut is set when the workload did not finish within Drain.
 	DrainTimedOut bool
-	Plan          Plan
-	Findings      *Findings
+	// Plan is the workload as seeded, generations counted.
+	Plan Plan
+	// Findings is what the check found (nil when it did not run).
+	Findings *Findings
 }
 
 // OK reports whether the round found nothing wrong.

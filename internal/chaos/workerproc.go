@@ -22,6 +22,7 @@ const WorkerEnv = "PLENUM_CHAOS_WORKER"
 
 // WorkerSpec is what one worker process runs.
 type WorkerSpec struct {
+	// Dialect, DSN and Prefix name the database and the round's tables.
 	Dialect, DSN, Prefix string
 	// Slot numbers the worker among the round's (0 up); a respawned
 	// worker keeps its slot.
@@ -36,12 +37,15 @@ type WorkerSpec struct {
 	Faults string
 	// Periodic runs the plan's periodic schedule.
 	Periodic bool
-	Plan     Plan
-	Timing   Timing
+	// Plan is the round's workload, Timing the runtime's timing.
+	Plan   Plan
+	Timing Timing
 }
 
 // Timing is the runtime's timing in a round: short, so that stalls and
-// kills are noticed within seconds.
+// kills are noticed within seconds. The fields are worker.Config's
+// HeartbeatInterval, StaleAfter, ReapInterval and PollInterval, and the
+// kinds' Timeout.
 type Timing struct {
 	Heartbeat, StaleAfter, Timeout, Reap, Poll time.Duration
 }

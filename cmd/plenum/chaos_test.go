@@ -1,0 +1,33 @@
+package main
+
+import (
+	"strings"
+	"testing"
+)
+
+func TestChaos_BadFlagsAreUsageErrors(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		args []string
+		says string
+	}{
+		{[]string{"chaos", "--workers", "0"}, "--workers"},
+		{[]string{"chaos", "--slots", "0"}, "--slots"},
+		{[]string{"chaos", "--duration", "0s"}, "--duration"},
+		{[]string{"chaos", "--drain", "-1s"}, "--drain"},
+		{[]string{"chaos", "--items", "-5"}, "--items"},
+		{[]string{"chaos", "--stale-after", "1s"}, "--stale-after"},
+		{[]string{"chaos", "--dialect", "nope"}, "--dialect"},
+		{[]string{"chaos", "--dialect", "postgres"}, "--dsn"},
+		{[]string{"chaos", "--prefix", "Bad-Prefix"}, "--prefix"},
+		{[]string{"chaos", "extra"}, "unexpected argument"},
+	} {
+		code, _, errOut := cli(t, tc.args...)
+		if code != exitUsage {
+			t.Errorf("%q: exit %d, want %d; stderr:\n%s", tc.args, code, exitUsage, errOut)
+		}
+		if !strings.Contains(errOut, tc.says) {
+			t.Errorf("%q: stderr does not name %s:\n%s", tc.args, tc.says, errOut)
+		}
+	}
+}

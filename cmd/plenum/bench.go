@@ -337,15 +337,17 @@ func benchOn(ctx context.Context, w io.Writer, db *sql.DB, d dialect.Dialect, pa
 	fmt.Fprintf(w, "bare SQL: %s (%s)\n\n", b.shape.name, shapeAbout(b.shape))
 	rep.Shape = b.shape.name
 
-	if err := measureRows(ctx, w, &rep, sd, o, settle); err != nil {
+	if !o.Scale.NoTable {
+		if err := measureRows(ctx, w, &rep, sd, o, settle); err != nil {
+			return rep, err
+		}
+	}
+	if err := runScale(ctx, w, &rep, sd, o, settle); err != nil {
 		return rep, err
 	}
 	rep.TxRetries, rep.BaseRetries = st.Stats().Retries+pc.Stats().Retries, b.retries.Load()
 	fmt.Fprintf(w, "transactions retried: Plenum %s, bare SQL %s\n", commas(rep.TxRetries), commas(rep.BaseRetries))
-	if err := runScale(ctx, w, &rep, sd, o, settle); err != nil {
-		return rep, err
-	}
-	if o.Pickups > 0 {
+	if o.Pickups > 0 && !o.Scale.NoTable {
 		if rep.Latency, err = benchLatency(ctx, w, st, o.Pickups); err != nil {
 			return rep, err
 		}
@@ -503,7 +505,7 @@ func measureRows(ctx context.Context, w io.Writer, rep *benchReport, sd sides, o
 		// sides; what is measured is claiming and completing them,
 		// arrivals counted.
 		fanQueue := queue + ".fanin"
-		barrier, err := plenumFanOut(ctx, st, fanQueue, o.Items)
+		barrier, err := plenumFanOut(ctx, st, fanQueue, o.Items, nil)
 		if err != nil {
 			return fmt.Errorf("bench: fan-in setup (plenum): %w", err)
 		}
@@ -621,8 +623,9 @@ func plenumEnqueue(ctx context.Context, st *core.Store, queue string, n int) err
 }
 
 // plenumFanOut enqueues a parent and expands it into n children of one
-// barrier, leaving them for plenumDrain.
-func plenumFanOut(ctx context.Context, st *core.Store, queue string, n int) (uuid.UUID, error) {
+// barrier, leaving them for plenumDrain; expanding, if not nil, is called
+// just before the expansion starts.
+func plenumFanOut(ctx context.Context, st *core.Store, queue string, n int, expanding func()) (uuid.UUID, error) {
 	owner, err := st.RegisterOwner(ctx, core.OwnerParams{})
 	if err != nil {
 		return uuid.Nil, err
@@ -637,6 +640,9 @@ func plenumFanOut(ctx context.Context, st *core.Store, queue string, n int) (uui
 	}
 	if len(cs) != 1 {
 		return uuid.Nil, errors.New("the parent was not claimable")
+	}
+	if expanding != nil {
+		expanding()
 	}
 	res, err := st.Expand(ctx, cs[0], core.ExpandParams{
 		Barrier: core.BarrierSpec{Name: "bench", Join: core.JoinSpec{Queue: queue + ".join", Kind: "join"}},
@@ -718,6 +724,13 @@ func fanWorkers(ctx context.Context, n int, f func(context.Context) error) error
 
 // checkDrained makes sure both sides really completed every item.
 func checkDrained(ctx context.Context, st *core.Store, b *baseline, queue string, n int) error {
+	return checkDrainedAfter(ctx, st, b, queue, n, 0)
+}
+
+// checkDrainedAfter makes sure both sides really completed n items of a
+// queue that held already completed ones before.
+func checkDrainedAfter(ctx context.Context, st *core.Store, b *baseline, queue string, n, already int) error {
+	n += already
 	counts, err := st.Counts(ctx, queue)
 	if err != nil {
 		return err

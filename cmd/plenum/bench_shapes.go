@@ -219,14 +219,28 @@ func (s sqliteBare) complete(ctx context.Context, b *baseline, tx bareTx, ids []
 // RETURNING, so a claim is a locking read of what the worker needs (FOR
 // UPDATE SKIP LOCKED) and an UPDATE of the rows it locked; one UPDATE
 // completes. The ids are bound as an IN list of 16-byte values or as one
-// JSON array read by JSON_TABLE.
+// JSON array that JSON_TABLE turns into rows, joined to the items (MariaDB
+// plans "id IN (SELECT ... FROM JSON_TABLE(...))" as a dependent subquery
+// over the whole table; the join reads the primary key once per id).
 type mysqlBare struct{ jsonList bool }
 
-func (m mysqlBare) ids(b *baseline, ids []uuid.UUID) (string, []any) {
+// update returns the UPDATE of the items ids with set (and setArgs), and
+// cond (and condArgs) where given, with its arguments.
+func (m mysqlBare) update(b *baseline, ids []uuid.UUID, set string, setArgs []any, cond string, condArgs ...any) (string, []any) {
 	if m.jsonList {
-		return "SELECT UNHEX(j.id) FROM JSON_TABLE(?, '$[*]' COLUMNS (id CHAR(32) PATH '$')) AS j", []any{hexList(ids)}
+		q := "UPDATE JSON_TABLE(?, '$[*]' COLUMNS (id CHAR(32) PATH '$')) AS j STRAIGHT_JOIN " + b.names.Items +
+			" AS i ON i.id = UNHEX(j.id) SET " + set
+		if cond != "" {
+			q += " WHERE " + cond
+		}
+		return q, append(append([]any{hexList(ids)}, setArgs...), condArgs...)
 	}
-	return inList(b.d, ids)
+	marks, idArgs := inList(b.d, ids)
+	q := "UPDATE " + b.names.Items + " SET " + set + " WHERE id IN (" + marks + ")"
+	if cond != "" {
+		q += " AND " + cond
+	}
+	return q, append(append(setArgs, idArgs...), condArgs...)
 }
 
 func (m mysqlBare) claim(ctx context.Context, b *baseline, tx bareTx, c bareClaim) ([]bareItem, error) {
@@ -244,18 +258,16 @@ func (m mysqlBare) claim(ctx context.Context, b *baseline, tx bareTx, c bareClai
 	for i, it := range items {
 		ids[i] = it.id
 	}
-	list, args := m.ids(b, ids)
-	_, err = tx.exec(ctx, "UPDATE "+b.names.Items+" SET state = 'claimed', claim_token = ?, claimed_by = ?, claimed_at = "+b.now+
-		", lease_expires_at = "+b.later+", attempt = attempt + 1 WHERE id IN ("+list+")",
-		append([]any{b.d.UUID(c.token), b.d.UUID(c.worker), baseLease}, args...)...)
+	q, args := m.update(b, ids, "state = 'claimed', claim_token = ?, claimed_by = ?, claimed_at = "+b.now+
+		", lease_expires_at = "+b.later+", attempt = attempt + 1", []any{b.d.UUID(c.token), b.d.UUID(c.worker), baseLease}, "")
+	_, err = tx.exec(ctx, q, args...)
 	return items, err
 }
 
 func (m mysqlBare) complete(ctx context.Context, b *baseline, tx bareTx, ids []uuid.UUID, token uuid.UUID) (int64, error) {
-	list, args := m.ids(b, ids)
-	res, err := tx.exec(ctx, "UPDATE "+b.names.Items+" SET state = 'completed', finished_at = "+b.now+
-		", lease_expires_at = NULL, result = ? WHERE id IN ("+list+") AND claim_token = ? AND state = 'claimed'",
-		append(append([]any{b.d.JSON(benchResult)}, args...), b.d.UUID(token))...)
+	q, args := m.update(b, ids, "state = 'completed', finished_at = "+b.now+", lease_expires_at = NULL, result = ?",
+		[]any{b.d.JSON(benchResult)}, "claim_token = ? AND state = 'claimed'", b.d.UUID(token))
+	res, err := tx.exec(ctx, q, args...)
 	if err != nil {
 		return 0, err
 	}

@@ -213,6 +213,9 @@ type benchRow struct {
 	// each side ran over Items items.
 	PlenumCounts, BaseCounts counts
 	Items                    int
+	// PlenumCPU and BaseCPU are the CPU time the bench's process used
+	// while each side ran.
+	PlenumCPU, BaseCPU time.Duration
 }
 
 // Ratio is Plenum's rate over the baseline's.
@@ -421,6 +424,9 @@ type rowAcc struct {
 	items        int
 	pTook, bTook time.Duration
 	pc, bc       counts
+	// pCPU and bCPU are the CPU time the process used while each side ran
+	// (for SQLite, the database's too).
+	pCPU, bCPU time.Duration
 }
 
 // measureRows measures the table's rows, o.Rounds times each, and prints
@@ -444,20 +450,22 @@ func measureRows(ctx context.Context, w io.Writer, rep *benchReport, sd sides, o
 				return fmt.Errorf("bench: checkpoint: %w", err)
 			}
 			if plenumSide {
-				before := sd.counted.snapshot()
+				before, cpu := sd.counted.snapshot(), processCPU()
 				took, err := timedRun(ctx, plenum)
 				if err != nil {
 					return fmt.Errorf("bench: %s (plenum): %w", name, err)
 				}
+				a.pCPU += processCPU() - cpu
 				a.pTook, pTook = a.pTook+took, took
 				a.pc = a.pc.plus(sd.counted.snapshot().since(before))
 				return nil
 			}
-			before := b.count.snapshot()
+			before, cpu := b.count.snapshot(), processCPU()
 			took, err := timedRun(ctx, base)
 			if err != nil {
 				return fmt.Errorf("bench: %s (baseline): %w", name, err)
 			}
+			a.bCPU += processCPU() - cpu
 			a.bTook, bTook = a.bTook+took, took
 			a.bc = a.bc.plus(b.count.snapshot().since(before))
 			return nil
@@ -553,7 +561,7 @@ func measureRows(ctx context.Context, w io.Writer, rep *benchReport, sd sides, o
 	fmt.Fprintf(w, "\n  %-16s %14s %14s %10s\n", "", "plenum", "bare SQL", "ratio")
 	for _, name := range names {
 		a := accs[name]
-		row := benchRow{Name: name, Items: a.items, PlenumCounts: a.pc, BaseCounts: a.bc,
+		row := benchRow{Name: name, Items: a.items, PlenumCounts: a.pc, BaseCounts: a.bc, PlenumCPU: a.pCPU, BaseCPU: a.bCPU,
 			Plenum: perSecond(a.items, a.pTook), Baseline: perSecond(a.items, a.bTook)}
 		rep.Rows = append(rep.Rows, row)
 		fmt.Fprintf(w, "  %-16s %12s/s %12s/s %10.2f\n", name, commas(int64(row.Plenum)), commas(int64(row.Baseline)), row.Ratio())
@@ -561,6 +569,9 @@ func measureRows(ctx context.Context, w io.Writer, rep *benchReport, sd sides, o
 	fmt.Fprintf(w, "ratio = plenum / bare SQL (above 1: Plenum is faster)\n")
 	for _, r := range rep.Rows {
 		fmt.Fprintf(w, "statements per item, %s: plenum %s, bare SQL %s\n", r.Name, perItem(r.PlenumCounts, r.Items), perItem(r.BaseCounts, r.Items))
+	}
+	for _, r := range rep.Rows {
+		fmt.Fprintf(w, "client CPU per item, %s: plenum %s, bare SQL %s\n", r.Name, cpuPerItem(r.PlenumCPU, r.Items), cpuPerItem(r.BaseCPU, r.Items))
 	}
 	return nil
 }
@@ -578,6 +589,14 @@ func perItem(c counts, items int) string {
 		return "-"
 	}
 	return fmt.Sprintf("%.3f (%.3f transactions)", float64(c.stmts)/float64(items), float64(c.txs)/float64(items))
+}
+
+// cpuPerItem formats CPU time per item in microseconds.
+func cpuPerItem(d time.Duration, items int) string {
+	if items == 0 || d <= 0 {
+		return "-"
+	}
+	return fmt.Sprintf("%.1f µs", float64(d)/float64(time.Microsecond)/float64(items))
 }
 
 // timedRun runs f and returns the time it took.

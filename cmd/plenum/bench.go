@@ -10,6 +10,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"runtime/pprof"
 	"strings"
 	"sync"
 	"time"
@@ -27,23 +28,46 @@ import (
 func benchAbout() string {
 	return fmt.Sprintf(`
 Measures Plenum's hot path on one database and, in the same run on the
-same database, a bare-SQL baseline doing the same work without fencing:
+same database, a baseline of the SQL a strong engineer would write by hand
+for that database, doing the same work:
 
   enqueue          Store.Enqueue      vs  multi-row INSERT
-  claim+complete   Store.Claim and    vs  the dialect's claim statement with
-                   Store.CompleteMany     no owner check and no claim token
-                                          (on SQLite UPDATE ... WHERE id IN
-                                          (SELECT ... LIMIT n) RETURNING;
-                                          SKIP LOCKED where there are row
-                                          locks), then UPDATE ... SET state =
-                                          'completed' WHERE id IN (...)
-  fan-in           children of one    vs  the same claims, then one transaction
-                   barrier completed      per child that completes it and adds
-                   in batches             1 to a counter row
+  claim+complete   Store.Claim and    vs  a claim in claim order that passes
+                   Store.CompleteMany     over locked rows (FOR UPDATE SKIP
+                                          LOCKED; SQLite's UPDATE ... WHERE id
+                                          IN (SELECT ... LIMIT n) RETURNING)
+                                          under a claim token, returning what a
+                                          worker needs, then one UPDATE of the
+                                          rows that still hold the token
+  fan-in arrivals  children of one    vs  the same, each batch's completion
+                   barrier completed      adding its count to a counter row in
+                   in batches             one update, and firing it once
   runtime          package worker:    vs  the claim+complete baseline
                    --workers workers of
                    --batch slots each,
                    no-op handlers
+
+The ratio, plenum / bare SQL, is the last column. Lines of their own give
+each side's statements and transactions per item, the CPU time the process
+spent per item on each side, and the transactions each side retried. --sql
+prints the statements both sides ran. The baseline's SQL comes in shapes
+per database (PostgreSQL: ids bound as one uuid[] array, or as an IN list;
+SQLite: json_each or IN lists, with or without statements prepared once;
+MySQL/MariaDB: prepared or not, IN lists or JSON_TABLE): --shapes measures
+them all first and keeps the fastest, --shape chooses one. Both sides use
+the same tables and indexes, the same *sql.DB (its session settings and
+durability, printed on the settings line) and the dialect's Begin (its
+isolation level), and run a transaction again when the database reports a
+conflict worth retrying. On a single-writer database (SQLite) the
+baseline's writers take turns on an in-process mutex, as Plenum's do.
+
+At scale, behind flags (with --no-table, only these): --fanout N fans out
+N children of one barrier against a bare multi-row INSERT and prints each
+side's peak resident memory; --completed N measures claim+complete on empty
+tables, fills both with N completed items of the claimed queue and
+measures again, with the plans of the claim's read (PostgreSQL and SQLite);
+--retention then measures Plenum's claim+complete while Store.Purge deletes
+the old items, and prints the slowdown and the rate of deletion.
 
 Then the pickup latency, from enqueue to handler start (p50 and p99 of
 --pickups single enqueues, each to an idle worker polling every %v):
@@ -54,19 +78,9 @@ polling alone (worker.Config.PollOnly).
 
 The database is SQLite by default, in a file in a new temporary directory
 (--db names another file); --dialect and --dsn choose any database this
-binary can open (%s).
-
-The baseline is the most direct correct SQL on that database: its
-statements use the dialect's placeholders, clock, value types and claim;
-its transactions begin as the dialect requires, and are run again, like
-Plenum's, when the database reports a conflict worth retrying (both
-sides' retries are printed). On a single-writer database (SQLite) its
-writers take turns on an in-process mutex, as Plenum's do, so that neither
-side spends its time in the database's busy handler. Both sides work on
-tables with the same columns and indexes, created from the same schema
-under random prefixes and dropped afterwards: on a shared server no other
-table is touched (though the load is felt). This is a measurement, never a
-pass/fail on timing.`, latencyPoll, strings.Join(openable(), ", "))
+binary can open (%s). Tables go under random prefixes and are dropped
+afterwards: on a shared server no other table is touched (though the load
+is felt). This is a measurement, never a pass/fail on timing.`, latencyPoll, strings.Join(openable(), ", "))
 }
 
 // benchOptions configure a bench run.
@@ -197,11 +211,34 @@ func runBenchCmd(ctx context.Context, e env, args []string) error {
 	fs.StringVar(&o.Shape, "shape", "", "the baseline's hand-written `shape` (default: the fastest measured here; see --shapes)")
 	fs.BoolVar(&o.Shapes, "shapes", false, "measure claim+complete with every hand-written shape first, and keep the fastest")
 	o.Scale.flags(fs)
+	var profile string
+	fs.StringVar(&profile, "cpuprofile", "", "write a CPU profile of the whole run to `file` (go tool pprof)")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
+	if profile != "" {
+		stop, err := startCPUProfile(profile)
+		if err != nil {
+			return err
+		}
+		defer stop()
+	}
 	_, err := runBench(ctx, e.stdout, o)
 	return err
+}
+
+// startCPUProfile starts writing a CPU profile to path and returns what
+// stops it.
+func startCPUProfile(path string) (stop func(), err error) {
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, usagef("--cpuprofile: %v", err)
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("bench: cpu profile: %w", err)
+	}
+	return func() { pprof.StopCPUProfile(); f.Close() }, nil
 }
 
 // benchRow is one measurement: Plenum's rate and the baseline's, per

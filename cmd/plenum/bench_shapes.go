@@ -52,10 +52,10 @@ func shapesFor(b *baseline) []bareShape {
 		}
 	case "sqlite":
 		return []bareShape{
-			{name: "IN list", sql: sqliteBare{}},
 			{name: "json_each", sql: sqliteBare{jsonList: true}},
-			{name: "prepared IN list", sql: sqliteBare{}, begin: "BEGIN IMMEDIATE"},
 			{name: "prepared json_each", sql: sqliteBare{jsonList: true}, begin: "BEGIN IMMEDIATE"},
+			{name: "IN list", sql: sqliteBare{}},
+			{name: "prepared IN list", sql: sqliteBare{}, begin: "BEGIN IMMEDIATE"},
 		}
 	case "mysql":
 		return []bareShape{

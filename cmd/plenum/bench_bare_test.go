@@ -230,8 +230,9 @@ func TestBench_ShapeFlag(t *testing.T) {
 func TestBench_ScaleFlags(t *testing.T) {
 	t.Parallel()
 	var out bytes.Buffer
-	o := benchOptions{DB: filepath.Join(t.TempDir(), "bench.db"), Items: 200, Batch: 20, Workers: 2,
-		Scale: scaleOptions{NoTable: true, FanOut: 1500, Completed: 3000, Retention: true}}
+	// Small, for CI: more filler than one purge pass takes.
+	o := benchOptions{DB: filepath.Join(t.TempDir(), "bench.db"), Items: 40, Batch: 10, Workers: 2,
+		Scale: scaleOptions{NoTable: true, FanOut: 300, Completed: 1200, Retention: true}}
 	rep, err := runBench(t.Context(), &out, o)
 	if err != nil {
 		t.Fatalf("runBench: %v\n%s", err, out.String())
@@ -241,7 +242,7 @@ func TestBench_ScaleFlags(t *testing.T) {
 		t.Errorf("--no-table measured rows %+v", rep.Rows)
 	}
 	f := rep.Scale.FanOut
-	if f == nil || f.Children != 1500 || f.Plenum <= 0 || f.Baseline <= 0 || f.PlenumPeakRSS <= 0 {
+	if f == nil || f.Children != 300 || f.Plenum <= 0 || f.Baseline <= 0 || f.PlenumPeakRSS <= 0 {
 		t.Errorf("fan-out %+v", f)
 	}
 	if e, full := rep.Scale.Empty, rep.Scale.Full; e == nil || full == nil || e.Plenum <= 0 || full.Baseline <= 0 {
@@ -250,7 +251,7 @@ func TestBench_ScaleFlags(t *testing.T) {
 	if rep.Scale.Retained <= 0 || rep.Scale.Purged <= 0 {
 		t.Errorf("retention: claims %v/s, purged %v/s", rep.Scale.Retained, rep.Scale.Purged)
 	}
-	for _, want := range []string{"peak RSS", "plan of the claim's read, plenum, 3,000 completed items", "full / empty", "retention deleted"} {
+	for _, want := range []string{"peak RSS", "plan of the claim's read, plenum, 1,200 completed items", "full / empty", "retention deleted"} {
 		if !strings.Contains(text, want) {
 			t.Errorf("output lacks %q:\n%s", want, text)
 		}

@@ -114,10 +114,15 @@ func scaleFanOut(ctx context.Context, sd sides, n int, settle func() error) (*fa
 	if err := settle(); err != nil {
 		return nil, err
 	}
-	var took time.Duration
+	var (
+		took    time.Duration
+		barrier uuid.UUID
+		bb      *baseBarrier
+	)
 	peak, err := peakRSS(func() error {
 		var start time.Time
-		_, err := plenumFanOut(ctx, sd.st, queue, n, func() { start = time.Now() })
+		var err error
+		barrier, err = plenumFanOut(ctx, sd.st, queue, n, func() { start = time.Now() })
 		took = time.Since(start)
 		return err
 	})
@@ -130,7 +135,8 @@ func scaleFanOut(ctx context.Context, sd sides, n int, settle func() error) (*fa
 	}
 	peak, err = peakRSS(func() error {
 		start := time.Now()
-		_, err := sd.b.fanOut(ctx, queue, n)
+		var err error
+		bb, err = sd.b.fanOut(ctx, queue, n)
 		took = time.Since(start)
 		return err
 	})
@@ -138,7 +144,28 @@ func scaleFanOut(ctx context.Context, sd sides, n int, settle func() error) (*fa
 		return nil, fmt.Errorf("bench: fan-out (baseline): %w", err)
 	}
 	row.Baseline, row.BasePeakRSS = perSecond(n, took), peak
-	return row, nil
+	return row, checkFannedOut(ctx, sd, barrier, bb, n)
+}
+
+// checkFannedOut makes sure both sides really created n children of their
+// barrier.
+func checkFannedOut(ctx context.Context, sd sides, barrier uuid.UUID, bb *baseBarrier, n int) error {
+	got, err := sd.st.GetBarrier(ctx, barrier)
+	if err != nil {
+		return err
+	}
+	if got.Expected != int64(n) {
+		return fmt.Errorf("bench: fan-out: plenum's barrier expects %d children, want %d", got.Expected, n)
+	}
+	var kids int64
+	q := sd.b.d.Rebind("SELECT COUNT(*) FROM " + sd.b.names.Items + " WHERE barrier_id = ?")
+	if err := sd.b.db.QueryRowContext(ctx, q, sd.b.d.UUID(bb.id)).Scan(&kids); err != nil {
+		return err
+	}
+	if kids != int64(n) {
+		return fmt.Errorf("bench: fan-out: the baseline inserted %d children, want %d", kids, n)
+	}
+	return nil
 }
 
 // peakRSS runs f and returns the most resident memory the process had

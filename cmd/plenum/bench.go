@@ -645,15 +645,6 @@ func timedRun(ctx context.Context, f func(context.Context) error) (time.Duration
 	return time.Since(start), nil
 }
 
-// timed runs f and returns n over the time it took, per second.
-func timed(ctx context.Context, n int, f func(context.Context) error) (float64, error) {
-	start := time.Now()
-	if err := f(ctx); err != nil {
-		return 0, err
-	}
-	return float64(n) / max(time.Since(start), time.Microsecond).Seconds(), nil
-}
-
 func randomTag() string {
 	var b [3]byte
 	_, _ = rand.Read(b[:])

@@ -8,12 +8,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	mrand "math/rand/v2"
 	"os"
 	"path/filepath"
+	"runtime/pprof"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/google/uuid"
@@ -29,23 +28,46 @@ import (
 func benchAbout() string {
 	return fmt.Sprintf(`
 Measures Plenum's hot path on one database and, in the same run on the
-same database, a bare-SQL baseline doing the same work without fencing:
+same database, a baseline of the SQL a strong engineer would write by hand
+for that database, doing the same work:
 
   enqueue          Store.Enqueue      vs  multi-row INSERT
-  claim+complete   Store.Claim and    vs  the dialect's claim statement with
-                   Store.CompleteMany     no owner check and no claim token
-                                          (on SQLite UPDATE ... WHERE id IN
-                                          (SELECT ... LIMIT n) RETURNING;
-                                          SKIP LOCKED where there are row
-                                          locks), then UPDATE ... SET state =
-                                          'completed' WHERE id IN (...)
-  fan-in           children of one    vs  the same claims, then one transaction
-                   barrier completed      per child that completes it and adds
-                   in batches             1 to a counter row
+  claim+complete   Store.Claim and    vs  a claim in claim order that passes
+                   Store.CompleteMany     over locked rows (FOR UPDATE SKIP
+                                          LOCKED; SQLite's UPDATE ... WHERE id
+                                          IN (SELECT ... LIMIT n) RETURNING)
+                                          under a claim token, returning what a
+                                          worker needs, then one UPDATE of the
+                                          rows that still hold the token
+  fan-in arrivals  children of one    vs  the same, each batch's completion
+                   barrier completed      adding its count to a counter row in
+                   in batches             one update, and firing it once
   runtime          package worker:    vs  the claim+complete baseline
                    --workers workers of
                    --batch slots each,
                    no-op handlers
+
+The ratio, plenum / bare SQL, is the last column. Lines of their own give
+each side's statements and transactions per item, the CPU time the process
+spent per item on each side, and the transactions each side retried. --sql
+prints the statements both sides ran. The baseline's SQL comes in shapes
+per database (PostgreSQL: ids bound as one uuid[] array, or as an IN list;
+SQLite: json_each or IN lists, with or without statements prepared once;
+MySQL/MariaDB: prepared or not, IN lists or JSON_TABLE): --shapes measures
+them all first and keeps the fastest, --shape chooses one. Both sides use
+the same tables and indexes, the same *sql.DB (its session settings and
+durability, printed on the settings line) and the dialect's Begin (its
+isolation level), and run a transaction again when the database reports a
+conflict worth retrying. On a single-writer database (SQLite) the
+baseline's writers take turns on an in-process mutex, as Plenum's do.
+
+At scale, behind flags (with --no-table, only these): --fanout N fans out
+N children of one barrier against a bare multi-row INSERT and prints each
+side's peak resident memory; --completed N measures claim+complete on empty
+tables, fills both with N completed items of the claimed queue and
+measures again, with the plans of the claim's read (PostgreSQL and SQLite);
+--retention then measures Plenum's claim+complete while Store.Purge deletes
+the old items, and prints the slowdown and the rate of deletion.
 
 Then the pickup latency, from enqueue to handler start (p50 and p99 of
 --pickups single enqueues, each to an idle worker polling every %v):
@@ -56,19 +78,9 @@ polling alone (worker.Config.PollOnly).
 
 The database is SQLite by default, in a file in a new temporary directory
 (--db names another file); --dialect and --dsn choose any database this
-binary can open (%s).
-
-The baseline is the most direct correct SQL on that database: its
-statements use the dialect's placeholders, clock, value types and claim;
-its transactions begin as the dialect requires, and are run again, like
-Plenum's, when the database reports a conflict worth retrying (both
-sides' retries are printed). On a single-writer database (SQLite) its
-writers take turns on an in-process mutex, as Plenum's do, so that neither
-side spends its time in the database's busy handler. Both sides work on
-tables with the same columns and indexes, created from the same schema
-under random prefixes and dropped afterwards: on a shared server no other
-table is touched (though the load is felt). This is a measurement, never a
-pass/fail on timing.`, latencyPoll, strings.Join(openable(), ", "))
+binary can open (%s). Tables go under random prefixes and are dropped
+afterwards: on a shared server no other table is touched (though the load
+is felt). This is a measurement, never a pass/fail on timing.`, latencyPoll, strings.Join(openable(), ", "))
 }
 
 // benchOptions configure a bench run.
@@ -82,10 +94,22 @@ type benchOptions struct {
 	// Pickups is how many single enqueues each pickup latency is
 	// measured over; 0 measures none.
 	Pickups int
+	// Rounds is how many times each row is measured, the side that goes
+	// first alternating; the rates are over all rounds. 0 means 1.
+	Rounds int
+	// SQL prints the statements both sides ran for claim+complete and
+	// fan-in.
+	SQL bool
+	// Shape names the baseline's hand-written shape ("" the best known);
+	// Shapes measures every shape first and keeps the fastest.
+	Shape  string
+	Shapes bool
+	// Scale is the measurements at scale, behind their own flags.
+	Scale scaleOptions
 }
 
 func defaultBenchOptions() benchOptions {
-	return benchOptions{Dialect: sqlite.Name, Items: 20000, Batch: 100, Workers: 4, Pickups: 30}
+	return benchOptions{Dialect: sqlite.Name, Items: 20000, Batch: 100, Workers: 4, Pickups: 30, Rounds: 1}
 }
 
 func (o benchOptions) validate() error {
@@ -98,8 +122,10 @@ func (o benchOptions) validate() error {
 		return usagef("--workers %d: want 1 to 256", o.Workers)
 	case o.Pickups < 0 || o.Pickups > 10_000:
 		return usagef("--pickups %d: want 0 to 10,000", o.Pickups)
+	case o.Rounds < 0 || o.Rounds > 100:
+		return usagef("--rounds %d: want 1 to 100", o.Rounds)
 	}
-	return nil
+	return o.Scale.validate()
 }
 
 // target returns the registration of the dialect and the DSN the options
@@ -180,18 +206,53 @@ func runBenchCmd(ctx context.Context, e env, args []string) error {
 	fs.IntVar(&o.Batch, "batch", o.Batch, "items claimed and completed per batch")
 	fs.IntVar(&o.Workers, "workers", o.Workers, "concurrent workers")
 	fs.IntVar(&o.Pickups, "pickups", o.Pickups, "single enqueues each pickup latency is measured over (0: none)")
+	fs.IntVar(&o.Rounds, "rounds", o.Rounds, "rounds per row, the side that goes first alternating")
+	fs.BoolVar(&o.SQL, "sql", false, "print the SQL both sides ran for claim+complete and fan-in")
+	fs.StringVar(&o.Shape, "shape", "", "the baseline's hand-written `shape` (default: the fastest measured here; see --shapes)")
+	fs.BoolVar(&o.Shapes, "shapes", false, "measure claim+complete with every hand-written shape first, and keep the fastest")
+	o.Scale.flags(fs)
+	var profile string
+	fs.StringVar(&profile, "cpuprofile", "", "write a CPU profile of the whole run to `file` (go tool pprof)")
 	if err := parseFlags(fs, args); err != nil {
 		return err
+	}
+	if profile != "" {
+		stop, err := startCPUProfile(profile)
+		if err != nil {
+			return err
+		}
+		defer stop()
 	}
 	_, err := runBench(ctx, e.stdout, o)
 	return err
 }
 
+// startCPUProfile starts writing a CPU profile to path and returns what
+// stops it.
+func startCPUProfile(path string) (stop func(), err error) {
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, usagef("--cpuprofile: %v", err)
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("bench: cpu profile: %w", err)
+	}
+	return func() { pprof.StopCPUProfile(); f.Close() }, nil
+}
+
 // benchRow is one measurement: Plenum's rate and the baseline's, per
-// second.
+// second, and what each side spent on it.
 type benchRow struct {
 	Name             string
 	Plenum, Baseline float64
+	// PlenumCounts and BaseCounts are the statements and transactions
+	// each side ran over Items items.
+	PlenumCounts, BaseCounts counts
+	Items                    int
+	// PlenumCPU and BaseCPU are the CPU time the bench's process used
+	// while each side ran.
+	PlenumCPU, BaseCPU time.Duration
 }
 
 // Ratio is Plenum's rate over the baseline's.
@@ -209,13 +270,25 @@ type benchReport struct {
 	// Prefixes are the table prefixes of Plenum's tables and the
 	// baseline's, both dropped when the run ends.
 	Prefixes [2]string
-	Rows     []benchRow
+	// Shape is the baseline's hand-written shape; Shapes the claim+complete
+	// rate of each, when --shapes measured them.
+	Shape  string
+	Shapes []shapeRate
+	Rows   []benchRow
 	// Latency is the pickup latency section, one row per way of finding
 	// new items.
 	Latency []latencyRow
 	// TxRetries and BaseRetries count the transactions Plenum and the
 	// baseline ran again after a retryable error.
 	TxRetries, BaseRetries uint64
+	// Scale is what the measurements at scale found.
+	Scale scaleReport
+}
+
+// shapeRate is the claim+complete rate of one hand-written shape.
+type shapeRate struct {
+	Name string
+	Rate float64
 }
 
 // runBench opens the database of o, runs every measurement and prints the
@@ -232,17 +305,26 @@ func runBench(ctx context.Context, w io.Writer, o benchOptions) (benchReport, er
 	return benchOn(ctx, w, db, d, path, o)
 }
 
+// sides are the two sides of a bench run on one database: Plenum's store,
+// opened on a dialect that counts its statements, and the baseline.
+type sides struct {
+	st      *core.Store
+	counted *stmtCounter
+	b       *baseline
+}
+
 // benchOn runs every measurement on db, of dialect d, and prints the table
 // to w; path, if not empty, is the database file for the header.
 func benchOn(ctx context.Context, w io.Writer, db *sql.DB, d dialect.Dialect, path string, o benchOptions) (rep benchReport, err error) {
 	// Fresh tables under random prefixes, dropped afterwards, so that a
 	// bench never touches other data in the database. A table left behind
 	// on a shared server is worth an error naming it.
+	o.Rounds = max(o.Rounds, 1)
 	tag := randomTag()
 	pPrefix, bPrefix := "bench_"+tag+"_", "base_"+tag+"_"
 	rep = benchReport{Dialect: d.Name(), Path: path, Prefixes: [2]string{pPrefix, bPrefix}}
 	defer func() {
-		dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
+		dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Minute)
 		defer cancel()
 		for _, prefix := range rep.Prefixes {
 			if derr := migrations.Drop(dctx, db, d, prefix); derr != nil {
@@ -254,20 +336,32 @@ func benchOn(ctx context.Context, w io.Writer, db *sql.DB, d dialect.Dialect, pa
 	if err != nil {
 		return rep, fmt.Errorf("bench: %w", err)
 	}
+	counted := &stmtCounter{}
+	pc, err := core.Open(ctx, db, countingDialect{Dialect: d, c: counted}, core.Options{Prefix: pPrefix})
+	if err != nil {
+		return rep, fmt.Errorf("bench: %w", err)
+	}
 	if _, err := migrations.Apply(ctx, db, d, bPrefix); err != nil {
 		return rep, fmt.Errorf("bench: baseline tables: %w", err)
 	}
-	b := newBaseline(db, d, migrations.NamesFor(bPrefix), o.Batch)
+	b := newBaseline(db, d, migrations.NamesFor(bPrefix), o.Batch, bareShape{})
+	defer b.close()
+	if o.Shape != "" {
+		if b.shape, err = shapeNamed(b, o.Shape); err != nil {
+			return rep, err
+		}
+	}
+	sd := sides{st: pc, counted: counted, b: b}
 
 	if path != "" {
 		fmt.Fprintf(w, "Plenum bench on %s: %s\n", d.Name(), path)
 	} else {
 		fmt.Fprintf(w, "Plenum bench on %s\n", d.Name())
 	}
-	fmt.Fprintf(w, "%s items per measurement, batches of %d, %s; Plenum and a bare-SQL baseline on the same database\n",
-		commas(o.Items), o.Batch, plural(o.Workers, "worker"))
-	fmt.Fprintf(w, "tables %s* (Plenum) and %s* (bare SQL), dropped afterwards\n\n", pPrefix, bPrefix)
-	fmt.Fprintf(w, "  %-16s %14s %14s %10s\n", "", "plenum", "bare SQL", "ratio")
+	fmt.Fprintln(w, benchSettings(ctx, db, d))
+	fmt.Fprintf(w, "%s items per measurement, batches of %d, %s, %s; Plenum and a bare-SQL baseline on the same database\n",
+		commas(o.Items), o.Batch, plural(o.Workers, "worker"), plural(o.Rounds, "round"))
+	fmt.Fprintf(w, "tables %s* (Plenum) and %s* (bare SQL), dropped afterwards\n", pPrefix, bPrefix)
 
 	// Each side starts with the database settled (for SQLite an empty
 	// write-ahead log), so that neither pays for the other's leftovers.
@@ -275,85 +369,25 @@ func benchOn(ctx context.Context, w io.Writer, db *sql.DB, d dialect.Dialect, pa
 	if c := checkpointFor(d); c != nil {
 		settle = func() error { return c(ctx, db) }
 	}
-	measure := func(name string, plenum, base func(context.Context) error) error {
-		if err := settle(); err != nil {
-			return fmt.Errorf("bench: checkpoint: %w", err)
+	if o.Shapes {
+		if err := measureShapes(ctx, w, &rep, b, o, settle); err != nil {
+			return rep, err
 		}
-		p, err := timed(ctx, o.Items, plenum)
-		if err != nil {
-			return fmt.Errorf("bench: %s (plenum): %w", name, err)
-		}
-		if err := settle(); err != nil {
-			return fmt.Errorf("bench: checkpoint: %w", err)
-		}
-		q, err := timed(ctx, o.Items, base)
-		if err != nil {
-			return fmt.Errorf("bench: %s (baseline): %w", name, err)
-		}
-		row := benchRow{Name: name, Plenum: p, Baseline: q}
-		rep.Rows = append(rep.Rows, row)
-		fmt.Fprintf(w, "  %-16s %12s/s %12s/s %10.2f\n", name, commas(int64(p)), commas(int64(q)), row.Ratio())
-		return nil
 	}
+	fmt.Fprintf(w, "bare SQL: %s (%s)\n\n", b.shape.name, shapeAbout(b.shape))
+	rep.Shape = b.shape.name
 
-	const queue, fanQueue = "bench", "bench.fanin"
-	err = measure("enqueue",
-		func(ctx context.Context) error { return plenumEnqueue(ctx, st, queue, o.Items) },
-		func(ctx context.Context) error { return b.enqueue(ctx, queue, o.Items, uuid.Nil) })
-	if err != nil {
+	if !o.Scale.NoTable {
+		if err := measureRows(ctx, w, &rep, sd, o, settle); err != nil {
+			return rep, err
+		}
+	}
+	if err := runScale(ctx, w, &rep, sd, o, settle); err != nil {
 		return rep, err
 	}
-	err = measure("claim+complete",
-		func(ctx context.Context) error { return plenumDrain(ctx, st, queue, o) },
-		func(ctx context.Context) error { return b.drain(ctx, queue, o.Workers, nil) })
-	if err != nil {
-		return rep, err
-	}
-	if err := checkDrained(ctx, st, b, queue, o.Items); err != nil {
-		return rep, fmt.Errorf("bench: claim+complete: %w", err)
-	}
-
-	// Fan-in: the children exist before the clock starts on both sides;
-	// what is measured is claiming and completing them, arrivals counted.
-	barrier, err := plenumFanOut(ctx, st, fanQueue, o.Items)
-	if err != nil {
-		return rep, fmt.Errorf("bench: fan-in setup (plenum): %w", err)
-	}
-	bb, err := b.fanOut(ctx, fanQueue, o.Items)
-	if err != nil {
-		return rep, fmt.Errorf("bench: fan-in setup (baseline): %w", err)
-	}
-	err = measure("fan-in arrivals",
-		func(ctx context.Context) error { return plenumDrain(ctx, st, fanQueue, o) },
-		func(ctx context.Context) error { return b.drain(ctx, fanQueue, o.Workers, bb) })
-	if err != nil {
-		return rep, err
-	}
-	if err := checkFired(ctx, st, b, barrier, bb, o.Items); err != nil {
-		return rep, fmt.Errorf("bench: fan-in: %w", err)
-	}
-	// The runtime: the same claim+complete through package worker, with
-	// no-op handlers; the items exist before the clock starts.
-	const rtQueue = "bench.runtime"
-	if err := plenumEnqueue(ctx, st, rtQueue, o.Items); err != nil {
-		return rep, fmt.Errorf("bench: runtime setup (plenum): %w", err)
-	}
-	if err := b.enqueue(ctx, rtQueue, o.Items, uuid.Nil); err != nil {
-		return rep, fmt.Errorf("bench: runtime setup (baseline): %w", err)
-	}
-	err = measure("runtime",
-		func(ctx context.Context) error { return runtimeDrain(ctx, st, rtQueue, o.Items, o) },
-		func(ctx context.Context) error { return b.drain(ctx, rtQueue, o.Workers, nil) })
-	if err != nil {
-		return rep, err
-	}
-	if err := checkDrained(ctx, st, b, rtQueue, o.Items); err != nil {
-		return rep, fmt.Errorf("bench: runtime: %w", err)
-	}
-	rep.TxRetries, rep.BaseRetries = st.Stats().Retries, b.retries.Load()
-	fmt.Fprintf(w, "\nratio = plenum / bare SQL (above 1: Plenum is faster). Transactions retried: Plenum %s, bare SQL %s.\n",
-		commas(rep.TxRetries), commas(rep.BaseRetries))
-	if o.Pickups > 0 {
+	rep.TxRetries, rep.BaseRetries = st.Stats().Retries+pc.Stats().Retries, b.retries.Load()
+	fmt.Fprintf(w, "transactions retried: Plenum %s, bare SQL %s\n", commas(rep.TxRetries), commas(rep.BaseRetries))
+	if o.Pickups > 0 && !o.Scale.NoTable {
 		if rep.Latency, err = benchLatency(ctx, w, st, o.Pickups); err != nil {
 			return rep, err
 		}
@@ -363,13 +397,252 @@ func benchOn(ctx context.Context, w io.Writer, db *sql.DB, d dialect.Dialect, pa
 	return rep, nil
 }
 
-// timed runs f and returns n over the time it took, per second.
-func timed(ctx context.Context, n int, f func(context.Context) error) (float64, error) {
+// shapeAbout says how a shape runs its statements.
+func shapeAbout(s bareShape) string {
+	switch {
+	case s.begin != "":
+		return "each worker on a connection of its own, " + s.begin + ", statements prepared on it once"
+	case s.prepared:
+		return "statements prepared once per connection"
+	}
+	return "statements as the driver runs them"
+}
+
+// measureShapes measures claim+complete with each of b's shapes, in the
+// order they are listed and then once more in reverse, and keeps the
+// fastest for the rest of the run.
+func measureShapes(ctx context.Context, w io.Writer, rep *benchReport, b *baseline, o benchOptions, settle func() error) error {
+	shapes := shapesFor(b)
+	took := make([]time.Duration, len(shapes))
+	order := make([]int, 0, 2*len(shapes))
+	for i := range shapes {
+		order = append(order, i)
+	}
+	for i := range shapes {
+		order = append(order, len(shapes)-1-i)
+	}
+	keep := b.shape
+	defer func() { b.shape = keep }()
+	for n, i := range order {
+		queue := fmt.Sprintf("bench.shape.%d", n)
+		if err := b.enqueue(ctx, queue, o.Items, uuid.Nil); err != nil {
+			return fmt.Errorf("bench: shapes: %w", err)
+		}
+		if err := settle(); err != nil {
+			return fmt.Errorf("bench: checkpoint: %w", err)
+		}
+		b.shape = shapes[i]
+		start := time.Now()
+		if err := b.drain(ctx, queue, o.Workers, nil); err != nil {
+			return fmt.Errorf("bench: shape %s: %w", shapes[i].name, err)
+		}
+		took[i] += time.Since(start)
+	}
+	fmt.Fprintf(w, "\nbare SQL shapes, claim+complete, each measured twice (in order, then in reverse):\n")
+	best := 0
+	for i, s := range shapes {
+		rate := float64(2*o.Items) / max(took[i], time.Microsecond).Seconds()
+		rep.Shapes = append(rep.Shapes, shapeRate{Name: s.name, Rate: rate})
+		fmt.Fprintf(w, "  %-22s %12s/s\n", s.name, commas(int64(rate)))
+		if took[i] < took[best] {
+			best = i
+		}
+	}
+	keep = shapes[best]
+	if o.Shape != "" {
+		keep = b.shape
+	}
+	return nil
+}
+
+// rowAcc gathers one row's measurements over the rounds.
+type rowAcc struct {
+	name         string
+	items        int
+	pTook, bTook time.Duration
+	pc, bc       counts
+	// pCPU and bCPU are the CPU time the process used while each side ran
+	// (for SQLite, the database's too).
+	pCPU, bCPU time.Duration
+}
+
+// measureRows measures the table's rows, o.Rounds times each, and prints
+// the table.
+func measureRows(ctx context.Context, w io.Writer, rep *benchReport, sd sides, o benchOptions, settle func() error) error {
+	st, b := sd.st, sd.b
+	accs := map[string]*rowAcc{}
+	var names []string
+	// pair measures one round of a row, the side that goes first
+	// alternating with the round.
+	pair := func(round int, name string, plenum, base func(context.Context) error) error {
+		a := accs[name]
+		if a == nil {
+			a = &rowAcc{name: name}
+			accs[name] = a
+			names = append(names, name)
+		}
+		var pTook, bTook time.Duration
+		side := func(plenumSide bool) error {
+			if err := settle(); err != nil {
+				return fmt.Errorf("bench: checkpoint: %w", err)
+			}
+			if plenumSide {
+				before, cpu := sd.counted.snapshot(), processCPU()
+				took, err := timedRun(ctx, plenum)
+				if err != nil {
+					return fmt.Errorf("bench: %s (plenum): %w", name, err)
+				}
+				a.pCPU += processCPU() - cpu
+				a.pTook, pTook = a.pTook+took, took
+				a.pc = a.pc.plus(sd.counted.snapshot().since(before))
+				return nil
+			}
+			before, cpu := b.count.snapshot(), processCPU()
+			took, err := timedRun(ctx, base)
+			if err != nil {
+				return fmt.Errorf("bench: %s (baseline): %w", name, err)
+			}
+			a.bCPU += processCPU() - cpu
+			a.bTook, bTook = a.bTook+took, took
+			a.bc = a.bc.plus(b.count.snapshot().since(before))
+			return nil
+		}
+		first := round%2 == 0
+		if err := side(first); err != nil {
+			return err
+		}
+		if err := side(!first); err != nil {
+			return err
+		}
+		a.items += o.Items
+		if o.Rounds > 1 {
+			p, q := perSecond(o.Items, pTook), perSecond(o.Items, bTook)
+			fmt.Fprintf(w, "  round %d, %s: plenum %s/s, bare SQL %s/s, ratio %.2f\n", round+1, name, commas(int64(p)), commas(int64(q)), p/q)
+		}
+		return nil
+	}
+	for round := range o.Rounds {
+		queue := fmt.Sprintf("bench.%d", round)
+		err := pair(round, "enqueue",
+			func(ctx context.Context) error { return plenumEnqueue(ctx, st, queue, o.Items) },
+			func(ctx context.Context) error { return b.enqueue(ctx, queue, o.Items, uuid.Nil) })
+		if err != nil {
+			return err
+		}
+		if o.SQL && round == 0 {
+			sd.counted.record()
+			b.count.record()
+		}
+		err = pair(round, "claim+complete",
+			func(ctx context.Context) error { return plenumDrain(ctx, st, queue, o) },
+			func(ctx context.Context) error { return b.drain(ctx, queue, o.Workers, nil) })
+		if err != nil {
+			return err
+		}
+		if o.SQL && round == 0 {
+			printSQL(w, "claim+complete", sd.counted.recorded(), b.count.recorded())
+		}
+		if err := checkDrained(ctx, st, b, queue, o.Items); err != nil {
+			return fmt.Errorf("bench: claim+complete: %w", err)
+		}
+
+		// Fan-in: the children exist before the clock starts on both
+		// sides; what is measured is claiming and completing them,
+		// arrivals counted.
+		fanQueue := queue + ".fanin"
+		barrier, err := plenumFanOut(ctx, st, fanQueue, o.Items, nil)
+		if err != nil {
+			return fmt.Errorf("bench: fan-in setup (plenum): %w", err)
+		}
+		bb, err := b.fanOut(ctx, fanQueue, o.Items)
+		if err != nil {
+			return fmt.Errorf("bench: fan-in setup (baseline): %w", err)
+		}
+		if o.SQL && round == 0 {
+			sd.counted.record()
+			b.count.record()
+		}
+		err = pair(round, "fan-in arrivals",
+			func(ctx context.Context) error { return plenumDrain(ctx, st, fanQueue, o) },
+			func(ctx context.Context) error { return b.drain(ctx, fanQueue, o.Workers, bb) })
+		if err != nil {
+			return err
+		}
+		if o.SQL && round == 0 {
+			printSQL(w, "fan-in arrivals", sd.counted.recorded(), b.count.recorded())
+		}
+		if err := checkFired(ctx, st, b, barrier, bb, o.Items); err != nil {
+			return fmt.Errorf("bench: fan-in: %w", err)
+		}
+
+		// The runtime: the same claim+complete through package worker,
+		// with no-op handlers; the items exist before the clock starts.
+		rtQueue := queue + ".runtime"
+		if err := plenumEnqueue(ctx, st, rtQueue, o.Items); err != nil {
+			return fmt.Errorf("bench: runtime setup (plenum): %w", err)
+		}
+		if err := b.enqueue(ctx, rtQueue, o.Items, uuid.Nil); err != nil {
+			return fmt.Errorf("bench: runtime setup (baseline): %w", err)
+		}
+		err = pair(round, "runtime",
+			func(ctx context.Context) error { return runtimeDrain(ctx, st, rtQueue, o.Items, o) },
+			func(ctx context.Context) error { return b.drain(ctx, rtQueue, o.Workers, nil) })
+		if err != nil {
+			return err
+		}
+		if err := checkDrained(ctx, st, b, rtQueue, o.Items); err != nil {
+			return fmt.Errorf("bench: runtime: %w", err)
+		}
+	}
+
+	fmt.Fprintf(w, "\n  %-16s %14s %14s %10s\n", "", "plenum", "bare SQL", "ratio")
+	for _, name := range names {
+		a := accs[name]
+		row := benchRow{Name: name, Items: a.items, PlenumCounts: a.pc, BaseCounts: a.bc, PlenumCPU: a.pCPU, BaseCPU: a.bCPU,
+			Plenum: perSecond(a.items, a.pTook), Baseline: perSecond(a.items, a.bTook)}
+		rep.Rows = append(rep.Rows, row)
+		fmt.Fprintf(w, "  %-16s %12s/s %12s/s %10.2f\n", name, commas(int64(row.Plenum)), commas(int64(row.Baseline)), row.Ratio())
+	}
+	fmt.Fprintf(w, "ratio = plenum / bare SQL (above 1: Plenum is faster)\n")
+	for _, r := range rep.Rows {
+		fmt.Fprintf(w, "statements per item, %s: plenum %s, bare SQL %s\n", r.Name, perItem(r.PlenumCounts, r.Items), perItem(r.BaseCounts, r.Items))
+	}
+	for _, r := range rep.Rows {
+		fmt.Fprintf(w, "client CPU per item, %s: plenum %s, bare SQL %s\n", r.Name, cpuPerItem(r.PlenumCPU, r.Items), cpuPerItem(r.BaseCPU, r.Items))
+	}
+	return nil
+}
+
+// perSecond is n over took.
+func perSecond(n int, took time.Duration) float64 {
+	return float64(n) / max(took, time.Microsecond).Seconds()
+}
+
+func (c counts) plus(o counts) counts { return counts{c.stmts + o.stmts, c.txs + o.txs} }
+
+// perItem formats statements and transactions per item.
+func perItem(c counts, items int) string {
+	if items == 0 {
+		return "-"
+	}
+	return fmt.Sprintf("%.3f (%.3f transactions)", float64(c.stmts)/float64(items), float64(c.txs)/float64(items))
+}
+
+// cpuPerItem formats CPU time per item in microseconds.
+func cpuPerItem(d time.Duration, items int) string {
+	if items == 0 || d <= 0 {
+		return "-"
+	}
+	return fmt.Sprintf("%.1f µs", float64(d)/float64(time.Microsecond)/float64(items))
+}
+
+// timedRun runs f and returns the time it took.
+func timedRun(ctx context.Context, f func(context.Context) error) (time.Duration, error) {
 	start := time.Now()
 	if err := f(ctx); err != nil {
 		return 0, err
 	}
-	return float64(n) / max(time.Since(start), time.Microsecond).Seconds(), nil
+	return time.Since(start), nil
 }
 
 func randomTag() string {
@@ -397,8 +670,9 @@ func plenumEnqueue(ctx context.Context, st *core.Store, queue string, n int) err
 }
 
 // plenumFanOut enqueues a parent and expands it into n children of one
-// barrier, leaving them for plenumDrain.
-func plenumFanOut(ctx context.Context, st *core.Store, queue string, n int) (uuid.UUID, error) {
+// barrier, leaving them for plenumDrain; expanding, if not nil, is called
+// just before the expansion starts.
+func plenumFanOut(ctx context.Context, st *core.Store, queue string, n int, expanding func()) (uuid.UUID, error) {
 	owner, err := st.RegisterOwner(ctx, core.OwnerParams{})
 	if err != nil {
 		return uuid.Nil, err
@@ -413,6 +687,9 @@ func plenumFanOut(ctx context.Context, st *core.Store, queue string, n int) (uui
 	}
 	if len(cs) != 1 {
 		return uuid.Nil, errors.New("the parent was not claimable")
+	}
+	if expanding != nil {
+		expanding()
 	}
 	res, err := st.Expand(ctx, cs[0], core.ExpandParams{
 		Barrier: core.BarrierSpec{Name: "bench", Join: core.JoinSpec{Queue: queue + ".join", Kind: "join"}},
@@ -492,347 +769,15 @@ func fanWorkers(ctx context.Context, n int, f func(context.Context) error) error
 	return first
 }
 
-// baseline does the same work as Plenum with plain statements on tables of
-// the same shape: no claim tokens checked, no owners, no fences. It is the
-// most direct correct SQL for the database: every piece that differs
-// between databases (placeholders, the clock, how values are bound, how a
-// transaction begins, the claim statement) comes from the dialect, so that
-// both sides pay the same for what the database needs and the difference
-// is what Plenum adds.
-type baseline struct {
-	db    *sql.DB
-	d     dialect.Dialect
-	names migrations.Names
-	// batch is the claim limit: the --batch flag, fitted to one IN list of
-	// the completion that follows.
-	batch int
-	// now, later and json are the dialect's clock expression, the clock
-	// plus a bound number of microseconds, and the placeholder of a JSON
-	// value.
-	now, later, json string
-	// maxRows and maxBytes bound one multi-row INSERT: the bind-parameter
-	// limit over the parameters of a row, and the statement size limit
-	// (0: none).
-	maxRows, maxBytes int
-	// writer, on a single-writer database, makes the baseline's write
-	// transactions take turns, as Plenum's do (for SQLite the dialect's
-	// Begin queues the writers of one *sql.DB too): concurrent writers
-	// would otherwise wait in the database's busy handler, whose sleeps
-	// would make the baseline look slower than it is. Nil elsewhere, where
-	// writers run side by side and row locks keep them apart.
-	writer *sync.Mutex
-	// retries counts transactions run again after a retryable error.
-	retries atomic.Uint64
-}
-
-// Bounds of the baseline's retries: Plenum's defaults (core.RetryPolicy),
-// so that neither side wins by giving up sooner or waiting less.
-const (
-	baseMaxAttempts = 10
-	baseRetryDelay  = 2 * time.Millisecond
-	baseMaxDelay    = 250 * time.Millisecond
-)
-
-// Per-row cost of the baseline's INSERT: its bind parameters (id, queue,
-// payload, barrier) and a bound on its bytes besides the payload, as
-// Plenum's enqueue counts them for statement size limits.
-const (
-	baseArgsPerRow  = 4
-	baseRowOverhead = 256
-)
-
-// baseLease is the lease the baseline's claims set, in microseconds: an
-// hour, as Plenum's side asks for.
-const baseLease = int64(time.Hour / time.Microsecond)
-
-func newBaseline(db *sql.DB, d dialect.Dialect, names migrations.Names, batch int) *baseline {
-	caps := d.Capabilities()
-	now := d.Now(0)
-	b := &baseline{
-		db:       db,
-		d:        d,
-		names:    names,
-		batch:    min(batch, inListMax(caps, 1)),
-		now:      now,
-		later:    d.AddMicros(now),
-		json:     d.Param(dialect.JSON),
-		maxRows:  max(1, caps.MaxBindParams/baseArgsPerRow),
-		maxBytes: caps.MaxStatementBytes,
-	}
-	if caps.SingleWriter {
-		b.writer = new(sync.Mutex)
-	}
-	return b
-}
-
-// inListMax is the most values an IN list may carry next to extra other
-// bind parameters.
-func inListMax(caps dialect.Capabilities, extra int) int {
-	n := caps.MaxBindParams - extra
-	if caps.MaxInList > 0 {
-		n = min(n, caps.MaxInList)
-	}
-	return max(1, n)
-}
-
-// baseBarrier is the baseline's fan-in: a counter row and its children.
-type baseBarrier struct {
-	id    uuid.UUID
-	fired atomic.Int64
-}
-
-// enqueue inserts n items into queue, benchChunk per transaction, in
-// multi-row INSERTs as large as the dialect's limits allow; with a barrier
-// other than uuid.Nil, as its children.
-func (b *baseline) enqueue(ctx context.Context, queue string, n int, barrier uuid.UUID) error {
-	row := "(?, ?, 'bench', NULL, " + b.json + ", 0, 'available', " + b.now + ", 0, 20, 0, ?, " + b.now + ")"
-	head := "INSERT INTO " + b.names.Items + " (id, queue, kind, unique_key, payload, priority, state, available_at, attempt, max_attempts, crash_count, barrier_id, created_at) VALUES "
-	var bar any // NULL unless the items are a barrier's children
-	if barrier != uuid.Nil {
-		bar = b.d.UUID(barrier)
-	}
-	type stmt struct {
-		text string
-		args []any
-	}
-	var stmts []stmt
-	for i := 0; i < n; i += benchChunk {
-		// Statements are built before the transaction begins, so that a
-		// retry runs the same ones and a single-writer database is not held
-		// while they are.
-		stmts = stmts[:0]
-		var (
-			q     strings.Builder
-			args  []any
-			bytes int
-		)
-		flush := func() {
-			stmts = append(stmts, stmt{b.d.Rebind(q.String()), args})
-			q.Reset()
-			args, bytes = nil, 0
-		}
-		for j := i; j < min(i+benchChunk, n); j++ {
-			payload := fmt.Appendf(nil, `{"n":%d}`, j)
-			size := len(row) + len(queue) + len(payload) + baseRowOverhead
-			rows := len(args) / baseArgsPerRow
-			if rows == b.maxRows || (b.maxBytes > 0 && rows > 0 && len(head)+bytes+size > b.maxBytes) {
-				flush()
-				rows = 0
-			}
-			if rows == 0 {
-				q.WriteString(head)
-			} else {
-				q.WriteString(", ")
-			}
-			q.WriteString(row)
-			bytes += size
-			args = append(args, b.d.UUID(uuid.Must(uuid.NewV7())), queue, b.d.JSON(payload), bar)
-		}
-		flush()
-		err := b.tx(ctx, func(tx dialect.Tx) error {
-			for _, s := range stmts {
-				if _, err := tx.ExecContext(ctx, s.text, s.args...); err != nil {
-					return err
-				}
-			}
-			return nil
-		})
-		if err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// tx runs f in a write transaction begun by the dialect (which chooses the
-// isolation level its claims need), and runs it again, after a jittered
-// backoff, when it fails with an error the dialect calls Retryable: a
-// serialization failure, a deadlock victim, a busy database. Bare SQL on
-// such a database has to do the same. f must start from scratch on each
-// call.
-func (b *baseline) tx(ctx context.Context, f func(dialect.Tx) error) error {
-	for attempt := 1; ; attempt++ {
-		err := b.try(ctx, f)
-		if err == nil || b.d.Classify(err) != dialect.Retryable || attempt >= baseMaxAttempts || ctx.Err() != nil {
-			return err
-		}
-		b.retries.Add(1)
-		delay := min(baseRetryDelay<<(attempt-1), baseMaxDelay)
-		t := time.NewTimer(time.Duration(mrand.Int64N(int64(delay) + 1)))
-		select {
-		case <-ctx.Done():
-			t.Stop()
-			return ctx.Err()
-		case <-t.C:
-		}
-	}
-}
-
-// try runs f in one transaction, rolled back if f fails. The writer mutex,
-// where there is one, is held for the transaction only, not for a retry's
-// backoff.
-func (b *baseline) try(ctx context.Context, f func(dialect.Tx) error) error {
-	if b.writer != nil {
-		b.writer.Lock()
-		defer b.writer.Unlock()
-	}
-	tx, err := b.d.Begin(ctx, b.db, dialect.TxOptions{})
-	if err != nil {
-		return err
-	}
-	if err := f(tx); err != nil {
-		_ = tx.Rollback()
-		return err
-	}
-	return tx.Commit()
-}
-
-// fanOut creates a sealed counter row expecting n children, and the
-// children.
-func (b *baseline) fanOut(ctx context.Context, queue string, n int) (*baseBarrier, error) {
-	bb := &baseBarrier{id: uuid.Must(uuid.NewV7())}
-	owner := uuid.Must(uuid.NewV7())
-	insert := b.d.Rebind("INSERT INTO " + b.names.Barriers + " (id, owner_id, name, expected, arrived, failed, sealed, join_queue, join_kind, join_priority, join_max_attempts, on_child_failure, created_at) " +
-		"VALUES (?, ?, 'bench', ?, 0, 0, ?, ?, 'join', 0, 20, 'join', " + b.now + ")")
-	err := b.tx(ctx, func(tx dialect.Tx) error {
-		_, err := tx.ExecContext(ctx, insert, b.d.UUID(bb.id), b.d.UUID(owner), int64(n), b.d.Bool(true), queue+".join")
-		return err
-	})
-	if err != nil {
-		return nil, err
-	}
-	return bb, b.enqueue(ctx, queue, n, bb.id)
-}
-
-// drain claims and completes everything in queue with n workers. With a
-// barrier, each child is completed in its own transaction that also adds
-// one to the counter row and fires it when the count is complete.
-func (b *baseline) drain(ctx context.Context, queue string, n int, bb *baseBarrier) error {
-	return fanWorkers(ctx, n, func(ctx context.Context) error {
-		worker := uuid.Must(uuid.NewV7())
-		for {
-			ids, err := b.claim(ctx, queue, worker)
-			if err != nil || len(ids) == 0 {
-				return err
-			}
-			if bb == nil {
-				err = b.completeMany(ctx, ids)
-			} else {
-				err = b.arriveEach(ctx, ids, bb)
-			}
-			if err != nil {
-				return err
-			}
-		}
-	})
-}
-
-// claim takes up to b.batch available items of queue for worker with the
-// dialect's claim statement: on SQLite one UPDATE ... RETURNING, on a
-// database with row locks one statement with SKIP LOCKED (or its
-// lock-then-update pair where UPDATE ... RETURNING does not exist). The
-// spec is the least a claim needs: no check that the worker is still
-// registered, no claim token.
-func (b *baseline) claim(ctx context.Context, queue string, worker uuid.UUID) ([]uuid.UUID, error) {
-	spec := dialect.ClaimSpec{
-		Table:      b.names.Items,
-		Key:        "id",
-		Filter:     "queue = ? AND state = 'available' AND available_at <= " + b.now,
-		FilterArgs: []any{queue},
-		OrderBy:    "priority, available_at, id",
-		Limit:      b.batch,
-		Set:        "state = 'claimed', claimed_by = ?, claimed_at = " + b.now + ", lease_expires_at = " + b.later + ", attempt = attempt + 1",
-		SetArgs:    []any{b.d.UUID(worker), baseLease},
-		// What a worker needs to do the work; Plenum returns the whole
-		// item.
-		Returning: []string{"id", "kind", "payload", "attempt"},
-	}
-	var ids []uuid.UUID
-	err := b.tx(ctx, func(tx dialect.Tx) error {
-		ids = ids[:0]
-		rows, err := b.d.Claim(ctx, tx, spec)
-		if err != nil {
-			return err
-		}
-		defer rows.Close()
-		for rows.Next() {
-			var (
-				// uuid.UUID reads both 16 bytes and text (PostgreSQL's
-				// uuid); []byte takes a JSON column as bytes or text.
-				id      uuid.UUID
-				kind    string
-				payload []byte
-				attempt int
-			)
-			if err := rows.Scan(&id, &kind, &payload, &attempt); err != nil {
-				return err
-			}
-			ids = append(ids, id)
-		}
-		return rows.Err()
-	})
-	return ids, err
-}
-
-// completeMany completes the items ids in one UPDATE. ids fits one IN list:
-// claims are never larger than b.batch.
-func (b *baseline) completeMany(ctx context.Context, ids []uuid.UUID) error {
-	args := make([]any, 0, len(ids)+1)
-	args = append(args, b.d.JSON(benchResult))
-	for _, id := range ids {
-		args = append(args, b.d.UUID(id))
-	}
-	update := b.d.Rebind("UPDATE " + b.names.Items + " SET state = 'completed', finished_at = " + b.now +
-		", lease_expires_at = NULL, result = " + b.json + " WHERE id IN (" + dialect.Placeholders(len(ids)) + ")")
-	return b.tx(ctx, func(tx dialect.Tx) error {
-		_, err := tx.ExecContext(ctx, update, args...)
-		return err
-	})
-}
-
-// arriveEach is the per-child counter pattern: one transaction per child.
-func (b *baseline) arriveEach(ctx context.Context, ids []uuid.UUID, bb *baseBarrier) error {
-	complete := b.d.Rebind("UPDATE " + b.names.Items + " SET state = 'completed', finished_at = " + b.now +
-		", lease_expires_at = NULL, result = " + b.json + " WHERE id = ?")
-	arrive := b.d.Rebind("UPDATE " + b.names.Barriers + " SET arrived = arrived + 1 WHERE id = ?")
-	// fired_at IS NULL makes a matching update always change a value, so
-	// its row count is the same on databases that count changed rows
-	// (MySQL) as on those that count matched ones.
-	fire := b.d.Rebind("UPDATE " + b.names.Barriers + " SET fired_at = " + b.now +
-		" WHERE id = ? AND fired_at IS NULL AND sealed = ? AND arrived + failed = expected")
-	barrier, sealed := b.d.UUID(bb.id), b.d.Bool(true)
-	for _, id := range ids {
-		fired := false
-		err := b.tx(ctx, func(tx dialect.Tx) error {
-			fired = false
-			if _, err := tx.ExecContext(ctx, complete, b.d.JSON(benchResult), b.d.UUID(id)); err != nil {
-				return err
-			}
-			if _, err := tx.ExecContext(ctx, arrive, barrier); err != nil {
-				return err
-			}
-			res, err := tx.ExecContext(ctx, fire, barrier, sealed)
-			if err != nil {
-				return err
-			}
-			n, err := res.RowsAffected()
-			fired = n == 1
-			return err
-		})
-		if err != nil {
-			return err
-		}
-		// Counted once committed: a transaction run again must not count
-		// twice.
-		if fired {
-			bb.fired.Add(1)
-		}
-	}
-	return nil
-}
-
 // checkDrained makes sure both sides really completed every item.
 func checkDrained(ctx context.Context, st *core.Store, b *baseline, queue string, n int) error {
+	return checkDrainedAfter(ctx, st, b, queue, n, 0)
+}
+
+// checkDrainedAfter makes sure both sides really completed n items of a
+// queue that held already completed ones before.
+func checkDrainedAfter(ctx context.Context, st *core.Store, b *baseline, queue string, n, already int) error {
+	n += already
 	counts, err := st.Counts(ctx, queue)
 	if err != nil {
 		return err

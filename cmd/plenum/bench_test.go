@@ -281,7 +281,8 @@ func TestBench_BaselineRetriesRetryableTransactions(t *testing.T) {
 	// writer queue until its own timeout, try after try.
 	ctx, cancel := context.WithTimeout(t.Context(), 20*time.Second)
 	defer cancel()
-	b := newBaseline(db, flaky{sqlite.Dialect()}, migrations.NamesFor("retry_"), 10)
+	b := newBaseline(db, flaky{sqlite.Dialect()}, migrations.NamesFor("retry_"), 10, bareShape{})
+	s := &bareSession{b: b}
 	if _, err := db.ExecContext(ctx, "CREATE TABLE retry_n (n INTEGER)"); err != nil {
 		t.Fatal(err)
 	}
@@ -289,9 +290,9 @@ func TestBench_BaselineRetriesRetryableTransactions(t *testing.T) {
 	// failed tries from counting, and an open transaction would keep the
 	// next one from beginning at all.
 	tries := 0
-	err = b.tx(ctx, func(tx dialect.Tx) error {
+	err = s.tx(ctx, func(tx bareTx) error {
 		tries++
-		if _, err := tx.ExecContext(ctx, "INSERT INTO retry_n VALUES (1)"); err != nil {
+		if _, err := tx.exec(ctx, "INSERT INTO retry_n VALUES (1)"); err != nil {
 			return err
 		}
 		if tries < 3 {
@@ -308,14 +309,14 @@ func TestBench_BaselineRetriesRetryableTransactions(t *testing.T) {
 	}
 
 	tries = 0
-	err = b.tx(ctx, func(dialect.Tx) error { tries++; return errFlaky })
+	err = s.tx(ctx, func(bareTx) error { tries++; return errFlaky })
 	if !errors.Is(err, errFlaky) || tries != baseMaxAttempts {
 		t.Errorf("always retryable: err %v after %d tries; want errFlaky after %d", err, tries, baseMaxAttempts)
 	}
 
 	other := errors.New("syntax error")
 	tries = 0
-	err = b.tx(ctx, func(dialect.Tx) error { tries++; return other })
+	err = s.tx(ctx, func(bareTx) error { tries++; return other })
 	if !errors.Is(err, other) || tries != 1 {
 		t.Errorf("not retryable: err %v after %d tries; want it after 1", err, tries)
 	}

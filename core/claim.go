@@ -118,7 +118,7 @@ func (s *Store) claim(ctx context.Context, q dialect.Querier, p ClaimParams) ([]
 		return nil, err
 	}
 	defer rows.Close()
-	var out []Claim
+	out := make([]Claim, 0, min(p.Limit, s.claimMax()))
 	for rows.Next() {
 		it, err := scanItem(s.d, rows)
 		if err != nil {

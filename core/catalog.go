@@ -75,6 +75,7 @@ func NewCatalog(d dialect.Dialect, opts Options) (*Catalog, error) {
 	s := &Store{d: d, caps: d.Capabilities(), opts: opts, log: opts.Logger, names: migrations.NamesFor(opts.Prefix)}
 	s.lister, _ = d.(dialect.UUIDLister)
 	s.expand = strings.NewReplacer(expansions(d, s.names, opts.ClockOffset)...)
+	s.claimFilter, s.claimSet = s.expand.Replace(claimFilter), s.expand.Replace(claimSet)
 	c := &Catalog{s: s, matched: map[string]match{}}
 	for _, e := range catalog {
 		c.shapes = append(c.shapes, shapeOf(s, e))

@@ -32,6 +32,9 @@ type Store struct {
 	lister dialect.UUIDLister
 
 	expand *strings.Replacer
+	// claimFilter and claimSet are the claim's condition and assignments,
+	// expanded once.
+	claimFilter, claimSet string
 	cache  sync.Map // raw statement -> rebound statement
 
 	retries      atomic.Uint64
@@ -92,6 +95,7 @@ func Open(ctx context.Context, db *sql.DB, d dialect.Dialect, opts Options) (*St
 	s.seek = claimIndex(opts.Prefix)
 	s.lister, _ = d.(dialect.UUIDLister)
 	s.expand = strings.NewReplacer(expansions(d, s.names, opts.ClockOffset)...)
+	s.claimFilter, s.claimSet = s.expand.Replace(claimFilter), s.expand.Replace(claimSet)
 	if n, ok := d.(dialect.Notifier); ok && !opts.DisableNotify {
 		// One channel per set of tables: stores on other prefixes are not
 		// woken by these items.

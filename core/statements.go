@@ -60,9 +60,13 @@ const (
 	qBarrierSeal         = "UPDATE {barriers} SET sealed = ?, parent_barrier_id = ? WHERE id = ?"
 	qBarrierHandOver     = "UPDATE {barriers} SET expected = expected - 1 WHERE id = ?"
 	qBarrierArrive       = "UPDATE {barriers} SET arrived = arrived + ?, failed = failed + ? WHERE id = ?"
-	qBarrierFire         = "UPDATE {barriers} SET fired_at = {now}, join_item_id = ? WHERE id = ? AND fired_at IS NULL AND sealed = ? AND arrived + failed = expected"
-	qBarrierJoinSpec     = "SELECT parent_barrier_id, failed, on_child_failure, join_queue, join_kind, join_payload, join_priority, join_max_attempts, owner_id, name, expected, arrived FROM {barriers} WHERE id = ?"
-	qBarrierGet          = "SELECT " + barrierColumns + " FROM {barriers} WHERE id = ?"
+	// qBarrierArriveDue counts arrivals and says, from the row it just
+	// changed and holds locked, whether the barrier is now due to fire:
+	// a barrier that is not due costs no attempt to fire it.
+	qBarrierArriveDue = "UPDATE {barriers} SET arrived = arrived + ?, failed = failed + ? WHERE id = ? RETURNING CASE WHEN fired_at IS NULL AND sealed = ? AND arrived + failed = expected THEN 1 ELSE 0 END"
+	qBarrierFire      = "UPDATE {barriers} SET fired_at = {now}, join_item_id = ? WHERE id = ? AND fired_at IS NULL AND sealed = ? AND arrived + failed = expected"
+	qBarrierJoinSpec  = "SELECT parent_barrier_id, failed, on_child_failure, join_queue, join_kind, join_payload, join_priority, join_max_attempts, owner_id, name, expected, arrived FROM {barriers} WHERE id = ?"
+	qBarrierGet       = "SELECT " + barrierColumns + " FROM {barriers} WHERE id = ?"
 
 	joinColumns  = "id, queue, kind, payload, priority, state, available_at, attempt, max_attempts, crash_count, barrier_id, join_barrier_id, created_at"
 	qJoinInsert  = "INSERT INTO {items} (" + joinColumns + ") VALUES (?, ?, ?, {json?}, ?, 'available', {now}, 0, ?, 0, ?, ?, {now})"

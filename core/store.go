@@ -35,7 +35,9 @@ type Store struct {
 	// claimFilter and claimSet are the claim's condition and assignments,
 	// expanded once.
 	claimFilter, claimSet string
-	cache  sync.Map // raw statement -> rebound statement
+	cache                 sync.Map // raw statement -> rebound statement
+	// inserts holds the full-size item INSERT of each row shape (insertSQL).
+	inserts sync.Map
 
 	retries      atomic.Uint64
 	exhausted    atomic.Uint64

@@ -75,10 +75,6 @@ type Item struct {
 const itemColumns = "id, queue, kind, unique_key, payload, priority, state, available_at, attempt, max_attempts, crash_count, " +
 	"claim_token, claimed_by, claimed_at, lease_expires_at, barrier_id, join_barrier_id, result, last_error, created_at, finished_at"
 
-var itemColumnList = []string{"id", "queue", "kind", "unique_key", "payload", "priority", "state", "available_at", "attempt",
-	"max_attempts", "crash_count", "claim_token", "claimed_by", "claimed_at", "lease_expires_at", "barrier_id",
-	"join_barrier_id", "result", "last_error", "created_at", "finished_at"}
-
 type scanner interface{ Scan(dest ...any) error }
 
 func scanItem(d dialect.Dialect, r scanner) (Item, error) {

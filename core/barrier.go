@@ -349,14 +349,17 @@ func (s *Store) settle(ctx context.Context, tx dialect.Querier, arrivals []arriv
 		}
 		slices.SortFunc(ids, func(a, b uuid.UUID) int { return bytes.Compare(a[:], b[:]) })
 		arrivals = nil
+		due := ids[:0]
 		for _, id := range ids {
-			t := sum[id]
-			if _, err := tx.ExecContext(ctx, s.sql(qBarrierArrive),
-				t.arrived, t.failed, s.d.UUID(id)); err != nil {
+			ok, err := s.arrive(ctx, tx, id, sum[id])
+			if err != nil {
 				return err
 			}
+			if ok {
+				due = append(due, id)
+			}
 		}
-		for _, id := range ids {
+		for _, id := range due {
 			up, _, err := s.fireOnce(ctx, tx, id)
 			if err != nil {
 				return err
@@ -367,6 +370,23 @@ func (s *Store) settle(ctx context.Context, tx dialect.Querier, arrivals []arriv
 		}
 	}
 	return nil
+}
+
+// arrive adds t's counts to barrier and reports whether it may be due to
+// fire. Where UPDATE ... RETURNING exists, the update itself tells; else
+// every barrier that counted arrivals gets its attempt to fire.
+func (s *Store) arrive(ctx context.Context, tx dialect.Querier, barrier uuid.UUID, t *arrival) (bool, error) {
+	if !s.caps.ReturningUpdate {
+		_, err := tx.ExecContext(ctx, s.sql(qBarrierArrive), t.arrived, t.failed, s.d.UUID(barrier))
+		return true, err
+	}
+	var due int
+	err := tx.QueryRowContext(ctx, s.sql(qBarrierArriveDue), t.arrived, t.failed, s.d.UUID(barrier), s.d.Bool(true)).Scan(&due)
+	if dialect.IsNoRows(err) {
+		// No such barrier (purged): nothing to count or fire.
+		return false, nil
+	}
+	return due == 1, err
 }
 
 // tryFire fires barrier if it is due, and settles what that sets off.

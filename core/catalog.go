@@ -73,7 +73,9 @@ func NewCatalog(d dialect.Dialect, opts Options) (*Catalog, error) {
 		return nil, &InputError{Field: "Prefix", Reason: err.Error()}
 	}
 	s := &Store{d: d, caps: d.Capabilities(), opts: opts, log: opts.Logger, names: migrations.NamesFor(opts.Prefix)}
+	s.lister, _ = d.(dialect.UUIDLister)
 	s.expand = strings.NewReplacer(expansions(d, s.names, opts.ClockOffset)...)
+	s.claimFilter, s.claimSet = s.expand.Replace(claimFilter), s.expand.Replace(claimSet)
 	c := &Catalog{s: s, matched: map[string]match{}}
 	for _, e := range catalog {
 		c.shapes = append(c.shapes, shapeOf(s, e))
@@ -342,7 +344,8 @@ var catalog = []entry{
 	fixed("barrier.expect-one", qBarrierExpectOne),
 	fixed("barrier.seal", qBarrierSeal),
 	fixed("barrier.hand-over", qBarrierHandOver),
-	fixed("barrier.arrive", qBarrierArrive),
+	fixed("barrier.arrive", qBarrierArrive).on(notReturning),
+	fixed("barrier.arrive-due", qBarrierArriveDue).on(returning),
 	fixed("barrier.fire", qBarrierFire),
 	fixed("barrier.join-spec", qBarrierJoinSpec),
 	fixed("barrier.get", qBarrierGet),
@@ -356,14 +359,14 @@ var catalog = []entry{
 	sized("enqueue.existing", (*Store).keysLookupMax, func(_ *Store, n int) string { return qExisting(n, false) }),
 	sized("enqueue.existing-child", (*Store).keysLookupMax, func(_ *Store, n int) string { return qExisting(n, true) }),
 	{name: "claim", max: (*Store).claimMax, render: (*Store).claimStatements},
-	sized("complete.one-result", (*Store).completionMax, func(_ *Store, n int) string { return qComplete(n, true, false) }).on(notReturning),
-	sized("complete.one-result-returning", (*Store).completionMax, func(_ *Store, n int) string { return qComplete(n, true, true) }).on(returning),
-	sized("complete.each-result", (*Store).completionMax, func(_ *Store, n int) string { return qComplete(n, false, false) }).on(notReturning),
-	sized("complete.each-result-returning", (*Store).completionMax, func(_ *Store, n int) string { return qComplete(n, false, true) }).on(returning),
-	sized("held.lock", (*Store).extendMax, func(_ *Store, n int) string { return qHeldLock(n) }).on(notReturning),
-	sized("held.completed", (*Store).completionMax, func(_ *Store, n int) string { return qHeldCompleted(n) }),
-	sized("extend", (*Store).extendMax, func(_ *Store, n int) string { return qExtend(n, false) }).on(notReturning),
-	sized("extend-returning", (*Store).extendMax, func(_ *Store, n int) string { return qExtend(n, true) }).on(returning),
+	sized("complete.one-result", (*Store).completionMax, func(s *Store, n int) string { return s.qComplete(n, true, false) }).on(notReturning),
+	sized("complete.one-result-returning", (*Store).completionMax, func(s *Store, n int) string { return s.qComplete(n, true, true) }).on(returning),
+	sized("complete.each-result", (*Store).completionMax, func(s *Store, n int) string { return s.qComplete(n, false, false) }).on(notReturning),
+	sized("complete.each-result-returning", (*Store).completionMax, func(s *Store, n int) string { return s.qComplete(n, false, true) }).on(returning),
+	sized("held.lock", (*Store).extendMax, func(s *Store, n int) string { return s.qHeldLock(n) }).on(notReturning),
+	sized("held.completed", (*Store).completionMax, func(s *Store, n int) string { return s.qHeldCompleted(n) }),
+	sized("extend", (*Store).extendMax, func(s *Store, n int) string { return s.qExtend(n, false) }).on(notReturning),
+	sized("extend-returning", (*Store).extendMax, func(s *Store, n int) string { return s.qExtend(n, true) }).on(returning),
 	sized("lost", (*Store).lostMax, func(_ *Store, n int) string { return qLost(n) }),
 	sized("barrier.unfired", pageMax, func(s *Store, n int) string { return qUnfired(s.d, n) }),
 	sized("barrier.children", pageMax, func(s *Store, n int) string { return qChildren(s.d, n) }),

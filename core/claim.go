@@ -118,13 +118,14 @@ func (s *Store) claim(ctx context.Context, q dialect.Querier, p ClaimParams) ([]
 		return nil, err
 	}
 	defer rows.Close()
-	var out []Claim
+	out := make([]Claim, 0, min(p.Limit, s.claimMax()))
+	scan := newClaimScanner(s.d, p.Queue, p.Owner, token)
 	for rows.Next() {
-		it, err := scanItem(s.d, rows)
+		c, err := scan.scan(rows)
 		if err != nil {
 			return nil, err
 		}
-		out = append(out, Claim{Item: it, Token: token, Owner: p.Owner})
+		out = append(out, c)
 	}
 	if err := rows.Err(); err != nil {
 		return nil, err
@@ -163,13 +164,13 @@ func (s *Store) claimSpec(p ClaimParams, token uuid.UUID) dialect.ClaimSpec {
 		// noticed yet must not take new work it would hold as a ghost. A
 		// paused queue gives nothing, read in the claim itself so that a
 		// pause holds in every process from its commit on.
-		Filter:     s.expand.Replace(claimFilter),
+		Filter:     s.claimFilter,
 		FilterArgs: []any{p.Queue, s.d.UUID(p.Owner), p.Queue, s.d.Bool(true)},
 		OrderBy:    claimOrderBy,
 		Limit:      min(p.Limit, s.claimMax()),
-		Set:        s.expand.Replace(claimSet),
+		Set:        s.claimSet,
 		SetArgs:    []any{s.d.UUID(token), s.d.UUID(p.Owner), micros(p.Lease)},
-		Returning:  itemColumnList,
+		Returning:  claimedColumns,
 		Seek:       s.seek,
 	}
 }

@@ -71,20 +71,13 @@ func (s *Store) CompleteMany(ctx context.Context, cs []Completion) (lost []uuid.
 
 // complete runs inside a transaction; see CompleteMany.
 func (s *Store) complete(ctx context.Context, tx dialect.Querier, cs []Completion) ([]uuid.UUID, error) {
-	byToken := map[uuid.UUID][]Completion{}
-	var tokens []uuid.UUID
-	for _, c := range cs {
-		if _, ok := byToken[c.Claim.Token]; !ok {
-			tokens = append(tokens, c.Claim.Token)
-		}
-		byToken[c.Claim.Token] = append(byToken[c.Claim.Token], c)
-	}
 	var lost []uuid.UUID
 	var arrivals []arrival
-	for _, token := range tokens {
+	for _, same := range completionsByToken(cs) {
 		// Two binds per item at most (CASE id WHEN ? THEN ?) plus the IN
 		// list; results bounded by the statement size limit.
-		for _, group := range s.completionBatches(byToken[token]) {
+		token := same[0].Claim.Token
+		for _, group := range s.completionBatches(same) {
 			changed, err := s.completeGroup(ctx, tx, token, group)
 			if err != nil {
 				return nil, err
@@ -122,6 +115,34 @@ func (s *Store) complete(ctx context.Context, tx dialect.Querier, cs []Completio
 	return lost, nil
 }
 
+// completionsByToken groups completions by claim token, in the order each token first
+// appears. The usual batch, one claim's items, is returned as it is.
+func completionsByToken(cs []Completion) [][]Completion {
+	first := cs[0].Claim.Token
+	one := true
+	for _, c := range cs[1:] {
+		if c.Claim.Token != first {
+			one = false
+			break
+		}
+	}
+	if one {
+		return [][]Completion{cs}
+	}
+	at := map[uuid.UUID]int{}
+	var out [][]Completion
+	for _, c := range cs {
+		i, ok := at[c.Claim.Token]
+		if !ok {
+			i = len(out)
+			at[c.Claim.Token] = i
+			out = append(out, nil)
+		}
+		out[i] = append(out[i], c)
+	}
+	return out
+}
+
 // completionBatches splits completions into statements: at most a third
 // of the IN-list limit each (an item binds its id in the IN list and, with
 // differing results, an id and a result in the CASE), and, where the
@@ -157,7 +178,7 @@ func (s *Store) completeGroup(ctx context.Context, tx dialect.Querier, token uui
 	}
 	// Lock order is by id, everywhere.
 	slices.SortFunc(ids, func(a, b uuid.UUID) int { return bytes.Compare(a[:], b[:]) })
-	changed := map[uuid.UUID]uuid.UUID{}
+	changed := make(map[uuid.UUID]uuid.UUID, len(ids))
 
 	held := ids
 	if !s.caps.ReturningUpdate {
@@ -187,10 +208,10 @@ func (s *Store) completeGroup(ctx context.Context, tx dialect.Querier, token uui
 	}
 	args = append(args, s.heldArgs(held, token)...)
 	if !s.caps.ReturningUpdate {
-		_, err := tx.ExecContext(ctx, s.sql(qComplete(len(held), same, false)), args...)
+		_, err := tx.ExecContext(ctx, s.sql(s.qComplete(len(held), same, false)), args...)
 		return changed, err
 	}
-	rows, err := tx.QueryContext(ctx, s.sql(qComplete(len(held), same, true)), args...)
+	rows, err := tx.QueryContext(ctx, s.sql(s.qComplete(len(held), same, true)), args...)
 	if err != nil {
 		return nil, err
 	}
@@ -201,7 +222,7 @@ func (s *Store) completeGroup(ctx context.Context, tx dialect.Querier, token uui
 // lockHeld locks, in id order, the items of ids that still hold token, for
 // dialects without UPDATE ... RETURNING, and records their barriers.
 func (s *Store) lockHeld(ctx context.Context, tx dialect.Querier, token uuid.UUID, ids []uuid.UUID, into map[uuid.UUID]uuid.UUID) ([]uuid.UUID, error) {
-	rows, err := tx.QueryContext(ctx, s.sql(qHeldLock(len(ids))), s.heldArgs(ids, token)...)
+	rows, err := tx.QueryContext(ctx, s.sql(s.qHeldLock(len(ids))), s.heldArgs(ids, token)...)
 	if err != nil {
 		return nil, err
 	}
@@ -210,7 +231,7 @@ func (s *Store) lockHeld(ctx context.Context, tx dialect.Querier, token uuid.UUI
 
 // alreadyCompleted returns which of ids were completed by token before.
 func (s *Store) alreadyCompleted(ctx context.Context, tx dialect.Querier, token uuid.UUID, ids []uuid.UUID) (map[uuid.UUID]uuid.UUID, error) {
-	rows, err := tx.QueryContext(ctx, s.sql(qHeldCompleted(len(ids))), s.heldArgs(ids, token)...)
+	rows, err := tx.QueryContext(ctx, s.sql(s.qHeldCompleted(len(ids))), s.heldArgs(ids, token)...)
 	if err != nil {
 		return nil, err
 	}
@@ -221,6 +242,9 @@ func (s *Store) alreadyCompleted(ctx context.Context, tx dialect.Querier, token 
 
 // heldArgs are the arguments of heldBy for ids and token.
 func (s *Store) heldArgs(ids []uuid.UUID, token uuid.UUID) []any {
+	if s.lister != nil {
+		return []any{s.lister.UUIDList(ids), s.d.UUID(token)}
+	}
 	args := make([]any, 0, len(ids)+1)
 	for _, id := range ids {
 		args = append(args, s.d.UUID(id))

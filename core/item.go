@@ -75,10 +75,6 @@ type Item struct {
 const itemColumns = "id, queue, kind, unique_key, payload, priority, state, available_at, attempt, max_attempts, crash_count, " +
 	"claim_token, claimed_by, claimed_at, lease_expires_at, barrier_id, join_barrier_id, result, last_error, created_at, finished_at"
 
-var itemColumnList = []string{"id", "queue", "kind", "unique_key", "payload", "priority", "state", "available_at", "attempt",
-	"max_attempts", "crash_count", "claim_token", "claimed_by", "claimed_at", "lease_expires_at", "barrier_id",
-	"join_barrier_id", "result", "last_error", "created_at", "finished_at"}
-
 type scanner interface{ Scan(dest ...any) error }
 
 func scanItem(d dialect.Dialect, r scanner) (Item, error) {
@@ -100,6 +96,57 @@ func scanItem(d dialect.Dialect, r scanner) (Item, error) {
 	it.ClaimToken, it.ClaimedBy, it.BarrierID, it.JoinOf = token.UUID, by.UUID, barrier.UUID, join.UUID
 	it.AvailableAt, it.ClaimedAt, it.LeaseExpiresAt, it.CreatedAt, it.FinishedAt = avail.t, claimedAt.t, lease.t, created.t, finish.t
 	return it, nil
+}
+
+// claimedColumns are the columns a claim returns of each item it takes, in
+// claimScanner's order: all of itemColumns but those whose values the claim
+// set itself (state, claim token, owner) or filtered on (queue). Less to
+// send, decode and allocate per item on the hot path.
+var claimedColumns = []string{"id", "kind", "unique_key", "payload", "priority", "available_at", "attempt",
+	"max_attempts", "crash_count", "claimed_at", "lease_expires_at", "barrier_id", "join_barrier_id", "result",
+	"last_error", "created_at", "finished_at"}
+
+// claimScanner reads rows of claimedColumns into claims of one queue, owner
+// and token. Its destinations are made once per claim, not per row: a
+// claim's rows are the hot path's allocations.
+type claimScanner struct {
+	queue        string
+	owner, token uuid.UUID
+	it           Item
+	key, lastErr sql.NullString
+	kind         sql.NullString
+	barrier      uuid.NullUUID
+	join         uuid.NullUUID
+	avail        timeValue
+	claimedAt    timeValue
+	lease        timeValue
+	created      timeValue
+	finish       timeValue
+	dest         []any
+}
+
+func newClaimScanner(d dialect.Dialect, queue string, owner, token uuid.UUID) *claimScanner {
+	c := &claimScanner{queue: queue, owner: owner, token: token}
+	c.avail.d, c.claimedAt.d, c.lease.d, c.created.d, c.finish.d = d, d, d, d, d
+	it := &c.it
+	c.dest = []any{&it.ID, &c.kind, &c.key, (*rawJSON)(&it.Payload), &it.Priority, &c.avail,
+		&it.Attempt, &it.MaxAttempts, &it.CrashCount, &c.claimedAt, &c.lease, &c.barrier, &c.join,
+		(*rawJSON)(&it.Result), &c.lastErr, &c.created, &c.finish}
+	return c
+}
+
+// scan reads the current row of r.
+func (c *claimScanner) scan(r scanner) (Claim, error) {
+	c.it = Item{}
+	if err := r.Scan(c.dest...); err != nil {
+		return Claim{}, err
+	}
+	it := c.it
+	it.Queue, it.State, it.ClaimToken, it.ClaimedBy = c.queue, StateClaimed, c.token, c.owner
+	it.Key, it.LastError, it.Kind = c.key.String, c.lastErr.String, c.kind.String
+	it.BarrierID, it.JoinOf = c.barrier.UUID, c.join.UUID
+	it.AvailableAt, it.ClaimedAt, it.LeaseExpiresAt, it.CreatedAt, it.FinishedAt = c.avail.t, c.claimedAt.t, c.lease.t, c.created.t, c.finish.t
+	return Claim{Item: it, Token: c.token, Owner: c.owner}, nil
 }
 
 // timeValue scans a time column through the dialect; NULL gives the zero

@@ -79,7 +79,7 @@ func (s *Store) extendGroup(ctx context.Context, tx dialect.Querier, token uuid.
 	args := append([]any{micros(lease)}, s.heldArgs(held, token)...)
 	got := make(map[uuid.UUID]bool, len(held))
 	if !s.caps.ReturningUpdate {
-		if _, err := tx.ExecContext(ctx, s.sql(qExtend(len(held), false)), args...); err != nil {
+		if _, err := tx.ExecContext(ctx, s.sql(s.qExtend(len(held), false)), args...); err != nil {
 			return nil, err
 		}
 		for _, id := range held {
@@ -87,7 +87,7 @@ func (s *Store) extendGroup(ctx context.Context, tx dialect.Querier, token uuid.
 		}
 		return got, nil
 	}
-	rows, err := tx.QueryContext(ctx, s.sql(qExtend(len(held), true)), args...)
+	rows, err := tx.QueryContext(ctx, s.sql(s.qExtend(len(held), true)), args...)
 	if err != nil {
 		return nil, err
 	}

@@ -60,9 +60,13 @@ const (
 	qBarrierSeal         = "UPDATE {barriers} SET sealed = ?, parent_barrier_id = ? WHERE id = ?"
 	qBarrierHandOver     = "UPDATE {barriers} SET expected = expected - 1 WHERE id = ?"
 	qBarrierArrive       = "UPDATE {barriers} SET arrived = arrived + ?, failed = failed + ? WHERE id = ?"
-	qBarrierFire         = "UPDATE {barriers} SET fired_at = {now}, join_item_id = ? WHERE id = ? AND fired_at IS NULL AND sealed = ? AND arrived + failed = expected"
-	qBarrierJoinSpec     = "SELECT parent_barrier_id, failed, on_child_failure, join_queue, join_kind, join_payload, join_priority, join_max_attempts, owner_id, name, expected, arrived FROM {barriers} WHERE id = ?"
-	qBarrierGet          = "SELECT " + barrierColumns + " FROM {barriers} WHERE id = ?"
+	// qBarrierArriveDue counts arrivals and says, from the row it just
+	// changed and holds locked, whether the barrier is now due to fire:
+	// a barrier that is not due costs no attempt to fire it.
+	qBarrierArriveDue = "UPDATE {barriers} SET arrived = arrived + ?, failed = failed + ? WHERE id = ? RETURNING CASE WHEN fired_at IS NULL AND sealed = ? AND arrived + failed = expected THEN 1 ELSE 0 END"
+	qBarrierFire      = "UPDATE {barriers} SET fired_at = {now}, join_item_id = ? WHERE id = ? AND fired_at IS NULL AND sealed = ? AND arrived + failed = expected"
+	qBarrierJoinSpec  = "SELECT parent_barrier_id, failed, on_child_failure, join_queue, join_kind, join_payload, join_priority, join_max_attempts, owner_id, name, expected, arrived FROM {barriers} WHERE id = ?"
+	qBarrierGet       = "SELECT " + barrierColumns + " FROM {barriers} WHERE id = ?"
 
 	joinColumns  = "id, queue, kind, payload, priority, state, available_at, attempt, max_attempts, crash_count, barrier_id, join_barrier_id, created_at"
 	qJoinInsert  = "INSERT INTO {items} (" + joinColumns + ") VALUES (?, ?, ?, {json?}, ?, 'available', {now}, 0, ?, 0, ?, ?, {now})"
@@ -107,25 +111,34 @@ func qExisting(n int, child bool) string {
 	return "SELECT id, unique_key, " + own + " FROM {items} WHERE queue = ? AND unique_key IN (" + dialect.Placeholders(n) + ")"
 }
 
+// idsIn is the condition "id is one of these n": one list parameter where
+// the dialect binds lists (dialect.UUIDLister), else an IN list of n.
+func (s *Store) idsIn(n int) string {
+	if s.lister != nil {
+		return s.lister.InUUIDs("id")
+	}
+	return "id IN (" + dialect.Placeholders(n) + ")"
+}
+
 // heldBy is the condition "these n items, with this claim token, in this
 // state".
-func heldBy(n int, state State) string {
-	return "id IN (" + dialect.Placeholders(n) + ") AND claim_token = ? AND state = '" + string(state) + "'"
+func (s *Store) heldBy(n int, state State) string {
+	return s.idsIn(n) + " AND claim_token = ? AND state = '" + string(state) + "'"
 }
 
 // qHeldLock locks, in id order, those of n items still claimed by a token.
-func qHeldLock(n int) string {
-	return "SELECT id, barrier_id FROM {items} WHERE " + heldBy(n, StateClaimed) + " ORDER BY id{lock}"
+func (s *Store) qHeldLock(n int) string {
+	return "SELECT id, barrier_id FROM {items} WHERE " + s.heldBy(n, StateClaimed) + " ORDER BY id{lock}"
 }
 
 // qHeldCompleted reads those of n items completed by a token.
-func qHeldCompleted(n int) string {
-	return "SELECT id, barrier_id FROM {items} WHERE " + heldBy(n, StateCompleted)
+func (s *Store) qHeldCompleted(n int) string {
+	return "SELECT id, barrier_id FROM {items} WHERE " + s.heldBy(n, StateCompleted)
 }
 
 // qComplete completes n items of one token: with one result for all
 // (same), or a CASE of one result each; returning adds RETURNING.
-func qComplete(n int, same, returning bool) string {
+func (s *Store) qComplete(n int, same, returning bool) string {
 	var b strings.Builder
 	b.WriteString("UPDATE {items} SET state = 'completed', finished_at = {now}, lease_expires_at = NULL, result = ")
 	if same {
@@ -138,7 +151,7 @@ func qComplete(n int, same, returning bool) string {
 		b.WriteString(" END")
 	}
 	b.WriteString(" WHERE ")
-	b.WriteString(heldBy(n, StateClaimed))
+	b.WriteString(s.heldBy(n, StateClaimed))
 	if returning {
 		b.WriteString(" RETURNING id, barrier_id")
 	}
@@ -146,8 +159,8 @@ func qComplete(n int, same, returning bool) string {
 }
 
 // qExtend moves the lease of n items of one token.
-func qExtend(n int, returning bool) string {
-	q := "UPDATE {items} SET lease_expires_at = {now+?} WHERE " + heldBy(n, StateClaimed)
+func (s *Store) qExtend(n int, returning bool) string {
+	q := "UPDATE {items} SET lease_expires_at = {now+?} WHERE " + s.heldBy(n, StateClaimed)
 	if returning {
 		q += " RETURNING id, barrier_id"
 	}

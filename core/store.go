@@ -28,9 +28,16 @@ type Store struct {
 	names migrations.Names
 	// seek is the index that serves the claim, for ClaimSpec.Seek.
 	seek *dialect.Index
+	// lister binds a batch's ids as one parameter, where the dialect can.
+	lister dialect.UUIDLister
 
 	expand *strings.Replacer
-	cache  sync.Map // raw statement -> rebound statement
+	// claimFilter and claimSet are the claim's condition and assignments,
+	// expanded once.
+	claimFilter, claimSet string
+	cache                 sync.Map // raw statement -> rebound statement
+	// inserts holds the full-size item INSERT of each row shape (insertSQL).
+	inserts sync.Map
 
 	retries      atomic.Uint64
 	exhausted    atomic.Uint64
@@ -88,7 +95,9 @@ func Open(ctx context.Context, db *sql.DB, d dialect.Dialect, opts Options) (*St
 
 	s := &Store{db: db, d: d, caps: d.Capabilities(), opts: opts, log: opts.Logger, names: migrations.NamesFor(opts.Prefix)}
 	s.seek = claimIndex(opts.Prefix)
+	s.lister, _ = d.(dialect.UUIDLister)
 	s.expand = strings.NewReplacer(expansions(d, s.names, opts.ClockOffset)...)
+	s.claimFilter, s.claimSet = s.expand.Replace(claimFilter), s.expand.Replace(claimSet)
 	if n, ok := d.(dialect.Notifier); ok && !opts.DisableNotify {
 		// One channel per set of tables: stores on other prefixes are not
 		// woken by these items.

@@ -216,3 +216,40 @@ func isPgx(db *sql.DB) bool {
 	_, ok := db.Driver().(*stdlib.Driver)
 	return ok
 }
+
+// InUUIDs tests column against a uuid[] parameter: one parameter, and one
+// statement text, whatever the number of ids.
+func (d *pgDialect) InUUIDs(column string) string {
+	return column + " = ANY(CAST(? AS uuid[]))"
+}
+
+// UUIDList binds ids as the text of a uuid[] literal, {id,id,...}, which
+// the server reads as the parameter's declared type.
+func (d *pgDialect) UUIDList(ids []uuid.UUID) any {
+	b := make([]byte, 0, 2+37*len(ids))
+	b = append(b, '{')
+	for i, id := range ids {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		var s [36]byte
+		hexUUID(s[:], id)
+		b = append(b, s[:]...)
+	}
+	return string(append(b, '}'))
+}
+
+// hexUUID writes the canonical text form of id into dst, without the
+// allocation of uuid.UUID.String.
+func hexUUID(dst []byte, id uuid.UUID) {
+	const digits = "0123456789abcdef"
+	j := 0
+	for i, c := range id {
+		if i == 4 || i == 6 || i == 8 || i == 10 {
+			dst[j] = '-'
+			j++
+		}
+		dst[j], dst[j+1] = digits[c>>4], digits[c&0xf]
+		j += 2
+	}
+}

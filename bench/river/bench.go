@@ -18,25 +18,33 @@ import (
 
 // bench holds both clients' connections to the one database.
 type bench struct {
-	o      options
-	tag    string        // names River's schema and Plenum's prefixes
-	pool   *pgxpool.Pool // River's, opened as River's CLI opens it
-	db     *sql.DB       // Plenum's, limited to as many connections
-	schema string        // River's schema, once created
+	o    options
+	tag  string        // names River's schema and Plenum's prefixes
+	pool *pgxpool.Pool // River's, opened as River's CLI opens it
+	db   *sql.DB       // Plenum's, limited to as many connections
+	// monitor reads the server's sessions for the CPU they spend.
+	monitor *sql.DB
+	schema  string // River's schema, once created
 }
 
 // open connects both clients to o.DSN and migrates River's schema.
 func open(ctx context.Context, o options) (*bench, error) {
 	b := &bench{o: o, tag: randomTag()}
-	pool, err := openRiverPool(ctx, o.DSN)
+	pool, err := openRiverPool(ctx, withAppName(o.DSN, riverAppName))
 	if err != nil {
 		return nil, err
 	}
 	b.pool = pool
-	if b.db, err = postgres.Open(o.DSN); err != nil {
+	if b.db, err = postgres.Open(withAppName(o.DSN, plenumAppName)); err != nil {
 		pool.Close()
 		return nil, err
 	}
+	if b.monitor, err = postgres.Open(withAppName(o.DSN, monitorAppName)); err != nil {
+		pool.Close()
+		b.db.Close()
+		return nil, err
+	}
+	b.monitor.SetMaxOpenConns(1)
 	// The same number of connections on both sides: River's pool's.
 	b.db.SetMaxOpenConns(int(pool.Config().MaxConns))
 	b.db.SetMaxIdleConns(int(pool.Config().MaxConns))
@@ -57,7 +65,7 @@ func (b *bench) close(ctx context.Context) error {
 		}
 	}
 	b.pool.Close()
-	return errors.Join(err, b.db.Close())
+	return errors.Join(err, b.db.Close(), b.monitor.Close())
 }
 
 // describe prints the server, its durability settings and both clients'
@@ -96,25 +104,64 @@ func (r results) ratios() []float64 {
 	return out
 }
 
+// drain is one round's measurement: how long the drain took and the CPU
+// time the side spent on it, in its server sessions and in this process.
+type drain struct {
+	took           time.Duration
+	server, client time.Duration
+	cpuKnown       bool
+}
+
+// meter starts measuring a drain by the sessions named app; its stop
+// ends it.
+func (b *bench) meter(ctx context.Context, app string) (stop func() (drain, error), err error) {
+	before, err := sampleCPU(ctx, b.monitor, app)
+	if err != nil {
+		return nil, err
+	}
+	start := time.Now()
+	return func() (drain, error) {
+		d := drain{took: time.Since(start)}
+		after, err := sampleCPU(ctx, b.monitor, app)
+		if err != nil {
+			return d, err
+		}
+		d.server, d.client, d.cpuKnown = cpuSpent(before, after)
+		return d, nil
+	}, nil
+}
+
+// line formats a round's result.
+func (b *bench) line(d drain) string {
+	s := fmt.Sprintf("%10s jobs/s  %8v", rate(float64(b.o.Items)/d.took.Seconds()), d.took.Round(time.Millisecond))
+	if d.cpuKnown {
+		per := func(x time.Duration) string {
+			return fmt.Sprintf("%5.0f", float64(x.Milliseconds())*1000/float64(b.o.Items))
+		}
+		s += fmt.Sprintf("  cpu ms per 1,000 jobs: server %s client %s", per(d.server), per(d.client))
+	}
+	return s
+}
+
 // rounds runs the alternating rounds, printing each.
 func (b *bench) rounds(ctx context.Context, out io.Writer) (results, error) {
 	var r results
 	for i := range b.o.Rounds {
 		if b.o.Only != "plenum" {
-			d, tx, err := b.counted(ctx, func() (time.Duration, error) { return b.riverRound(ctx) })
+			d, err := b.riverRound(ctx)
 			if err != nil {
 				return r, fmt.Errorf("river round %d: %w", i+1, err)
 			}
-			r.river = append(r.river, float64(b.o.Items)/d.Seconds())
-			fmt.Fprintf(out, "round %d  river   %10s jobs/s  (%v, %.2f transactions a job)\n", i+1, rate(r.river[i]), d.Round(time.Millisecond), tx)
+			r.river = append(r.river, float64(b.o.Items)/d.took.Seconds())
+			fmt.Fprintf(out, "round %d  river   %s\n", i+1, b.line(d))
 		}
 		if b.o.Only != "river" {
-			d, tx, err := b.counted(ctx, func() (time.Duration, error) { return b.plenumRound(ctx, i) })
+			d, err := b.plenumRound(ctx, i)
 			if err != nil {
 				return r, fmt.Errorf("plenum round %d: %w", i+1, err)
 			}
-			r.plenum = append(r.plenum, float64(b.o.Items)/d.Seconds())
-			fmt.Fprintf(out, "round %d  plenum  %10s jobs/s  (%v, %.2f transactions a job)", i+1, rate(r.plenum[i]), d.Round(time.Millisecond), tx)
+			r.plenum = append(r.plenum, float64(b.o.Items)/d.took.Seconds())
+			fmt.Fprintf(out, "round %d  plenum  %s", i+1, b.line(d))
 			if len(r.river) > i {
 				fmt.Fprintf(out, "  plenum/river %.2f", r.plenum[i]/r.river[i])
 			}
@@ -122,36 +169,6 @@ func (b *bench) rounds(ctx context.Context, out io.Writer) (results, error) {
 		}
 	}
 	return r, nil
-}
-
-// counted runs round and returns its drain's duration with the
-// transactions the database committed per job meanwhile (the insert and
-// setup included; pg_stat_database, which counts every session's, so
-// other work on the server shows too).
-func (b *bench) counted(ctx context.Context, round func() (time.Duration, error)) (time.Duration, float64, error) {
-	commits := func() (int64, error) {
-		// The statistics are a snapshot per transaction: clear it to
-		// read fresh counts.
-		if _, err := b.db.ExecContext(ctx, "SELECT pg_stat_clear_snapshot()"); err != nil {
-			return 0, err
-		}
-		var n int64
-		err := b.db.QueryRowContext(ctx, "SELECT xact_commit FROM pg_stat_database WHERE datname = current_database()").Scan(&n)
-		return n, err
-	}
-	before, err := commits()
-	if err != nil {
-		return 0, 0, fmt.Errorf("count transactions: %w", err)
-	}
-	d, err := round()
-	if err != nil {
-		return 0, 0, err
-	}
-	after, err := commits()
-	if err != nil {
-		return 0, 0, fmt.Errorf("count transactions: %w", err)
-	}
-	return d, float64(after-before) / float64(b.o.Items), nil
 }
 
 // median of xs (0 for none).

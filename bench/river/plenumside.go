@@ -38,7 +38,7 @@ func (b *bench) plenumPrefix(i int) string {
 
 // plenumRound creates round i's tables, enqueues the jobs and times their
 // drain by one worker, then drops the tables.
-func (b *bench) plenumRound(ctx context.Context, i int) (_ time.Duration, err error) {
+func (b *bench) plenumRound(ctx context.Context, i int) (_ drain, err error) {
 	prefix := b.plenumPrefix(i)
 	defer func() {
 		dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
@@ -49,7 +49,7 @@ func (b *bench) plenumRound(ctx context.Context, i int) (_ time.Duration, err er
 	}()
 	st, err := core.Open(ctx, b.db, postgres.Dialect(), core.Options{Prefix: prefix, Migrate: true})
 	if err != nil {
-		return 0, err
+		return drain{}, err
 	}
 	specs := make([]core.ItemSpec, 0, riverInsertBatch)
 	for n := 0; n < b.o.Items; {
@@ -58,7 +58,7 @@ func (b *bench) plenumRound(ctx context.Context, i int) (_ time.Duration, err er
 			specs = append(specs, core.ItemSpec{Queue: plenumQueue, Kind: plenumKind, Payload: json.RawMessage(`{"num":` + strconv.Itoa(n) + `}`)})
 		}
 		if _, err := st.Enqueue(ctx, specs...); err != nil {
-			return 0, fmt.Errorf("enqueue: %w", err)
+			return drain{}, fmt.Errorf("enqueue: %w", err)
 		}
 	}
 	var done, failed atomic.Int64
@@ -78,21 +78,25 @@ func (b *bench) plenumRound(ctx context.Context, i int) (_ time.Duration, err er
 		Hooks:  hooks,
 	})
 	if err != nil {
-		return 0, err
+		return drain{}, err
 	}
 	w.HandleFunc(plenumKind, func(context.Context, *worker.Job[json.RawMessage]) error { return nil })
 	if err := w.Start(ctx); err != nil {
-		return 0, err
+		return drain{}, err
 	}
 	if b.o.CPUProfile != "" {
 		stop, perr := profile(b.o.CPUProfile, i)
 		if perr != nil {
 			_ = w.Stop(context.WithoutCancel(ctx))
-			return 0, perr
+			return drain{}, perr
 		}
 		defer stop()
 	}
-	start := time.Now()
+	stop, err := b.meter(ctx, plenumAppName)
+	if err != nil {
+		_ = w.Stop(context.WithoutCancel(ctx))
+		return drain{}, err
+	}
 	timeout := time.NewTimer(b.o.Timeout)
 	defer timeout.Stop()
 	select {
@@ -102,12 +106,13 @@ func (b *bench) plenumRound(ctx context.Context, i int) (_ time.Duration, err er
 	case <-ctx.Done():
 		err = ctx.Err()
 	}
-	elapsed := time.Since(start)
+	d, merr := stop()
+	err = errors.Join(err, merr)
 	if serr := w.Stop(context.WithoutCancel(ctx)); serr != nil {
 		err = errors.Join(err, fmt.Errorf("stop: %w", serr))
 	}
 	if n := failed.Load(); n > 0 {
 		err = errors.Join(err, fmt.Errorf("%d jobs failed or lost their claims", n))
 	}
-	return elapsed, err
+	return d, err
 }

@@ -25,7 +25,8 @@ const (
 )
 
 // openRiverPool opens the pool as River's CLI does: pgxpool's defaults,
-// with its statement and idle-in-transaction timeouts.
+// with its statement and idle-in-transaction timeouts (and its
+// application_name, which dsn carries).
 func openRiverPool(ctx context.Context, dsn string) (*pgxpool.Pool, error) {
 	cfg, err := pgxpool.ParseConfig(dsn)
 	if err != nil {
@@ -36,7 +37,6 @@ func openRiverPool(ctx context.Context, dsn string) (*pgxpool.Pool, error) {
 			cfg.ConnConfig.RuntimeParams[name] = value
 		}
 	}
-	setIfUnset("application_name", "river CLI")
 	setIfUnset("idle_in_transaction_session_timeout", strconv.Itoa(int((11 * time.Second).Milliseconds())))
 	setIfUnset("statement_timeout", strconv.Itoa(int((10 * time.Second).Milliseconds())))
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
@@ -90,11 +90,11 @@ func (*noopWorker) Work(context.Context, *river.Job[benchArgs]) error { return n
 
 // riverRound resets River's job table, inserts the jobs and times their
 // drain.
-func (b *bench) riverRound(ctx context.Context) (time.Duration, error) {
+func (b *bench) riverRound(ctx context.Context) (drain, error) {
 	table := pgx.Identifier{b.schema, "river_job"}.Sanitize()
 	for _, stmt := range []string{"TRUNCATE " + table, "VACUUM FULL " + table} {
 		if _, err := b.pool.Exec(ctx, stmt); err != nil {
-			return 0, fmt.Errorf("%s: %w", stmt, err)
+			return drain{}, fmt.Errorf("%s: %w", stmt, err)
 		}
 	}
 	workers := river.NewWorkers()
@@ -107,7 +107,7 @@ func (b *bench) riverRound(ctx context.Context) (time.Duration, error) {
 		Workers:           workers,
 	})
 	if err != nil {
-		return 0, err
+		return drain{}, err
 	}
 	batch := make([]river.InsertManyParams, 0, riverInsertBatch)
 	for n := 0; n < b.o.Items; {
@@ -116,7 +116,7 @@ func (b *bench) riverRound(ctx context.Context) (time.Duration, error) {
 			batch = append(batch, river.InsertManyParams{Args: benchArgs{Num: n}})
 		}
 		if _, err := client.InsertMany(ctx, batch); err != nil {
-			return 0, fmt.Errorf("insert: %w", err)
+			return drain{}, fmt.Errorf("insert: %w", err)
 		}
 	}
 	events, cancel := client.SubscribeConfig(&river.SubscribeConfig{
@@ -125,31 +125,34 @@ func (b *bench) riverRound(ctx context.Context) (time.Duration, error) {
 	})
 	defer cancel()
 	if err := client.Start(ctx); err != nil {
-		return 0, fmt.Errorf("start: %w", err)
+		return drain{}, fmt.Errorf("start: %w", err)
 	}
-	start := time.Now()
+	stop, err := b.meter(ctx, riverAppName)
+	if err != nil {
+		_ = client.Stop(context.WithoutCancel(ctx))
+		return drain{}, err
+	}
 	timeout := time.NewTimer(b.o.Timeout)
 	defer timeout.Stop()
-	var elapsed time.Duration
 	for done := 0; done < b.o.Items; {
 		select {
 		case e := <-events:
 			if e.Kind != river.EventKindJobCompleted {
 				_ = client.Stop(context.WithoutCancel(ctx))
-				return 0, fmt.Errorf("job %d: %s", e.Job.ID, e.Kind)
+				return drain{}, fmt.Errorf("job %d: %s", e.Job.ID, e.Kind)
 			}
 			done++
 		case <-timeout.C:
 			_ = client.Stop(context.WithoutCancel(ctx))
-			return 0, fmt.Errorf("drain: not done after %v", b.o.Timeout)
+			return drain{}, fmt.Errorf("drain: not done after %v", b.o.Timeout)
 		case <-ctx.Done():
 			_ = client.Stop(context.WithoutCancel(ctx))
-			return 0, ctx.Err()
+			return drain{}, ctx.Err()
 		}
 	}
-	elapsed = time.Since(start)
-	if err := client.Stop(ctx); err != nil {
-		return 0, fmt.Errorf("stop: %w", err)
+	d, err := stop()
+	if serr := client.Stop(ctx); serr != nil {
+		return drain{}, fmt.Errorf("stop: %w", serr)
 	}
-	return elapsed, nil
+	return d, err
 }

@@ -16,8 +16,10 @@ type Config struct {
 	Queues map[string]QueueConfig
 
 	// PollInterval is how often a queue that was found empty is asked
-	// again (sooner when a wake-up comes, see PollOnly), and how often the worker checks whether the items its
-	// handlers run on were cancelled. Default 1 s.
+	// again (sooner when a wake-up comes, see PollOnly), and how often the
+	// worker checks whether the items its handlers run on were cancelled
+	// (each handler from one interval after its claim on: within two
+	// intervals of its start, within one after that). Default 1 s.
 	PollInterval time.Duration
 
 	// PollOnly makes the worker find new items by polling alone. By

@@ -50,6 +50,8 @@ type Worker struct {
 	// completeMany is the store's CompleteMany (a test's stand-in in the
 	// completer's own tests).
 	completeMany func(ctx context.Context, cs []core.Completion) ([]uuid.UUID, error)
+	// lost is the store's Lost (a test's stand-in in the watcher's).
+	lost func(ctx context.Context, cs []core.Claim) ([]uuid.UUID, error)
 }
 
 // New returns a worker on store configured by cfg. It checks cfg and
@@ -73,7 +75,7 @@ func New(store *core.Store, cfg Config) (*Worker, error) {
 		completions: make(chan *completion),
 		completed:   make(chan struct{}),
 	}
-	w.completeMany = store.CompleteMany
+	w.completeMany, w.lost = store.CompleteMany, store.Lost
 	return w, nil
 }
 

@@ -18,8 +18,8 @@ const (
 // completeFlights bounds the batches being completed at once. While they
 // are, the next batch keeps gathering (up to CompleteBatch), so that under
 // load batches grow, and the statements per item shrink, instead of
-// queueing behind one another; two keep one batch's commit overlapping the
-// next one's statement.
+// queueing behind one another; a second flight takes only a full batch,
+// so that a backlog's commit overlaps the next statement.
 const completeFlights = 2
 
 // completion is one item for the completer to complete.
@@ -37,10 +37,11 @@ func (w *Worker) complete(ctx context.Context, r *run) error {
 }
 
 // completer completes in batches of up to CompleteBatch, each in one
-// CompleteMany, with up to completeFlights of them at once. A batch goes
-// once it is full, or once completions stop arriving (a gap of
-// completeGap, or completeLinger after its first), whichever is first,
-// and a flight is free; until one is, it keeps gathering.
+// CompleteMany, with up to completeFlights of them at once. With no
+// flight in the air a batch goes once it is full or completions stop
+// arriving (a gap of completeGap, or completeLinger after its first);
+// with one, it keeps gathering, and goes when that flight lands or, full,
+// in a flight of its own.
 func (w *Worker) completer() {
 	defer close(w.completed)
 	var (
@@ -56,7 +57,12 @@ func (w *Worker) completer() {
 	defer gather.Stop()
 	for in != nil || len(batch) > 0 || flights > 0 {
 		full := len(batch) >= w.cfg.CompleteBatch
-		if len(batch) > 0 && flights < completeFlights && (ready || full || in == nil) {
+		// The first flight takes whatever has gathered; a second only a
+		// full batch (or the rest at shutdown): more write transactions
+		// for the same items cost more than they save, unless there is
+		// a backlog.
+		flush := flights == 0 && (ready || full) || flights < completeFlights && (full || in == nil)
+		if len(batch) > 0 && flush {
 			flights++
 			go w.flush(batch, landed)
 			batch, ready, full = nil, false, false

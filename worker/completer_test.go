@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -18,6 +19,7 @@ type flightRecorder struct {
 	entered chan []core.Completion
 	release chan error // the call's error, nil to complete
 	lost    map[uuid.UUID]bool
+	auto    atomic.Bool // completes at once, without a release
 
 	mu               sync.Mutex
 	inFlight, maxIn  int
@@ -41,8 +43,10 @@ func (f *flightRecorder) completeMany(ctx context.Context, cs []core.Completion)
 		f.mu.Unlock()
 	}()
 	f.entered <- cs
-	if err := <-f.release; err != nil {
-		return nil, err
+	if !f.auto.Load() {
+		if err := <-f.release; err != nil {
+			return nil, err
+		}
 	}
 	var lost []uuid.UUID
 	for _, c := range cs {
@@ -66,6 +70,20 @@ func completerWorker(t *testing.T, batch int, f *flightRecorder) *Worker {
 	}
 	go w.completer()
 	t.Cleanup(func() {
+		// Whatever a failed test left in the air lands now.
+		f.auto.Store(true)
+		stop := make(chan struct{})
+		defer close(stop)
+		go func() {
+			for {
+				select {
+				case <-f.entered:
+				case f.release <- nil:
+				case <-stop:
+					return
+				}
+			}
+		}()
 		select {
 		case <-w.completed:
 		default:
@@ -114,26 +132,39 @@ func receive[T any](t *testing.T, c <-chan T, what string) T {
 	}
 }
 
-// While every flight is busy, completions keep gathering into the next
-// batch, up to CompleteBatch, instead of waiting one flight each: the
-// batches grow with the load, and no more than completeFlights are ever
-// in flight.
+// While a flight is busy, completions keep gathering into the next
+// batch, up to CompleteBatch, instead of taking a flight each: a second
+// flight takes only a full batch, the batches grow with the load, and no
+// more than completeFlights are ever in flight.
 func TestCompleter_GathersWhileEveryFlightIsBusy(t *testing.T) {
 	t.Parallel()
 	f := newFlightRecorder()
 	w := completerWorker(t, 10, f)
 
 	var answers []<-chan error
-	// Take every flight with a batch of one.
-	for range completeFlights {
-		_, a := completeAsync(w)
-		answers = append(answers, a)
-		if got := len(receive(t, f.entered, "flight")); got != 1 {
-			t.Fatalf("a flight of %d, want 1", got)
-		}
+	_, a := completeAsync(w)
+	answers = append(answers, a)
+	if got := len(receive(t, f.entered, "flight")); got != 1 {
+		t.Fatalf("the first flight has %d completions, want 1", got)
 	}
-	// Now 25 more: 10 fill the next batch (taken at once), the rest wait
-	// for room.
+	// With the first flight busy, a batch short of full waits for it.
+	for range 3 {
+		answers = append(answers, handOver(t, w))
+	}
+	select {
+	case cs := <-f.entered:
+		t.Fatalf("a second flight took a batch of %d, short of full, while the first was busy", len(cs))
+	case <-time.After(100 * time.Millisecond):
+	}
+	// Full, it takes the second flight.
+	for range 7 {
+		answers = append(answers, handOver(t, w))
+	}
+	if got := len(receive(t, f.entered, "flight")); got != 10 {
+		t.Fatalf("the second flight has %d completions, want a full 10", got)
+	}
+	// Both busy: 10 more fill the next batch (taken at once), the rest
+	// wait for room.
 	for range 10 {
 		answers = append(answers, handOver(t, w))
 	}
@@ -141,11 +172,18 @@ func TestCompleter_GathersWhileEveryFlightIsBusy(t *testing.T) {
 		_, a := completeAsync(w)
 		answers = append(answers, a)
 	}
+	// From here on the flights land at once; the two in the air are let
+	// go, and the later flights' sizes recorded.
 	var sizes []int
-	for f.completedCount() < completeFlights+25 {
-		f.release <- nil
-		sizes = append(sizes, len(receive(t, f.entered, "flight")))
-	}
+	var sizesMu sync.Mutex
+	go func() {
+		for cs := range f.entered {
+			sizesMu.Lock()
+			sizes = append(sizes, len(cs))
+			sizesMu.Unlock()
+		}
+	}()
+	f.auto.Store(true)
 	for range completeFlights {
 		f.release <- nil
 	}
@@ -154,6 +192,8 @@ func TestCompleter_GathersWhileEveryFlightIsBusy(t *testing.T) {
 			t.Errorf("completion %d: %v", i, err)
 		}
 	}
+	sizesMu.Lock()
+	defer sizesMu.Unlock()
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if f.maxIn > completeFlights {
@@ -172,12 +212,6 @@ func TestCompleter_GathersWhileEveryFlightIsBusy(t *testing.T) {
 	}
 }
 
-func (f *flightRecorder) completedCount() int {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return f.completed
-}
-
 // Each completion gets its own batch's answer: nil, a lost claim for an
 // item the store did not complete, the store's error for all of a
 // failed batch.
@@ -188,14 +222,18 @@ func TestCompleter_AnswersEachCompletion(t *testing.T) {
 
 	kept, keptAnswer := completeAsync(w)
 	receive(t, f.entered, "flight")
-	lostID, lostAnswer := completeAsync(w)
-	f.lost[lostID] = true // read by the second flight only, after this
-	receive(t, f.entered, "flight")
-	f.release <- nil
 	f.release <- nil
 	if err := receive(t, keptAnswer, "answer"); err != nil {
 		t.Errorf("completion of %s: %v, want nil", kept, err)
 	}
+	lostID := uuid.New()
+	f.lost[lostID] = true // read by the next flight only, after this
+	lostAnswer := make(chan error, 1)
+	go func() {
+		lostAnswer <- w.complete(context.Background(), &run{claim: core.Claim{Item: core.Item{ID: lostID}, Token: uuid.New()}})
+	}()
+	receive(t, f.entered, "flight")
+	f.release <- nil
 	if err := receive(t, lostAnswer, "answer"); !errors.Is(err, core.ErrClaimLost) {
 		t.Errorf("completion of an item the store did not complete: %v, want core.ErrClaimLost", err)
 	}
@@ -217,27 +255,24 @@ func TestCompleter_FlushesEverythingBeforeItIsDone(t *testing.T) {
 	w := completerWorker(t, 100, f)
 
 	var answers []<-chan error
-	for range completeFlights {
-		_, a := completeAsync(w)
-		answers = append(answers, a)
-		receive(t, f.entered, "flight")
-	}
+	_, a := completeAsync(w)
+	answers = append(answers, a)
+	receive(t, f.entered, "flight")
 	for range 5 {
 		answers = append(answers, handOver(t, w))
 	}
 	close(w.completions)
+	// At shutdown the rest goes at once, in a flight of its own.
+	if got := len(receive(t, f.entered, "flight")); got != 5 {
+		t.Errorf("the last flight has %d completions, want 5", got)
+	}
 	select {
 	case <-w.completed:
 		t.Fatal("the completer said it was done with flights still in the air")
 	default:
 	}
-	f.release <- nil // a flight lands, the gathered 5 take its place
-	if got := len(receive(t, f.entered, "flight")); got != 5 {
-		t.Errorf("the last flight has %d completions, want 5", got)
-	}
-	for range completeFlights {
-		f.release <- nil
-	}
+	f.release <- nil
+	f.release <- nil
 	receive(t, w.completed, "completer's end")
 	for i, a := range answers {
 		if err := receive(t, a, "answer"); err != nil {

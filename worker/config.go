@@ -16,8 +16,10 @@ type Config struct {
 	Queues map[string]QueueConfig
 
 	// PollInterval is how often a queue that was found empty is asked
-	// again (sooner when a wake-up comes, see PollOnly), and how often the worker checks whether the items its
-	// handlers run on were cancelled. Default 1 s.
+	// again (sooner when a wake-up comes, see PollOnly), and how often the
+	// worker checks whether the items its handlers run on were cancelled
+	// (each handler from one interval after its claim on: within two
+	// intervals of its start, within one after that). Default 1 s.
 	PollInterval time.Duration
 
 	// PollOnly makes the worker find new items by polling alone. By
@@ -78,7 +80,11 @@ type Config struct {
 	DeadlineMargin time.Duration
 
 	// CompleteBatch bounds how many completions one CompleteMany carries.
-	// Default 100.
+	// Handlers' completions are batched as they come: a batch goes once
+	// they stop arriving for a moment, or at once when full; while two
+	// batches are being completed the next one keeps gathering, so that
+	// under load the batches grow towards this bound and each item costs
+	// a smaller share of a statement. Default 1,000.
 	CompleteBatch int
 
 	// Host names this process in the owners table. Default os.Hostname().
@@ -136,7 +142,7 @@ const (
 	defaultTimeout   = 60 * time.Second
 	defaultRetain    = 24 * time.Hour
 	defaultMargin    = time.Second
-	defaultBatch     = 100
+	defaultBatch     = 1000
 	defaultPeriodic  = time.Second
 )
 

@@ -102,7 +102,12 @@ type handler struct {
 func Handle[T any](w *Worker, kind string, fn func(ctx context.Context, job *Job[T]) error, cfg ...KindConfig) {
 	w.register(kind, fn != nil, cfg, func(ctx context.Context, r *run) error {
 		job := &Job[T]{r: r}
-		if p := r.claim.Payload; len(p) > 0 {
+		if raw, ok := any(&job.Args).(*json.RawMessage); ok {
+			// The payload is JSON already (checked when it was
+			// enqueued): decoding it into a RawMessage would only copy
+			// it.
+			*raw = r.claim.Payload
+		} else if p := r.claim.Payload; len(p) > 0 {
 			if err := json.Unmarshal(p, &job.Args); err != nil {
 				return Discard(fmt.Errorf("decode the payload of %s as %T: %w", r.claim.ID, job.Args, err))
 			}

@@ -50,26 +50,33 @@ func (w *Worker) heartbeat(registered time.Time) {
 
 // watch cancels, every PollInterval, the handlers whose item was cancelled
 // or whose claim was otherwise lost, in whichever process cancelled it.
+// It asks only about the runs claimed a whole interval ago or more: most
+// runs of a busy queue are over by the time an answer about them would
+// come, and a run claimed since the last check is checked at the next.
 func (w *Worker) watch() {
 	defer w.background.Done()
 	t := time.NewTicker(w.cfg.PollInterval)
 	defer t.Stop()
 	for {
+		var now time.Time
 		select {
 		case <-w.bg.Done():
 			return
-		case <-t.C:
+		case now = <-t.C:
 		}
+		older := now.Add(-w.cfg.PollInterval)
 		w.mu.Lock()
 		claims := make([]core.Claim, 0, len(w.running))
 		for _, r := range w.running {
-			claims = append(claims, r.claim)
+			if r.deadlines.requested.Before(older) {
+				claims = append(claims, r.claim)
+			}
 		}
 		w.mu.Unlock()
 		if len(claims) == 0 {
 			continue
 		}
-		lost, err := w.store.Lost(w.bg, claims)
+		lost, err := w.lost(w.bg, claims)
 		if err != nil {
 			if w.bg.Err() == nil {
 				w.log.Warn("plenum/worker: check running claims", "err", err)

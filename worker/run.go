@@ -20,7 +20,9 @@ type run struct {
 	ctx      context.Context
 	cancel   context.CancelCauseFunc
 	deadline time.Time
-	result   json.RawMessage
+	// deadlines holds ctx's deadline, shared with the claim's other runs.
+	deadlines *deadlines
+	result    json.RawMessage
 	// fenced is set once Job.Fence completed the item.
 	fenced bool
 }
@@ -43,13 +45,6 @@ func (s *slots) release() {
 // gatherDelay is how long a full queue waits, once a slot frees, for
 // others to free before it claims.
 const gatherDelay = 2 * time.Millisecond
-
-// completeLinger bounds how long the completer gathers completions for a
-// batch; completeGap is the pause after which it stops gathering.
-const (
-	completeLinger = 5 * time.Millisecond
-	completeGap    = 300 * time.Microsecond
-)
 
 // claimLoop claims queue's items in batches sized to its free slots and
 // starts a handler on each, until claiming stops.
@@ -132,11 +127,12 @@ func (w *Worker) claimLoop(queue string, q QueueConfig) {
 		if err != nil && w.base.Err() == nil {
 			w.log.Warn("plenum/worker: claim", "queue", queue, "err", err)
 		}
+		dl := newDeadlines(w.base, requested, len(cs))
 		for _, c := range cs {
 			w.event(w.base, Event{Kind: EventClaimed, Queue: queue, Item: c.Item})
 			sl.running.Add(1)
 			w.handlersRun.Add(1)
-			r := w.begin(c, requested)
+			r := w.begin(c, dl)
 			go func() {
 				defer w.handlersRun.Done()
 				defer sl.release()
@@ -158,28 +154,60 @@ func (w *Worker) claimLoop(queue string, q QueueConfig) {
 }
 
 // begin sets up a run's context and records it as running.
-func (w *Worker) begin(c core.Claim, requested time.Time) *run {
+func (w *Worker) begin(c core.Claim, dl *deadlines) *run {
 	timeout := w.cfg.DefaultKind.Timeout
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if h := w.handlers[c.Kind]; h != nil {
 		timeout = h.cfg.Timeout
 	}
-	r := &run{w: w, claim: c, deadline: requested.Add(timeout - w.cfg.margin(timeout))}
-	ctx, cancel := context.WithCancelCause(w.base)
-	ctx, stop := context.WithDeadlineCause(ctx, r.deadline, ErrDeadline)
-	r.ctx = ctx
-	r.cancel = func(cause error) {
-		cancel(cause)
-		if cause == nil {
-			stop()
-		}
-	}
+	r := &run{w: w, claim: c, deadline: dl.requested.Add(timeout - w.cfg.margin(timeout)), deadlines: dl}
+	ctx, cancel := context.WithCancelCause(dl.context(r.deadline))
+	r.ctx, r.cancel = ctx, cancel
 	w.running[c.ID] = r
 	if w.killed != nil {
 		cancel(w.killed)
 	}
 	return r
+}
+
+// deadlines shares the deadline contexts of one claim's runs: the runs
+// of a claim that have the same deadline (the same kind's timeout,
+// counted from the same request) end by one timer, not one each.
+type deadlines struct {
+	base      context.Context
+	requested time.Time
+	// byDeadline is used by the claim loop only, while it begins the
+	// claim's runs; left by each run as it finishes.
+	byDeadline map[time.Time]context.Context
+	stops      []context.CancelFunc
+	left       atomic.Int64
+}
+
+func newDeadlines(base context.Context, requested time.Time, runs int) *deadlines {
+	dl := &deadlines{base: base, requested: requested, byDeadline: map[time.Time]context.Context{}}
+	dl.left.Store(int64(runs))
+	return dl
+}
+
+// context returns the shared context that ends at deadline.
+func (dl *deadlines) context(deadline time.Time) context.Context {
+	if ctx, ok := dl.byDeadline[deadline]; ok {
+		return ctx
+	}
+	ctx, stop := context.WithDeadlineCause(dl.base, deadline, ErrDeadline)
+	dl.byDeadline[deadline] = ctx
+	dl.stops = append(dl.stops, stop)
+	return ctx
+}
+
+// done records that one run finished; the last one stops the timers.
+func (dl *deadlines) done() {
+	if dl.left.Add(-1) == 0 {
+		for _, stop := range dl.stops {
+			stop()
+		}
+	}
 }
 
 // finish removes r from the running set and returns why its context
@@ -193,6 +221,7 @@ func (w *Worker) finish(r *run) error {
 		cause = context.Cause(r.ctx)
 	}
 	r.cancel(nil)
+	r.deadlines.done()
 	return cause
 }
 
@@ -308,77 +337,4 @@ func (w *Worker) record(ctx context.Context, ev *Event, kind EventKind, herr, er
 		w.log.Warn("plenum/worker: attempt failed", "item", ev.Item.ID, "kind", ev.Item.Kind, "attempt", ev.Item.Attempt, "dead", ev.Kind == EventDead, "err", herr)
 	}
 	w.event(ctx, *ev)
-}
-
-// completion is one item for the completer to complete.
-type completion struct {
-	c    core.Completion
-	done chan error
-}
-
-// complete hands r's completion to the completer and waits for it to
-// commit (nil) or be refused (core.ErrClaimLost).
-func (w *Worker) complete(ctx context.Context, r *run) error {
-	if err := fault.Hit(ctx, fault.BeforeCompletion); err != nil {
-		return err
-	}
-	c := &completion{c: core.Completion{Claim: r.claim, Result: r.result}, done: make(chan error, 1)}
-	w.completions <- c
-	return <-c.done
-}
-
-// completer completes in batches: whatever completions are waiting when
-// one arrives, up to CompleteBatch, go in one CompleteMany.
-func (w *Worker) completer() {
-	defer close(w.completed)
-	batch := make([]*completion, 0, w.cfg.CompleteBatch)
-	linger := time.NewTimer(time.Hour)
-	defer linger.Stop()
-	for first := range w.completions {
-		batch = append(batch[:0], first)
-		// Handlers that finish together complete together: gather what
-		// keeps arriving (gaps under completeGap), for at most
-		// completeLinger, up to a full batch.
-		until := time.Now().Add(completeLinger)
-	drain:
-		for len(batch) < w.cfg.CompleteBatch {
-			linger.Reset(min(completeGap, time.Until(until)))
-			select {
-			case c, ok := <-w.completions:
-				if !ok {
-					break drain
-				}
-				batch = append(batch, c)
-			case <-linger.C:
-				break drain
-			}
-		}
-		if !linger.Stop() {
-			select {
-			case <-linger.C:
-			default:
-			}
-		}
-		cs := make([]core.Completion, len(batch))
-		for i, c := range batch {
-			cs[i] = c.c
-		}
-		ctx, cancel := context.WithTimeout(w.base, outcomeTimeout)
-		lost, err := w.store.CompleteMany(ctx, cs)
-		cancel()
-		gone := map[[16]byte]bool{}
-		for _, id := range lost {
-			gone[id] = true
-		}
-		for _, c := range batch {
-			switch {
-			case err != nil:
-				c.done <- err
-			case gone[c.c.Claim.ID]:
-				c.done <- fmt.Errorf("plenum/worker: complete %s: %w", c.c.Claim.ID, core.ErrClaimLost)
-			default:
-				c.done <- nil
-			}
-		}
-	}
 }

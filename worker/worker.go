@@ -47,6 +47,11 @@ type Worker struct {
 	background  sync.WaitGroup // heartbeat, watcher, maintenance
 	completions chan *completion
 	completed   chan struct{} // closed when the completer has flushed
+	// completeMany is the store's CompleteMany (a test's stand-in in the
+	// completer's own tests).
+	completeMany func(ctx context.Context, cs []core.Completion) ([]uuid.UUID, error)
+	// lost is the store's Lost (a test's stand-in in the watcher's).
+	lost func(ctx context.Context, cs []core.Claim) ([]uuid.UUID, error)
 }
 
 // New returns a worker on store configured by cfg. It checks cfg and
@@ -59,7 +64,7 @@ func New(store *core.Store, cfg Config) (*Worker, error) {
 	if err := cfg.validate(store); err != nil {
 		return nil, err
 	}
-	return &Worker{
+	w := &Worker{
 		store:       store,
 		cfg:         cfg,
 		log:         cfg.Logger,
@@ -69,7 +74,9 @@ func New(store *core.Store, cfg Config) (*Worker, error) {
 		done:        make(chan struct{}),
 		completions: make(chan *completion),
 		completed:   make(chan struct{}),
-	}, nil
+	}
+	w.completeMany, w.lost = store.CompleteMany, store.Lost
+	return w, nil
 }
 
 // Start registers the worker as an owner and starts claiming, heartbeating

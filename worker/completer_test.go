@@ -1,0 +1,282 @@
+package worker
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/plenumdb/plenum/core"
+)
+
+// flightRecorder stands in for the store's CompleteMany: each call
+// announces its batch on entered and waits for a release, so that a test
+// decides when each flight lands.
+type flightRecorder struct {
+	entered chan []core.Completion
+	release chan error // the call's error, nil to complete
+	lost    map[uuid.UUID]bool
+	auto    atomic.Bool // completes at once, without a release
+
+	mu               sync.Mutex
+	inFlight, maxIn  int
+	calls, completed int
+}
+
+func newFlightRecorder() *flightRecorder {
+	return &flightRecorder{entered: make(chan []core.Completion), release: make(chan error), lost: map[uuid.UUID]bool{}}
+}
+
+func (f *flightRecorder) completeMany(ctx context.Context, cs []core.Completion) ([]uuid.UUID, error) {
+	f.mu.Lock()
+	f.inFlight++
+	f.calls++
+	f.completed += len(cs)
+	f.maxIn = max(f.maxIn, f.inFlight)
+	f.mu.Unlock()
+	defer func() {
+		f.mu.Lock()
+		f.inFlight--
+		f.mu.Unlock()
+	}()
+	f.entered <- cs
+	if !f.auto.Load() {
+		if err := <-f.release; err != nil {
+			return nil, err
+		}
+	}
+	var lost []uuid.UUID
+	for _, c := range cs {
+		if f.lost[c.Claim.ID] {
+			lost = append(lost, c.Claim.ID)
+		}
+	}
+	return lost, nil
+}
+
+// completerWorker is a worker with only what the completer uses, its
+// completer running on f.
+func completerWorker(t *testing.T, batch int, f *flightRecorder) *Worker {
+	t.Helper()
+	w := &Worker{
+		cfg:          Config{CompleteBatch: batch},
+		base:         context.Background(),
+		completions:  make(chan *completion),
+		completed:    make(chan struct{}),
+		completeMany: f.completeMany,
+	}
+	go w.completer()
+	t.Cleanup(func() {
+		// Whatever a failed test left in the air lands now.
+		f.auto.Store(true)
+		stop := make(chan struct{})
+		defer close(stop)
+		go func() {
+			for {
+				select {
+				case <-f.entered:
+				case f.release <- nil:
+				case <-stop:
+					return
+				}
+			}
+		}()
+		select {
+		case <-w.completed:
+		default:
+			close(w.completions)
+			<-w.completed
+		}
+	})
+	return w
+}
+
+// completeAsync completes a new item through w and returns its id and
+// where complete's answer arrives.
+func completeAsync(w *Worker) (uuid.UUID, <-chan error) {
+	id := uuid.New()
+	out := make(chan error, 1)
+	go func() {
+		r := &run{claim: core.Claim{Item: core.Item{ID: id}, Token: uuid.New()}}
+		out <- w.complete(context.Background(), r)
+	}()
+	return id, out
+}
+
+// handOver gives the completer a new item's completion and returns once
+// the completer has taken it, with where its answer arrives.
+func handOver(t *testing.T, w *Worker) <-chan error {
+	t.Helper()
+	c := &completion{c: core.Completion{Claim: core.Claim{Item: core.Item{ID: uuid.New()}, Token: uuid.New()}}, done: make(chan error, 1)}
+	select {
+	case w.completions <- c:
+	case <-time.After(testWait):
+		t.Fatalf("the completer took no completion within %v", testWait)
+	}
+	return c.done
+}
+
+const testWait = time.Minute // generous: the machine may be loaded
+
+func receive[T any](t *testing.T, c <-chan T, what string) T {
+	t.Helper()
+	select {
+	case v := <-c:
+		return v
+	case <-time.After(testWait):
+		t.Fatalf("no %s within %v", what, testWait)
+		panic("unreachable")
+	}
+}
+
+// While a flight is busy, completions keep gathering into the next
+// batch, up to CompleteBatch, instead of taking a flight each: a second
+// flight takes only a full batch, the batches grow with the load, and no
+// more than completeFlights are ever in flight.
+func TestCompleter_GathersWhileEveryFlightIsBusy(t *testing.T) {
+	t.Parallel()
+	f := newFlightRecorder()
+	w := completerWorker(t, 10, f)
+
+	var answers []<-chan error
+	_, a := completeAsync(w)
+	answers = append(answers, a)
+	if got := len(receive(t, f.entered, "flight")); got != 1 {
+		t.Fatalf("the first flight has %d completions, want 1", got)
+	}
+	// With the first flight busy, a batch short of full waits for it.
+	for range 3 {
+		answers = append(answers, handOver(t, w))
+	}
+	select {
+	case cs := <-f.entered:
+		t.Fatalf("a second flight took a batch of %d, short of full, while the first was busy", len(cs))
+	case <-time.After(100 * time.Millisecond):
+	}
+	// Full, it takes the second flight.
+	for range 7 {
+		answers = append(answers, handOver(t, w))
+	}
+	if got := len(receive(t, f.entered, "flight")); got != 10 {
+		t.Fatalf("the second flight has %d completions, want a full 10", got)
+	}
+	// Both busy: 10 more fill the next batch (taken at once), the rest
+	// wait for room.
+	for range 10 {
+		answers = append(answers, handOver(t, w))
+	}
+	for range 15 {
+		_, a := completeAsync(w)
+		answers = append(answers, a)
+	}
+	// From here on the flights land at once; the two in the air are let
+	// go, and the later flights' sizes recorded.
+	var sizes []int
+	var sizesMu sync.Mutex
+	go func() {
+		for cs := range f.entered {
+			sizesMu.Lock()
+			sizes = append(sizes, len(cs))
+			sizesMu.Unlock()
+		}
+	}()
+	f.auto.Store(true)
+	for range completeFlights {
+		f.release <- nil
+	}
+	for i, a := range answers {
+		if err := receive(t, a, "answer"); err != nil {
+			t.Errorf("completion %d: %v", i, err)
+		}
+	}
+	sizesMu.Lock()
+	defer sizesMu.Unlock()
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.maxIn > completeFlights {
+		t.Errorf("%d flights at once, want at most %d", f.maxIn, completeFlights)
+	}
+	if sizes[0] != 10 {
+		t.Errorf("the batch gathered while every flight was busy has %d completions, want a full 10 (sizes %v)", sizes[0], sizes)
+	}
+	for _, n := range sizes {
+		if n > 10 {
+			t.Errorf("a batch of %d, above CompleteBatch 10 (sizes %v)", n, sizes)
+		}
+	}
+	if f.calls >= f.completed {
+		t.Errorf("%d CompleteMany calls for %d completions: nothing was batched", f.calls, f.completed)
+	}
+}
+
+// Each completion gets its own batch's answer: nil, a lost claim for an
+// item the store did not complete, the store's error for all of a
+// failed batch.
+func TestCompleter_AnswersEachCompletion(t *testing.T) {
+	t.Parallel()
+	f := newFlightRecorder()
+	w := completerWorker(t, 100, f)
+
+	kept, keptAnswer := completeAsync(w)
+	receive(t, f.entered, "flight")
+	f.release <- nil
+	if err := receive(t, keptAnswer, "answer"); err != nil {
+		t.Errorf("completion of %s: %v, want nil", kept, err)
+	}
+	lostID := uuid.New()
+	f.lost[lostID] = true // read by the next flight only, after this
+	lostAnswer := make(chan error, 1)
+	go func() {
+		lostAnswer <- w.complete(context.Background(), &run{claim: core.Claim{Item: core.Item{ID: lostID}, Token: uuid.New()}})
+	}()
+	receive(t, f.entered, "flight")
+	f.release <- nil
+	if err := receive(t, lostAnswer, "answer"); !errors.Is(err, core.ErrClaimLost) {
+		t.Errorf("completion of an item the store did not complete: %v, want core.ErrClaimLost", err)
+	}
+
+	_, failedAnswer := completeAsync(w)
+	receive(t, f.entered, "flight")
+	boom := errors.New("connection reset")
+	f.release <- boom
+	if err := receive(t, failedAnswer, "answer"); !errors.Is(err, boom) {
+		t.Errorf("completion in a failed batch: %v, want the store's error", err)
+	}
+}
+
+// Closing the completions (the shutdown) flushes what is gathered and
+// waits for every flight before the completer says it is done.
+func TestCompleter_FlushesEverythingBeforeItIsDone(t *testing.T) {
+	t.Parallel()
+	f := newFlightRecorder()
+	w := completerWorker(t, 100, f)
+
+	var answers []<-chan error
+	_, a := completeAsync(w)
+	answers = append(answers, a)
+	receive(t, f.entered, "flight")
+	for range 5 {
+		answers = append(answers, handOver(t, w))
+	}
+	close(w.completions)
+	// At shutdown the rest goes at once, in a flight of its own.
+	if got := len(receive(t, f.entered, "flight")); got != 5 {
+		t.Errorf("the last flight has %d completions, want 5", got)
+	}
+	select {
+	case <-w.completed:
+		t.Fatal("the completer said it was done with flights still in the air")
+	default:
+	}
+	f.release <- nil
+	f.release <- nil
+	receive(t, w.completed, "completer's end")
+	for i, a := range answers {
+		if err := receive(t, a, "answer"); err != nil {
+			t.Errorf("completion %d: %v", i, err)
+		}
+	}
+}

@@ -1,6 +1,7 @@
 package core
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 
@@ -43,6 +44,10 @@ func (s *Store) ReviveRun(ctx context.Context, run uuid.UUID) (RevivedRun, error
 	if err != nil {
 		return out, err
 	}
+	// Items made from here on (a join a re-arm fires at once, dead under
+	// FailBarrier) are not this call's to revive: ids are UUIDv7, so the
+	// walk stops at the first id made after it began.
+	horizon := uuid.Must(uuid.NewV7())
 	after := uuid.Nil
 	page := s.releaseMax()
 	for {
@@ -70,6 +75,9 @@ func (s *Store) ReviveRun(ctx context.Context, run uuid.UUID) (RevivedRun, error
 			return out, nil
 		}
 		for _, id := range ids {
+			if bytes.Compare(id[:], horizon[:]) >= 0 {
+				return out, nil
+			}
 			var items, barriers int
 			err := s.inTx(ctx, "revive run", func(tx dialect.Tx) error {
 				var err error
@@ -107,7 +115,7 @@ func (s *Store) reviveDead(ctx context.Context, tx dialect.Querier, id uuid.UUID
 		if _, failed, err := s.barrierFired(ctx, tx, joinOf.UUID); err != nil {
 			return 0, 0, err
 		} else if failed > 0 {
-			r, n, err := s.rearm(ctx, tx, joinOf.UUID)
+			r, n, err := s.rearm(ctx, tx, joinOf.UUID, 0)
 			return r, n, err
 		}
 	}
@@ -117,7 +125,7 @@ func (s *Store) reviveDead(ctx context.Context, tx dialect.Querier, id uuid.UUID
 			return 0, 0, err
 		}
 		if fired {
-			return s.rearm(ctx, tx, barrier.UUID)
+			return s.rearm(ctx, tx, barrier.UUID, 0)
 		}
 	}
 	if err := s.revive(ctx, tx, id); err != nil {
@@ -166,15 +174,17 @@ func (s *Store) ReviveBarrier(ctx context.Context, barrier uuid.UUID) (BarrierRe
 	var out BarrierRevived
 	err := s.inTx(ctx, "revive barrier", func(tx dialect.Tx) error {
 		var err error
-		out.Children, out.Barriers, err = s.rearm(ctx, tx, barrier)
+		out.Children, out.Barriers, err = s.rearm(ctx, tx, barrier, 0)
 		return err
 	})
 	return out, err
 }
 
 // rearm re-arms barrier x as ReviveBarrier says, in tx: it returns the
-// children revived and the barriers re-armed.
-func (s *Store) rearm(ctx context.Context, tx dialect.Querier, x uuid.UUID) (int, int, error) {
+// children revived and the barriers re-armed. leaving counts the failures
+// of joins below that left x in this transaction, taken back with the
+// revived children's before x may fire again.
+func (s *Store) rearm(ctx context.Context, tx dialect.Querier, x uuid.UUID, leaving int64) (int, int, error) {
 	var (
 		fired     = timeValue{d: s.d}
 		join, run uuid.NullUUID
@@ -224,14 +234,13 @@ func (s *Store) rearm(ctx context.Context, tx dialect.Querier, x uuid.UUID) (int
 		if n, err := res.RowsAffected(); err != nil {
 			return 0, 0, err
 		} else if n == 0 {
-			c, b, err := s.rearm(ctx, tx, above)
+			// The barrier above fired too: re-armed, it takes the old
+			// join's failure back with its own revived children's.
+			c, b, err := s.rearm(ctx, tx, above, 1)
 			if err != nil {
 				return 0, 0, err
 			}
 			children, rearmed = children+c, rearmed+b
-			if _, err := tx.ExecContext(ctx, s.sql(qBarrierUnfail), s.d.UUID(above)); err != nil {
-				return 0, 0, err
-			}
 		}
 	}
 	res, err := tx.ExecContext(ctx, s.sql(qReviveChildren), s.d.UUID(x))
@@ -242,7 +251,7 @@ func (s *Store) rearm(ctx context.Context, tx dialect.Querier, x uuid.UUID) (int
 	if err != nil {
 		return 0, 0, err
 	}
-	if _, err := tx.ExecContext(ctx, s.sql(qBarrierRearm), n, s.d.UUID(x)); err != nil {
+	if _, err := tx.ExecContext(ctx, s.sql(qBarrierRearm), n+leaving, s.d.UUID(x)); err != nil {
 		return 0, 0, err
 	}
 	if _, err := s.tryFire(ctx, tx, x); err != nil {

@@ -32,6 +32,7 @@ func testCancelRun(e *env) {
 	// An Expand whose second page comes after the cancel stops there.
 	ex := e.claimOne(e.s, o, "cr-e")
 	pages := 0
+	var cancelled core.CancelledRun
 	_, expandErr := e.s.Expand(e.ctx, ex, core.ExpandParams{
 		Barrier: core.BarrierSpec{Name: "x", Join: core.JoinSpec{Queue: "cr-xj"}},
 		Next: func(_ context.Context, cursor string) (core.ChildPage, error) {
@@ -39,7 +40,8 @@ func testCancelRun(e *env) {
 			if cursor == "" {
 				return core.ChildPage{Children: kids("cr-x", "a", 2), Next: "1"}, nil
 			}
-			if _, err := e.s.CancelRun(e.ctx, rc.ID); err != nil {
+			var err error
+			if cancelled, err = e.s.CancelRun(e.ctx, rc.ID); err != nil {
 				e.t.Errorf("CancelRun: %v", err)
 			}
 			return core.ChildPage{Children: kids("cr-x", "b", 2), Next: "2", Done: true}, nil
@@ -50,6 +52,12 @@ func testCancelRun(e *env) {
 		e.t.Fatalf("Expand across CancelRun = %v, want ErrClaimLost", expandErr)
 	}
 
+	// Two children held, the waiter, the idle item, the expanding parent
+	// and its first page's two children: the join the barrier fired was
+	// born cancelled, never available to a claim.
+	if cancelled.Items != 7 {
+		e.t.Errorf("CancelRun cancelled %d items, want 7 (a join born cancelled is not among them)", cancelled.Items)
+	}
 	r, err := e.s.GetRun(e.ctx, rc.ID)
 	if err != nil || r.State != core.RunCancelled || r.FinishedAt.IsZero() {
 		e.t.Fatalf("run after CancelRun = %+v, %v", r, err)

@@ -55,7 +55,7 @@ func testSignals(e *env) {
 	}
 
 	e.run("BeforeWaitIsKept", func(e *env) {
-		run, o := setup(e, "sig-a", 1)
+		run, o := setup(e, "sig-a", 2)
 		if s := e.signal(run, "approve", "k1", `{"by":"ann"}`); s.Existed || s.Woken != 0 {
 			e.t.Fatalf("Signal before any wait = %+v", s)
 		}
@@ -68,6 +68,10 @@ func testSignals(e *env) {
 			e.t.Fatalf("Await with a signal already sent = %+v, want ann's signal taken", r)
 		}
 		e.complete(e.s, c, "")
+		// Taken, it is there for nobody else.
+		if r := e.await(e.s, e.claimOne(e.s, o, "sig-a"), core.AwaitParams{Name: "approve"}); !r.Waiting {
+			e.t.Fatalf("a second Await of a taken signal = %+v, want Waiting", r)
+		}
 		sigs, err := e.s.Signals(e.ctx, run)
 		if err != nil || len(sigs) != 1 || sigs[0].TakenBy != c.ID || sigs[0].TakenAt.IsZero() {
 			e.t.Fatalf("Signals = %+v, %v; want one, taken by %s", sigs, err, c.ID)

@@ -146,6 +146,7 @@ var guarantees = []guarantee{
 	{"Signals_KeptTakenOnceAndWake", testSignals},
 	{"CancelRun_EverythingUnfinishedStops", testCancelRun},
 	{"ReviveRun_ReArmsFiredBarriers", testReviveRun},
+	{"History_KeptAcrossCancelAndRevive", testRunHistory},
 	{"BadInput_ChangesNothing", testBadInput},
 	{"BadInput_IntegersFitEveryDatabase", testBadInputIntegers},
 	{"BadInput_JSONEveryDatabaseStores", testBadInputJSON},

@@ -443,6 +443,10 @@ func (s *Store) fireOnce(ctx context.Context, tx dialect.Querier, barrier uuid.U
 		if _, err := tx.ExecContext(ctx, s.sql(qJoinDead), args...); err != nil {
 			return arrival{}, false, err
 		}
+		// A join born dead is a death in the run like any other.
+		if _, err := s.haltRunsOf(ctx, tx, []uuid.UUID{joinID}, HaltChildrenFailed, args[len(args)-1].(string)); err != nil {
+			return arrival{}, false, err
+		}
 		return arrival{barrier: parent.UUID, failed: 1}, true, nil
 	}
 	if _, err := tx.ExecContext(ctx, s.sql(qJoinInsert), args...); err != nil {

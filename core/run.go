@@ -48,6 +48,9 @@ const (
 	// HaltCrashesExhausted: an item of the run crashed its workers more
 	// often than the reaper allows.
 	HaltCrashesExhausted = "crashes_exhausted"
+	// HaltChildrenFailed: a barrier of the run whose policy is FailBarrier
+	// fired with failed children, and its join was created dead.
+	HaltChildrenFailed = "children_failed"
 )
 
 // HaltItem is the item a run enqueues, in the same transaction, each time

@@ -3,6 +3,7 @@ package core
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/google/uuid"
@@ -95,37 +96,41 @@ func (s *Store) ReviveRun(ctx context.Context, run uuid.UUID) (RevivedRun, error
 }
 
 // reviveDead revives one dead item of a run, if it is still dead, as
-// ReviveRun says; it returns the items revived and barriers re-armed.
+// ReviveRun says; it returns the items revived and barriers re-armed. The
+// item is locked first, then its barrier (the order every completion takes),
+// so that whether the barrier fired cannot change while this decides.
 func (s *Store) reviveDead(ctx context.Context, tx dialect.Querier, id uuid.UUID) (int, int, error) {
-	var (
-		got                          uuid.UUID
-		barrier, joinOf, currentJoin uuid.NullUUID
-	)
-	err := tx.QueryRowContext(ctx, s.sql(qDeadOfRun), s.d.UUID(id)).Scan(&got, &barrier, &joinOf, &currentJoin)
-	if dialect.IsNoRows(err) {
-		return 0, 0, nil // revived on the way, by an earlier re-arm
+	state, barrier, err := s.lockItem(ctx, tx, id)
+	if errors.Is(err, ErrNotFound) || (err == nil && state != StateDead) {
+		return 0, 0, nil // revived on the way, by an earlier re-arm, or purged
 	}
 	if err != nil {
 		return 0, 0, err
 	}
+	var (
+		got                 uuid.UUID
+		here, joinOf, joinN uuid.NullUUID
+	)
+	if err := tx.QueryRowContext(ctx, s.sql(qDeadOfRun), s.d.UUID(id)).Scan(&got, &here, &joinOf, &joinN); err != nil {
+		return 0, 0, err
+	}
 	if joinOf.Valid {
-		if currentJoin.UUID != id {
+		if joinN.UUID != id {
 			return 0, 0, nil // a join an earlier re-arm replaced: history
 		}
 		if _, failed, err := s.barrierFired(ctx, tx, joinOf.UUID); err != nil {
 			return 0, 0, err
 		} else if failed > 0 {
-			r, n, err := s.rearm(ctx, tx, joinOf.UUID, 0)
-			return r, n, err
+			return s.rearm(ctx, tx, joinOf.UUID, 0)
 		}
 	}
-	if barrier.Valid {
-		fired, _, err := s.barrierFired(ctx, tx, barrier.UUID)
+	if barrier != uuid.Nil {
+		fired, _, err := s.barrierFired(ctx, tx, barrier)
 		if err != nil {
 			return 0, 0, err
 		}
 		if fired {
-			return s.rearm(ctx, tx, barrier.UUID, 0)
+			return s.rearm(ctx, tx, barrier, 0)
 		}
 	}
 	if err := s.revive(ctx, tx, id); err != nil {

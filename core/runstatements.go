@@ -72,7 +72,7 @@ const (
 	qReviveChildren    = "UPDATE {items} SET state = 'available', available_at = {now}, attempt = 0, crash_count = 0, finished_at = NULL, lease_expires_at = NULL WHERE barrier_id = ? AND state IN ('dead', 'cancelled')"
 	qBarrierRearm      = "UPDATE {barriers} SET fired_at = NULL, join_item_id = NULL, failed = failed - ?, generation = COALESCE(generation, 0) + 1 WHERE id = ?"
 	qDeadOfRun         = "SELECT i.id, i.barrier_id, i.join_barrier_id, b.join_item_id FROM {items} i LEFT JOIN {barriers} b ON b.id = i.join_barrier_id WHERE i.id = ? AND i.state = 'dead'"
-	qBarrierFiredAt    = "SELECT CASE WHEN fired_at IS NULL THEN 0 ELSE 1 END, failed FROM {barriers} WHERE id = ?"
+	qBarrierFiredAt    = "SELECT CASE WHEN fired_at IS NULL THEN 0 ELSE 1 END, failed FROM {barriers} WHERE id = ?{lock}"
 )
 
 // qUnfinishedOfRun is one page of n unfinished items of a run.

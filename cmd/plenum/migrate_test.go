@@ -81,7 +81,7 @@ func TestMigrationsUp_AppliesOnce(t *testing.T) {
 		t.Fatalf("first up: exit %d\n%s%s", code, out, errOut)
 	}
 	code, out, errOut = cli(t, "migrate", "up", "--dialect", "sqlite", "--dsn", path, "--prefix", "app_")
-	if code != exitOK || !strings.Contains(out, "already at version 2: nothing to apply") {
+	if code != exitOK || !strings.Contains(out, "already at version 3: nothing to apply") {
 		t.Fatalf("second up: exit %d\n%s%s", code, out, errOut)
 	}
 	db, err := sqlite.Open(path)
@@ -123,7 +123,7 @@ func TestMigrationsUp_Errors(t *testing.T) {
 		{[]string{"migrate", "sideways"}, `unknown subcommand "sideways" (want up, down or status)`},
 		{[]string{"migrate", "up", "--dialect", "sqlite", "--dsn", "x.db", "--to", "0"}, "--to 0: want a version from 1 to 3"},
 		{[]string{"migrate", "up", "--dialect", "sqlite", "--dsn", "x.db", "--to", "4"}, "--to 4: want a version from 1 to 3"},
-		{[]string{"migrate", "down", "--dialect", "sqlite", "--dsn", "x.db", "--to", "-2"}, "--to -2: want a version from 0 to 2"},
+		{[]string{"migrate", "down", "--dialect", "sqlite", "--dsn", "x.db", "--to", "-2"}, "--to -2: want a version from 0 to 3"},
 	} {
 		code, _, errOut := cli(t, c.args...)
 		if code != exitUsage || !strings.Contains(errOut, c.want) {

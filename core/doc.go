@@ -49,7 +49,37 @@
 //     crash) writes one row of its item's history (Attempts) in the
 //     transaction of its state change, numbered after the item's last row,
 //     so a row is never written twice nor lost; Purge deletes the history
-//     with its item.
+//     with its item. Cancel, CancelRun, Revive and ReviveRun keep it.
+//
+// # Runs: what pipelines are built on
+//
+// A run (CreateRun, CreateRunTx: once per Name and Key, in the caller's
+// transaction if need be) groups items: ItemSpec.Run, inherited by a
+// barrier's children and join and by Fenced.Then's next step.
+//
+//   - Chain handover: Fenced.Then completes the fenced item and enqueues
+//     its next step in one transaction; the next step takes the item's
+//     place at its barrier (expected unchanged, the item's completion
+//     counted nowhere), so the barrier cannot fire between two steps.
+//   - Signals: Signal stores a signal once per (run, name, key) and, under
+//     the run row's lock, wakes the run's items waiting on that name.
+//     Fenced.Await takes an untaken signal exactly once, under the same
+//     lock (so a signal is never missed, whichever comes first), or gives
+//     the claim back and waits. A waiting item is an available item whose
+//     available_at is its deadline (or MaxDelay ahead): the claim path is
+//     unchanged, and a passed deadline makes it claimable, when Await
+//     reports the timeout.
+//   - Halts: an item of a run that dies halts the run in the same
+//     transaction (Fenced.Halt with the caller's reason), and the run's
+//     HaltItem is enqueued there once per halt, keyed by the halt's id.
+//   - CancelRun ends the run cancelled, then cancels its unfinished items
+//     in bounded pages (holders lose their claims, cancellations count at
+//     barriers); a barrier of a cancelled run fires its join cancelled.
+//   - ReviveRun revives a run's dead items; one whose barrier fired
+//     re-arms it (ReviveBarrier): the dead children are revived and taken
+//     off the failed count, the barrier is unfired with its generation
+//     grown by one, the old join leaves the barrier above (re-armed too if
+//     it fired), and the join runs again with the new results.
 //
 // Bad input gets an *InputError naming the field, before anything is
 // written, and what one database would refuse is refused on all of them:

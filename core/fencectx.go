@@ -45,5 +45,8 @@ func (f *Fenced) Fail(ctx context.Context, p FailParams) (dead bool, err error) 
 	if f.completed {
 		return false, fmt.Errorf("plenum: fail %s: completed in this fence: %w", f.c.ID, ErrFinished)
 	}
+	if err := f.usable("Fail"); err != nil {
+		return false, err
+	}
 	return f.s.fail(ctx, f.tx, f.c, p)
 }

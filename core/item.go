@@ -64,36 +64,49 @@ type Item struct {
 	BarrierID uuid.UUID
 	// JoinOf is set on a join item: the barrier whose firing enqueued it.
 	// Read that barrier's children with Store.Children.
-	JoinOf     uuid.UUID
+	JoinOf uuid.UUID
+	// Run is the run the item belongs to, or uuid.Nil.
+	Run uuid.UUID
+	// WaitName is the signal the item waits for (Fenced.Await), while it
+	// waits or until the handler that claims it again takes the signal or
+	// the timeout; WaitUntil is the wait's deadline (zero for none).
+	WaitName   string
+	WaitUntil  time.Time
 	Result     json.RawMessage
 	LastError  string
 	CreatedAt  time.Time
 	FinishedAt time.Time
 }
 
+// Waiting reports whether the item waits for a signal: available, but not
+// claimable before the signal comes or WaitUntil passes.
+func (it Item) Waiting() bool { return it.State == StateAvailable && it.WaitName != "" }
+
 // itemColumns is the column list every item read selects, in scan order.
 const itemColumns = "id, queue, kind, unique_key, payload, priority, state, available_at, attempt, max_attempts, crash_count, " +
-	"claim_token, claimed_by, claimed_at, lease_expires_at, barrier_id, join_barrier_id, result, last_error, created_at, finished_at"
+	"claim_token, claimed_by, claimed_at, lease_expires_at, barrier_id, join_barrier_id, result, last_error, created_at, finished_at, " +
+	"run_id, wait_name, wait_until"
 
 type scanner interface{ Scan(dest ...any) error }
 
 func scanItem(d dialect.Dialect, r scanner) (Item, error) {
 	var (
-		it                                       Item
-		key, lastErr, kind                       sql.NullString
-		state                                    string
-		token, by, barrier, join                 uuid.NullUUID
-		avail, claimedAt, lease, created, finish timeValue
+		it                                                  Item
+		key, lastErr, kind, waitName                        sql.NullString
+		state                                               string
+		token, by, barrier, join, run                       uuid.NullUUID
+		avail, claimedAt, lease, created, finish, waitUntil timeValue
 	)
-	avail.d, claimedAt.d, lease.d, created.d, finish.d = d, d, d, d, d
+	avail.d, claimedAt.d, lease.d, created.d, finish.d, waitUntil.d = d, d, d, d, d, d
 	err := r.Scan(&it.ID, &it.Queue, &kind, &key, (*rawJSON)(&it.Payload), &it.Priority, &state, &avail,
 		&it.Attempt, &it.MaxAttempts, &it.CrashCount, &token, &by, &claimedAt, &lease, &barrier, &join,
-		(*rawJSON)(&it.Result), &lastErr, &created, &finish)
+		(*rawJSON)(&it.Result), &lastErr, &created, &finish, &run, &waitName, &waitUntil)
 	if err != nil {
 		return Item{}, err
 	}
 	it.Key, it.LastError, it.Kind, it.State = key.String, lastErr.String, kind.String, State(state)
 	it.ClaimToken, it.ClaimedBy, it.BarrierID, it.JoinOf = token.UUID, by.UUID, barrier.UUID, join.UUID
+	it.Run, it.WaitName, it.WaitUntil = run.UUID, waitName.String, waitUntil.t
 	it.AvailableAt, it.ClaimedAt, it.LeaseExpiresAt, it.CreatedAt, it.FinishedAt = avail.t, claimedAt.t, lease.t, created.t, finish.t
 	return it, nil
 }
@@ -104,7 +117,7 @@ func scanItem(d dialect.Dialect, r scanner) (Item, error) {
 // send, decode and allocate per item on the hot path.
 var claimedColumns = []string{"id", "kind", "unique_key", "payload", "priority", "available_at", "attempt",
 	"max_attempts", "crash_count", "claimed_at", "lease_expires_at", "barrier_id", "join_barrier_id", "result",
-	"last_error", "created_at", "finished_at"}
+	"last_error", "created_at", "finished_at", "run_id", "wait_name", "wait_until"}
 
 // claimScanner reads rows of claimedColumns into claims of one queue, owner
 // and token. Its destinations are made once per claim, not per row: a
@@ -117,6 +130,9 @@ type claimScanner struct {
 	kind         sql.NullString
 	barrier      uuid.NullUUID
 	join         uuid.NullUUID
+	run          uuid.NullUUID
+	waitName     sql.NullString
+	waitUntil    timeValue
 	avail        timeValue
 	claimedAt    timeValue
 	lease        timeValue
@@ -127,11 +143,11 @@ type claimScanner struct {
 
 func newClaimScanner(d dialect.Dialect, queue string, owner, token uuid.UUID) *claimScanner {
 	c := &claimScanner{queue: queue, owner: owner, token: token}
-	c.avail.d, c.claimedAt.d, c.lease.d, c.created.d, c.finish.d = d, d, d, d, d
+	c.avail.d, c.claimedAt.d, c.lease.d, c.created.d, c.finish.d, c.waitUntil.d = d, d, d, d, d, d
 	it := &c.it
 	c.dest = []any{&it.ID, &c.kind, &c.key, (*rawJSON)(&it.Payload), &it.Priority, &c.avail,
 		&it.Attempt, &it.MaxAttempts, &it.CrashCount, &c.claimedAt, &c.lease, &c.barrier, &c.join,
-		(*rawJSON)(&it.Result), &c.lastErr, &c.created, &c.finish}
+		(*rawJSON)(&it.Result), &c.lastErr, &c.created, &c.finish, &c.run, &c.waitName, &c.waitUntil}
 	return c
 }
 
@@ -145,6 +161,7 @@ func (c *claimScanner) scan(r scanner) (Claim, error) {
 	it.Queue, it.State, it.ClaimToken, it.ClaimedBy = c.queue, StateClaimed, c.token, c.owner
 	it.Key, it.LastError, it.Kind = c.key.String, c.lastErr.String, c.kind.String
 	it.BarrierID, it.JoinOf = c.barrier.UUID, c.join.UUID
+	it.Run, it.WaitName, it.WaitUntil = c.run.UUID, c.waitName.String, c.waitUntil.t
 	it.AvailableAt, it.ClaimedAt, it.LeaseExpiresAt, it.CreatedAt, it.FinishedAt = c.avail.t, c.claimedAt.t, c.lease.t, c.created.t, c.finish.t
 	return Claim{Item: it, Token: c.token, Owner: c.owner}, nil
 }

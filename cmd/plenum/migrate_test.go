@@ -77,11 +77,11 @@ func TestMigrationsUp_AppliesOnce(t *testing.T) {
 	t.Parallel()
 	path := filepath.Join(t.TempDir(), "app.db")
 	code, out, errOut := cli(t, "migrations", "up", "--dialect", "sqlite", "--dsn", path, "--prefix", "app_")
-	if code != exitOK || !strings.Contains(out, "applied versions 1, 2; schema app_* now at version 2") {
+	if code != exitOK || !strings.Contains(out, "applied versions 1, 2, 3; schema app_* now at version 3") {
 		t.Fatalf("first up: exit %d\n%s%s", code, out, errOut)
 	}
 	code, out, errOut = cli(t, "migrate", "up", "--dialect", "sqlite", "--dsn", path, "--prefix", "app_")
-	if code != exitOK || !strings.Contains(out, "already at version 2: nothing to apply") {
+	if code != exitOK || !strings.Contains(out, "already at version 3: nothing to apply") {
 		t.Fatalf("second up: exit %d\n%s%s", code, out, errOut)
 	}
 	db, err := sqlite.Open(path)
@@ -121,9 +121,9 @@ func TestMigrationsUp_Errors(t *testing.T) {
 	}{
 		{[]string{"migrate"}, "Usage: plenum migrate <up|down|status>"},
 		{[]string{"migrate", "sideways"}, `unknown subcommand "sideways" (want up, down or status)`},
-		{[]string{"migrate", "up", "--dialect", "sqlite", "--dsn", "x.db", "--to", "0"}, "--to 0: want a version from 1 to 2"},
-		{[]string{"migrate", "up", "--dialect", "sqlite", "--dsn", "x.db", "--to", "3"}, "--to 3: want a version from 1 to 2"},
-		{[]string{"migrate", "down", "--dialect", "sqlite", "--dsn", "x.db", "--to", "-2"}, "--to -2: want a version from 0 to 2"},
+		{[]string{"migrate", "up", "--dialect", "sqlite", "--dsn", "x.db", "--to", "0"}, "--to 0: want a version from 1 to 3"},
+		{[]string{"migrate", "up", "--dialect", "sqlite", "--dsn", "x.db", "--to", "4"}, "--to 4: want a version from 1 to 3"},
+		{[]string{"migrate", "down", "--dialect", "sqlite", "--dsn", "x.db", "--to", "-2"}, "--to -2: want a version from 0 to 3"},
 	} {
 		code, _, errOut := cli(t, c.args...)
 		if code != exitUsage || !strings.Contains(errOut, c.want) {
@@ -172,12 +172,13 @@ func checkMigrateCycle(t *testing.T, dialectName, dsn string) {
 		}
 	})
 
-	step(exitOK, []string{`at version 0; this build needs 2`, `(?m)^1 +init +pending +-$`, `(?m)^2 +runtime +pending +-$`}, "migrate", "status")
+	step(exitOK, []string{`at version 0; this build needs 3`, `(?m)^1 +init +pending +-$`, `(?m)^2 +runtime +pending +-$`, `(?m)^3 +pipelines +pending +-$`}, "migrate", "status")
 	step(exitOK, []string{`has no version applied: nothing to roll back`}, "migrate", "down")
 	step(exitOK, []string{`applied version 1; schema ` + prefix + `\* now at version 1`}, "migrate", "up", "--to", "1")
-	step(exitOK, []string{`at version 1; this build needs 2`, `(?m)^1 +init +applied +\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d{3} UTC$`, `(?m)^2 +runtime +pending +-$`}, "migrate", "status")
-	step(exitOK, []string{`applied version 2; schema ` + prefix + `\* now at version 2`}, "migrate", "up")
-	step(exitOK, []string{`at version 2; this build needs 2`, `(?m)^2 +runtime +applied +\d{4}-`}, "migrate", "status")
+	step(exitOK, []string{`at version 1; this build needs 3`, `(?m)^1 +init +applied +\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d{3} UTC$`, `(?m)^2 +runtime +pending +-$`}, "migrate", "status")
+	step(exitOK, []string{`applied versions 2, 3; schema ` + prefix + `\* now at version 3`}, "migrate", "up")
+	step(exitOK, []string{`at version 3; this build needs 3`, `(?m)^2 +runtime +applied +\d{4}-`, `(?m)^3 +pipelines +applied +\d{4}-`}, "migrate", "status")
+	step(exitOK, []string{`rolled back version 3; schema ` + prefix + `\* now at version 2`}, "migrate", "down")
 	step(exitOK, []string{`rolled back version 2; schema ` + prefix + `\* now at version 1`}, "migrate", "down")
 	step(exitUsage, []string{`say --to 0`}, "migrate", "down")
 	step(exitOK, []string{`(?m)^2 +runtime +pending +-$`}, "migrate", "status")
@@ -209,7 +210,7 @@ func TestMigrateStatus_ShowsPartlyApplied(t *testing.T) {
 		!strings.Contains(out, "version 2 was left partly applied by a run that failed: run plenum migrate up to complete it") {
 		t.Fatalf("status: exit %d\n%s%s", code, out, errOut)
 	}
-	if code, out, errOut := cli(t, "migrate", "up", "--dialect", "sqlite", "--dsn", path); code != exitOK || !strings.Contains(out, "applied version 2") {
+	if code, out, errOut := cli(t, "migrate", "up", "--dialect", "sqlite", "--dsn", path); code != exitOK || !strings.Contains(out, "applied versions 2, 3") {
 		t.Fatalf("up: exit %d\n%s%s", code, out, errOut)
 	}
 	code, out, _ = cli(t, "migrate", "status", "--dialect", "sqlite", "--dsn", path)

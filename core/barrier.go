@@ -70,6 +70,11 @@ type Barrier struct {
 	OnChildFailure FailurePolicy
 	// JoinItemID is the join item, once fired.
 	JoinItemID uuid.UUID
+	// Run is the run of the barrier's owner, which its join belongs to.
+	Run uuid.UUID
+	// Generation counts the times the barrier was re-armed
+	// (ReviveBarrier): 0 until then.
+	Generation int64
 	CreatedAt  time.Time
 }
 

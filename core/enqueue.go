@@ -40,6 +40,11 @@ type ItemSpec struct {
 	// stored keys of barriers' children and refused, so that no caller's
 	// key can take a child's place.
 	Key string
+	// Run, when set, makes the item part of that run (CreateRun): Get and
+	// RunItems show it with the run, and CancelRun cancels it. A barrier's
+	// children and joins belong to their parent's run; Fenced.Then's next
+	// item to the fenced item's.
+	Run uuid.UUID
 }
 
 // Enqueued is the outcome of one ItemSpec.

@@ -64,12 +64,23 @@ type Item struct {
 	BarrierID uuid.UUID
 	// JoinOf is set on a join item: the barrier whose firing enqueued it.
 	// Read that barrier's children with Store.Children.
-	JoinOf     uuid.UUID
+	JoinOf uuid.UUID
+	// Run is the run the item belongs to, or uuid.Nil.
+	Run uuid.UUID
+	// WaitName is the signal the item waits for (Fenced.Await), while it
+	// waits or until the handler that claims it again takes the signal or
+	// the timeout; WaitUntil is the wait's deadline (zero for none).
+	WaitName   string
+	WaitUntil  time.Time
 	Result     json.RawMessage
 	LastError  string
 	CreatedAt  time.Time
 	FinishedAt time.Time
 }
+
+// Waiting reports whether the item waits for a signal: available, but not
+// claimable before the signal comes or WaitUntil passes.
+func (it Item) Waiting() bool { return it.State == StateAvailable && it.WaitName != "" }
 
 // itemColumns is the column list every item read selects, in scan order.
 const itemColumns = "id, queue, kind, unique_key, payload, priority, state, available_at, attempt, max_attempts, crash_count, " +

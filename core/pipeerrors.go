@@ -1,0 +1,22 @@
+package core
+
+import (
+	"errors"
+	"fmt"
+)
+
+var (
+	// ErrRunFinished means the run is completed or cancelled, which the
+	// operation cannot change (a signal to it, a revive of it).
+	ErrRunFinished = errors.New("plenum: run already finished")
+
+	// ErrNotFired means ReviveBarrier was asked for a barrier that has not
+	// fired: its dead children are revived with Revive, one by one.
+	ErrNotFired = errors.New("plenum: barrier has not fired")
+
+	// errNotImplemented marks an operation whose signature exists ahead of
+	// its body.
+	errNotImplemented = errors.New("plenum: not implemented yet")
+)
+
+func errNotYet(op string) error { return fmt.Errorf("plenum: %s: %w", op, errNotImplemented) }

@@ -12,13 +12,10 @@ import (
 type Options struct {
 	// MaxAttempts is how many times a step runs before its run halts with
 	// ReasonAttemptsExhausted (StepOptions.MaxAttempts overrides it per
-	// step). Default 3.
+	// step). A step whose workers die while running it halts its run with
+	// ReasonCrashesExhausted after the worker's Config.MaxCrashes. Default
+	// 3.
 	MaxAttempts int
-	// MaxCrashes halts a run with ReasonCrashesExhausted when one of its
-	// steps is claimed again after its workers died this many times while
-	// running it. Keep it below the worker's Config.MaxCrashes (default
-	// 3), which dead-letters such an item instead. Default 2.
-	MaxCrashes int
 	// MaxFanout caps the children of each expand (ExpandOptions.MaxFanout
 	// overrides it per expand). Default 100,000.
 	MaxFanout int
@@ -32,7 +29,6 @@ type Options struct {
 // The defaults of Options.
 const (
 	DefaultMaxAttempts = 3
-	DefaultMaxCrashes  = 2
 	DefaultMaxFanout   = 100_000
 	DefaultMaxDepth    = 8
 	// MaxNameLen bounds the names of pipelines and steps.
@@ -42,9 +38,6 @@ const (
 func (o Options) withDefaults() Options {
 	if o.MaxAttempts == 0 {
 		o.MaxAttempts = DefaultMaxAttempts
-	}
-	if o.MaxCrashes == 0 {
-		o.MaxCrashes = DefaultMaxCrashes
 	}
 	if o.MaxFanout == 0 {
 		o.MaxFanout = DefaultMaxFanout
@@ -121,7 +114,7 @@ func Define[I, O any](name string, flow Flow[I, O], opts ...Options) (*Pipeline[
 	for _, c := range []struct {
 		field string
 		n     int
-	}{{"MaxAttempts", o.MaxAttempts}, {"MaxCrashes", o.MaxCrashes}, {"MaxFanout", o.MaxFanout}, {"MaxDepth", o.MaxDepth}} {
+	}{{"MaxAttempts", o.MaxAttempts}, {"MaxFanout", o.MaxFanout}, {"MaxDepth", o.MaxDepth}} {
 		if c.n < 1 {
 			v.fail("", "Options.%s is %d: it must be at least 1", c.field, c.n)
 		}

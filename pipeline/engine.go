@@ -47,11 +47,19 @@ func New(store *core.Store, w *worker.Worker, cfg Config) (*Engine, error) {
 	case cfg.Queue == "":
 		return nil, errors.New("plenum/pipeline: Config.Queue is empty")
 	}
-	return &Engine{store: store, w: w, cfg: cfg, defs: map[string]*definition{}}, nil
+	e := &Engine{store: store, w: w, cfg: cfg, defs: map[string]*definition{}}
+	w.HandleFunc(haltKind, func(ctx context.Context, job *worker.Job[json.RawMessage]) error {
+		return e.notify(ctx, job)
+	})
+	return e, nil
 }
 
-// kindPrefix begins the kind of every item of a pipeline.
-const kindPrefix = "pipeline:"
+// kindPrefix begins the kind of every item of a pipeline; haltKind is
+// the kind of the items that deliver halts to Config.OnHalt.
+const (
+	kindPrefix = "pipeline:"
+	haltKind   = "pipeline.halt"
+)
 
 // Register makes the engine run d: it registers d's handler with the
 // worker, so it must come before the worker's Start. A name registered
@@ -102,8 +110,10 @@ type envelope struct {
 	// expand) the item belongs to, passed on along chains: the join reads
 	// it to put outputs in order.
 	Idx int `json:"idx,omitempty"`
-	// Halt is the halt a notice item delivers.
-	Halt uuid.UUID `json:"halt,omitempty"`
+	// Path is the positions of the fan-outs the item is inside, from the
+	// root ("" at the top, "3", "3.1", ...): with the node, it names the
+	// step's execution in its run, the same however often it runs.
+	Path string `json:"path,omitempty"`
 }
 
 // role is what an item does for its node.
@@ -113,16 +123,15 @@ const (
 	roleRun      role = ""         // run the node: a step, await, route, or a fan-out
 	roleCollapse role = "collapse" // the join of an expand
 	roleCombine  role = "combine"  // the join of a divide
-	roleNotice   role = "halt"     // deliver a halt to Config.OnHalt
 )
 
-// spec is the item that runs n (in role r) with input in.
+// spec is the item of env, which runs n.
 func (e *Engine) spec(def *definition, env envelope, n *node) (core.ItemSpec, error) {
 	b, err := json.Marshal(env)
 	if err != nil {
 		return core.ItemSpec{}, fmt.Errorf("plenum/pipeline: %q: encode the item of %q: %w", def.name, env.Node, err)
 	}
-	return core.ItemSpec{Queue: e.cfg.Queue, Kind: kindPrefix + def.name, Payload: b, MaxAttempts: itemAttempts(def, n)}, nil
+	return core.ItemSpec{Queue: e.cfg.Queue, Kind: kindPrefix + def.name, Payload: b, MaxAttempts: maxAttempts(def, n)}, nil
 }
 
 // maxAttempts is how many attempts n's step gets before its run halts.
@@ -133,8 +142,3 @@ func maxAttempts(def *definition, n *node) int {
 	return def.opts.MaxAttempts
 }
 
-// itemAttempts is the attempts of n's items as stored: one more than the
-// step's, so that the handler, not the worker, sees the last one fail and
-// halts the run instead of letting the item die (an attempt lost to a
-// timeout is the one more).
-func itemAttempts(def *definition, n *node) int { return maxAttempts(def, n) + 1 }

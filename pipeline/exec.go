@@ -3,10 +3,8 @@ package pipeline
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"runtime/debug"
-	"time"
 
 	"github.com/google/uuid"
 	"github.com/plenumdb/plenum/core"
@@ -50,33 +48,31 @@ func (e *Engine) execute(ctx context.Context, def *definition, wj *worker.Job[js
 	if err := json.Unmarshal(wj.Args, &env); err != nil {
 		return worker.Discard(fmt.Errorf("plenum/pipeline: %q: item %s is not a pipeline item: %w", def.name, wj.ID(), err))
 	}
-	if env.Role == roleNotice {
-		return e.notify(ctx, env)
-	}
 	j := &job{e: e, def: def, w: wj, env: env, n: def.nodes[env.Node]}
 	if j.n == nil {
 		return j.halt(ctx, ReasonInvalidDefinition, fmt.Sprintf("pipeline %q has no step %q", def.name, env.Node))
 	}
-	it := wj.Item()
-	max := maxAttempts(def, j.n)
-	switch {
-	case it.CrashCount >= def.opts.MaxCrashes:
-		return j.halt(ctx, ReasonCrashesExhausted, fmt.Sprintf("its workers died %d times running it", it.CrashCount))
-	case it.Attempt > max:
-		return j.halt(ctx, ReasonAttemptsExhausted, fmt.Sprintf("%d attempts used (the last one timed out): %s", max, it.LastError))
-	}
-	ctx = context.WithValue(ctx, infoKey{}, Info{Run: env.Run, Pipeline: def.name, Step: j.n.name, Attempt: it.Attempt, IdempotencyKey: wj.IdempotencyKey()})
+	ctx = context.WithValue(ctx, infoKey{}, Info{Run: wj.Item().Run, Pipeline: def.name, Step: j.n.name,
+		Attempt: wj.Attempt(), IdempotencyKey: j.idempotencyKey()})
 	err := j.run(ctx)
-	if err == nil {
-		return nil
+	if isPermanent(err) {
+		return worker.Discard(err) // dead at once: the run halts
 	}
-	if ctx.Err() != nil || errors.Is(err, core.ErrClaimLost) {
-		return err // the worker knows what a cut-short run means
+	return err // a failed attempt: retried, or the run halts once they are used up
+}
+
+// idempotencyKey names the item's execution of its node in its run: run,
+// node, role and fan-out path, which no retry, crash, revive or re-armed
+// barrier changes.
+func (j *job) idempotencyKey() string {
+	k := j.w.Item().Run.String() + "/" + j.env.Node
+	if j.env.Role != roleRun {
+		k += "/" + string(j.env.Role)
 	}
-	if isPermanent(err) || it.Attempt >= max {
-		return j.halt(ctx, ReasonAttemptsExhausted, err.Error())
+	if j.env.Path != "" {
+		k += "@" + j.env.Path
 	}
-	return err
+	return k
 }
 
 // run does the item's work for its node and role.
@@ -92,7 +88,7 @@ func (j *job) run(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
-		return j.advance(ctx, out)
+		return j.advance(ctx, out, nil)
 	case n.kind == kindRoute:
 		return j.route(ctx)
 	case n.kind == kindDivide:
@@ -115,39 +111,48 @@ func call[T any](fn func() (T, error)) (v T, err error) {
 	return fn()
 }
 
-// advance hands the node's output to what follows it.
-func (j *job) advance(ctx context.Context, out json.RawMessage) error {
+// advance hands the node's output to what follows it. also, when set,
+// runs in the transaction that completes the item (an await takes its
+// signal there).
+func (j *job) advance(ctx context.Context, out json.RawMessage, also func(ctx context.Context, f *core.Fenced) error) error {
 	if err := j.w.SetResult(out); err != nil {
 		return err
 	}
 	a := next(j.n)
+	var fn func(ctx context.Context, f *core.Fenced) error
 	switch {
 	case a.start != nil:
-		return j.start(ctx, a.start, out, out)
+		spec, err := j.e.spec(j.def, envelope{Node: a.start.name, In: out, Idx: j.env.Idx, Path: j.env.Path}, a.start)
+		if err != nil {
+			return err
+		}
+		fn = func(ctx context.Context, f *core.Fenced) error {
+			_, err := f.Then(ctx, spec, out)
+			return err
+		}
 	case a.finish:
-		return j.w.Fence(ctx, func(ctx context.Context, f *core.Fenced) error {
-			return finishRun(ctx, f, j.env.Run, out)
-		})
-	}
-	return nil // a branch's end: completing the item counts it at its barrier
-}
-
-// start completes the item with result and enqueues the item that runs
-// n with input in, in its place at its barrier: one fenced transaction.
-func (j *job) start(ctx context.Context, n *node, in, result json.RawMessage) error {
-	spec, err := j.e.spec(j.def, envelope{Run: j.env.Run, Node: n.name, In: in, Idx: j.env.Idx}, n)
-	if err != nil {
-		return err
-	}
-	if err := j.w.SetResult(result); err != nil {
-		return err
+		fn = func(ctx context.Context, f *core.Fenced) error {
+			_, _, err := f.UpdateRun(ctx, core.RunUpdate{Run: j.w.Item().Run, From: []core.RunState{core.RunRunning, core.RunWaiting}, To: core.RunCompleted, Output: out})
+			return err
+		}
+	case also == nil:
+		return nil // a branch's end: completing the item counts it at its barrier
 	}
 	return j.w.Fence(ctx, func(ctx context.Context, f *core.Fenced) error {
-		return then(ctx, f, spec, result)
+		if also != nil {
+			if err := also(ctx, f); err != nil {
+				return err
+			}
+		}
+		if fn == nil {
+			return nil
+		}
+		return fn(ctx, f)
 	})
 }
 
-// route runs the route's choice and starts the chosen flow.
+// route runs the route's choice and starts the chosen flow in the
+// item's place.
 func (j *job) route(ctx context.Context) error {
 	key, err := call(func() (string, error) { return j.n.choose(ctx, j.env.In) })
 	if err != nil {
@@ -157,27 +162,30 @@ func (j *job) route(ctx context.Context) error {
 	if target == nil {
 		return j.halt(ctx, ReasonNoRouteMatched, fmt.Sprintf("the choice %q names no route", key))
 	}
-	choice, _ := json.Marshal(map[string]string{"route": key})
-	return j.start(ctx, entry(target), j.env.In, choice)
-}
-
-// halt halts the run for reason, parks the item (its attempt recorded,
-// not dead: the barrier above keeps waiting) and enqueues the notice that
-// delivers the halt to Config.OnHalt, all in one fenced transaction.
-func (j *job) halt(ctx context.Context, reason Reason, detail string) error {
-	h := Halt{ID: uuid.Must(uuid.NewV7()), Run: j.env.Run, Pipeline: j.def.name, Step: j.env.Node, Reason: reason, Error: detail, At: time.Now().UTC()}
-	payload, err := json.Marshal(envelope{Run: j.env.Run, Node: j.env.Node, Role: roleNotice, In: mustMarshal(h), Halt: h.ID})
+	first := entry(target)
+	spec, err := j.e.spec(j.def, envelope{Node: first.name, In: j.env.In, Idx: j.env.Idx, Path: j.env.Path}, first)
 	if err != nil {
 		return err
 	}
-	notice := core.ItemSpec{Queue: j.e.cfg.Queue, Kind: kindPrefix + j.def.name, Payload: payload, Key: "halt:" + h.ID.String()}
-	err = j.w.Settle(ctx, func(ctx context.Context, f *core.Fenced) error {
-		return haltRun(ctx, f, h, notice)
+	choice, err := json.Marshal(map[string]string{"route": key})
+	if err != nil {
+		return err
+	}
+	if err := j.w.SetResult(choice); err != nil {
+		return err
+	}
+	return j.w.Fence(ctx, func(ctx context.Context, f *core.Fenced) error {
+		_, err := f.Then(ctx, spec, choice)
+		return err
 	})
-	return err
 }
 
-func mustMarshal(v any) json.RawMessage {
-	b, _ := json.Marshal(v) // package types of plain fields only
-	return b
+// halt makes the item dead and halts its run for reason, in one fenced
+// transaction that also enqueues the item delivering the halt to
+// Config.OnHalt.
+func (j *job) halt(ctx context.Context, reason Reason, detail string) error {
+	return j.w.Settle(ctx, func(ctx context.Context, f *core.Fenced) error {
+		_, err := f.Halt(ctx, core.HaltParams{Reason: string(reason), Detail: detail, Error: string(reason) + ": " + detail})
+		return err
+	})
 }

@@ -24,7 +24,11 @@ const resultsPage = 500
 // child is the child that starts flow n with input in, at position idx.
 func (j *job) child(n *node, in json.RawMessage, idx int) (core.ChildSpec, error) {
 	first := entry(n)
-	spec, err := j.e.spec(j.def, envelope{Run: j.env.Run, Node: first.name, In: in, Idx: idx}, first)
+	path := strconv.Itoa(idx)
+	if j.env.Path != "" {
+		path = j.env.Path + "." + path
+	}
+	spec, err := j.e.spec(j.def, envelope{Node: first.name, In: in, Idx: idx, Path: path}, first)
 	if err != nil {
 		return core.ChildSpec{}, err
 	}
@@ -33,7 +37,7 @@ func (j *job) child(n *node, in json.RawMessage, idx int) (core.ChildSpec, error
 
 // join is the join item of the item's fan-out, in role r.
 func (j *job) join(r role) (core.JoinSpec, error) {
-	spec, err := j.e.spec(j.def, envelope{Run: j.env.Run, Node: j.n.name, Role: r, Idx: j.env.Idx}, j.n)
+	spec, err := j.e.spec(j.def, envelope{Node: j.n.name, Role: r, Idx: j.env.Idx, Path: j.env.Path}, j.n)
 	return core.JoinSpec{Queue: spec.Queue, Kind: spec.Kind, Payload: spec.Payload, MaxAttempts: spec.MaxAttempts}, err
 }
 
@@ -52,7 +56,7 @@ func (j *job) divide(ctx context.Context) error {
 		}
 	}
 	return j.w.Fence(ctx, func(ctx context.Context, f *core.Fenced) error {
-		b, err := f.OpenBarrier(ctx, core.BarrierSpec{Name: divideBarrier, Join: join})
+		b, err := f.OpenBarrier(ctx, core.BarrierSpec{Name: divideBarrier, Join: join, OnChildFailure: core.FailBarrier})
 		if err != nil {
 			return err
 		}
@@ -80,7 +84,7 @@ func (j *job) expand(ctx context.Context) error {
 		return err
 	}
 	res, err := j.e.store.Expand(ctx, j.w.Claim(), core.ExpandParams{
-		Barrier:        core.BarrierSpec{Name: expandBarrier, Join: join},
+		Barrier:        core.BarrierSpec{Name: expandBarrier, Join: join, OnChildFailure: core.FailBarrier},
 		CompleteParent: true,
 		Next: func(ctx context.Context, cursor string) (core.ChildPage, error) {
 			base, user, err := splitCursor(cursor)
@@ -212,7 +216,7 @@ func (j *job) collapse(ctx context.Context) error {
 	if err != nil {
 		return j.failedBranch(ctx, err)
 	}
-	return j.advance(ctx, out)
+	return j.advance(ctx, out, nil)
 }
 
 // combine runs the divide's combine over its branches' outputs, in the
@@ -233,7 +237,7 @@ func (j *job) combine(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	return j.advance(ctx, out)
+	return j.advance(ctx, out, nil)
 }
 
 // failedBranch halts the run when err is a child that failed; it returns

@@ -3,9 +3,12 @@ package pipeline
 import (
 	"context"
 	"encoding/json"
-	"time"
+	"errors"
+	"fmt"
 
 	"github.com/google/uuid"
+	"github.com/plenumdb/plenum/core"
+	"github.com/plenumdb/plenum/worker"
 )
 
 // Reason says why a run halted.
@@ -37,28 +40,45 @@ const (
 type Halt struct {
 	// ID identifies this halt: a run halted, revived and halted again has
 	// two. Deduplicate OnHalt calls by it.
-	ID       uuid.UUID `json:"id"`
-	Run      uuid.UUID `json:"run"`
-	Pipeline string    `json:"pipeline"`
-	// Step is the step whose failure halted the run.
-	Step   string `json:"step"`
-	Reason Reason `json:"reason"`
-	// Error is the step's last error, or what the reason is about.
-	Error string `json:"error"`
-	// At is when the halting step's handler began the halt (the
-	// handler's clock: for display only).
-	At time.Time `json:"at"`
+	ID       uuid.UUID
+	Run      uuid.UUID
+	Pipeline string
+	// Step is the step whose failure halted the run ("" if none did), and
+	// Item its item.
+	Step   string
+	Item   uuid.UUID
+	Reason Reason
+	// Detail says more: the step's last error, or what the reason is
+	// about.
+	Detail string
 }
 
-// notify delivers the halt that a notice item carries to Config.OnHalt,
-// outside any transaction; an error makes the notice run again.
-func (e *Engine) notify(ctx context.Context, env envelope) error {
+// notify delivers the halt that a halt item carries to Config.OnHalt,
+// outside any transaction (after the halt committed); an error makes the
+// item run again after a backoff.
+func (e *Engine) notify(ctx context.Context, job *worker.Job[json.RawMessage]) error {
+	var n core.HaltNotice
+	if err := json.Unmarshal(job.Args, &n); err != nil {
+		return worker.Discard(fmt.Errorf("plenum/pipeline: halt item %s: %w", job.ID(), err))
+	}
 	if e.cfg.OnHalt == nil {
 		return nil
 	}
-	var h Halt
-	if err := json.Unmarshal(env.In, &h); err != nil {
+	h := Halt{ID: n.HaltID, Run: n.Run, Item: n.Item, Reason: Reason(n.Reason), Detail: n.Detail}
+	if r, err := e.store.GetRun(ctx, n.Run); err == nil {
+		h.Pipeline = r.Name
+	} else if !errors.Is(err, core.ErrNotFound) {
 		return err
+	}
+	if n.Item != uuid.Nil {
+		it, err := e.store.Get(ctx, n.Item)
+		if err != nil && !errors.Is(err, core.ErrNotFound) {
+			return err
+		}
+		var env envelope
+		if err == nil && json.Unmarshal(it.Payload, &env) == nil {
+			h.Step = env.Node
+		}
 	}
 	return e.cfg.OnHalt(ctx, h)
 }

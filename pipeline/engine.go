@@ -141,4 +141,3 @@ func maxAttempts(def *definition, n *node) int {
 	}
 	return def.opts.MaxAttempts
 }
-

@@ -44,7 +44,7 @@ type Run struct {
 	// Halt is the latest halt, while the run is halted.
 	Halt *Halt
 	// Steps are the run's step executions, in the order they were made.
-	Steps                           []StepRun
+	Steps                            []StepRun
 	CreatedAt, UpdatedAt, FinishedAt time.Time
 }
 

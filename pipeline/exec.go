@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"errors"
 	"runtime/debug"
 
 	"github.com/google/uuid"
@@ -40,6 +41,30 @@ type job struct {
 	w   *worker.Job[json.RawMessage]
 	env envelope
 	n   *node
+	// fences are what the node's function gave Fence, run in the
+	// transaction that completes the item.
+	fences []func(ctx context.Context, f *core.Fenced) error
+}
+
+type jobKey struct{}
+
+// Fence makes fn run in the transaction that completes the step ctx runs
+// (and starts what follows it): what fn writes through f commits
+// together with the step's completion, once, or not at all, even when
+// the step itself runs again after a crash. Call it from the function of
+// a step, an await, a combine or a collapse, before it returns; fn may
+// run more than once if the transaction is retried, so it must touch
+// nothing but f. Elsewhere it returns an error.
+func Fence(ctx context.Context, fn func(ctx context.Context, f *core.Fenced) error) error {
+	j, _ := ctx.Value(jobKey{}).(*job)
+	switch {
+	case fn == nil:
+		return errors.New("plenum/pipeline: Fence: nil function")
+	case j == nil:
+		return errors.New("plenum/pipeline: Fence: not called from a step, await, combine or collapse function")
+	}
+	j.fences = append(j.fences, fn)
+	return nil
 }
 
 // execute is the handler of every item of def.
@@ -84,7 +109,7 @@ func (j *job) run(ctx context.Context) error {
 	case j.env.Role == roleCombine:
 		return j.combine(ctx)
 	case n.kind == kindStep:
-		out, err := call(func() (json.RawMessage, error) { return n.step(ctx, in) })
+		out, err := call(func() (json.RawMessage, error) { return n.step(context.WithValue(ctx, jobKey{}, j), in) })
 		if err != nil {
 			return err
 		}
@@ -135,12 +160,17 @@ func (j *job) advance(ctx context.Context, out json.RawMessage, also func(ctx co
 			_, _, err := f.UpdateRun(ctx, core.RunUpdate{Run: j.w.Item().Run, From: []core.RunState{core.RunRunning, core.RunWaiting}, To: core.RunCompleted, Output: out})
 			return err
 		}
-	case also == nil:
+	case also == nil && len(j.fences) == 0:
 		return nil // a branch's end: completing the item counts it at its barrier
 	}
 	return j.w.Fence(ctx, func(ctx context.Context, f *core.Fenced) error {
 		if also != nil {
 			if err := also(ctx, f); err != nil {
+				return err
+			}
+		}
+		for _, fence := range j.fences {
+			if err := fence(ctx, f); err != nil {
 				return err
 			}
 		}

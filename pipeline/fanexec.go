@@ -212,7 +212,7 @@ func (j *job) collapse(ctx context.Context) error {
 			return j.failedBranch(ctx, err)
 		}
 	}
-	out, err := call(func() (json.RawMessage, error) { return j.n.collapse(ctx, r) })
+	out, err := call(func() (json.RawMessage, error) { return j.n.collapse(context.WithValue(ctx, jobKey{}, j), r) })
 	if err != nil {
 		return j.failedBranch(ctx, err)
 	}
@@ -233,7 +233,7 @@ func (j *job) combine(ctx context.Context) error {
 	if err != nil {
 		return j.failedBranch(ctx, err)
 	}
-	out, err := call(func() (json.RawMessage, error) { return j.n.combine(ctx, outs) })
+	out, err := call(func() (json.RawMessage, error) { return j.n.combine(context.WithValue(ctx, jobKey{}, j), outs) })
 	if err != nil {
 		return err
 	}

@@ -64,6 +64,8 @@ type StepRun struct {
 	// that failed, with their errors, oldest first.
 	Attempt  int
 	Attempts []core.Attempt
+	// Crashes counts the times its worker died running it.
+	Crashes int
 	Input    json.RawMessage
 	Output   json.RawMessage
 	// Error is the last failure's error.
@@ -118,7 +120,7 @@ func (e *Engine) Get(ctx context.Context, run uuid.UUID) (Run, error) {
 func (e *Engine) stepRun(ctx context.Context, it core.Item) (StepRun, error) {
 	var env envelope
 	_ = json.Unmarshal(it.Payload, &env) // a foreign item shows with its id only
-	s := StepRun{Step: env.Node, Role: string(env.Role), Path: env.Path, Item: it.ID, Attempt: it.Attempt,
+	s := StepRun{Step: env.Node, Role: string(env.Role), Path: env.Path, Item: it.ID, Attempt: it.Attempt, Crashes: it.CrashCount,
 		Input: env.In, Output: it.Result, Error: it.LastError,
 		CreatedAt: it.CreatedAt, StartedAt: it.ClaimedAt, FinishedAt: it.FinishedAt}
 	switch {
@@ -144,4 +146,29 @@ func (e *Engine) stepRun(ctx context.Context, it core.Item) (StepRun, error) {
 		s.Attempts = a
 	}
 	return s, nil
+}
+
+// waitPoll is how often Wait reads the run.
+const waitPoll = 50 * time.Millisecond
+
+// Wait returns run as Get shows it once it has stopped: completed,
+// halted or cancelled (a run that waits for a signal has not stopped). It
+// reads the run's row every 50 ms until then, or until ctx ends.
+func (e *Engine) Wait(ctx context.Context, run uuid.UUID) (Run, error) {
+	t := time.NewTicker(waitPoll)
+	defer t.Stop()
+	for {
+		r, err := e.store.GetRun(ctx, run)
+		if err != nil {
+			return Run{}, fmt.Errorf("plenum/pipeline: wait for run %s: %w", run, err)
+		}
+		if r.State != core.RunRunning && r.State != core.RunWaiting {
+			return e.Get(ctx, run)
+		}
+		select {
+		case <-ctx.Done():
+			return Run{}, fmt.Errorf("plenum/pipeline: wait for run %s (%s): %w", run, r.State, context.Cause(ctx))
+		case <-t.C:
+		}
+	}
 }

@@ -44,7 +44,9 @@ func (j *job) await(ctx context.Context) error {
 	if seen.Signal != nil {
 		payload = seen.Signal.Payload
 	}
-	out, err := call(func() (json.RawMessage, error) { return j.n.await(context.WithValue(ctx, jobKey{}, j), j.env.In, payload, seen.TimedOut) })
+	out, err := call(func() (json.RawMessage, error) {
+		return j.n.await(context.WithValue(ctx, jobKey{}, j), j.env.In, payload, seen.TimedOut)
+	})
 	if err != nil {
 		return err
 	}

@@ -3,8 +3,8 @@ package pipeline
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 	"errors"
+	"fmt"
 	"runtime/debug"
 
 	"github.com/google/uuid"

@@ -66,8 +66,8 @@ type StepRun struct {
 	Attempts []core.Attempt
 	// Crashes counts the times its worker died running it.
 	Crashes int
-	Input    json.RawMessage
-	Output   json.RawMessage
+	Input   json.RawMessage
+	Output  json.RawMessage
 	// Error is the last failure's error.
 	Error string
 	// CreatedAt is when the step was made, StartedAt when it was last

@@ -50,30 +50,33 @@ func (s *Store) Cancel(ctx context.Context, id uuid.UUID) error {
 // is taken back, so that the revived item can arrive; if the barrier already
 // fired, the item leaves it.
 func (s *Store) Revive(ctx context.Context, id uuid.UUID) error {
-	return s.inTx(ctx, "revive", func(tx dialect.Tx) error {
-		state, barrier, err := s.lockItem(ctx, tx, id)
+	return s.inTx(ctx, "revive", func(tx dialect.Tx) error { return s.revive(ctx, tx, id) })
+}
+
+// revive is Revive in tx.
+func (s *Store) revive(ctx context.Context, tx dialect.Querier, id uuid.UUID) error {
+	state, barrier, err := s.lockItem(ctx, tx, id)
+	if err != nil {
+		return err
+	}
+	if state != StateDead {
+		return fmt.Errorf("plenum: revive %s (%s): %w", id, state, ErrNotDead)
+	}
+	keep := barrier
+	if barrier != uuid.Nil {
+		res, err := tx.ExecContext(ctx, s.sql(qBarrierUnfail), s.d.UUID(barrier))
 		if err != nil {
 			return err
 		}
-		if state != StateDead {
-			return fmt.Errorf("plenum: revive %s (%s): %w", id, state, ErrNotDead)
+		if n, err := res.RowsAffected(); err != nil {
+			return err
+		} else if n == 0 {
+			keep = uuid.Nil
 		}
-		keep := barrier
-		if barrier != uuid.Nil {
-			res, err := tx.ExecContext(ctx, s.sql(qBarrierUnfail), s.d.UUID(barrier))
-			if err != nil {
-				return err
-			}
-			if n, err := res.RowsAffected(); err != nil {
-				return err
-			} else if n == 0 {
-				keep = uuid.Nil
-			}
-		}
-		_, err = tx.ExecContext(ctx, s.sql(qItemRevive),
-			nullUUID(s.d, keep), s.d.UUID(id))
-		return err
-	})
+	}
+	_, err = tx.ExecContext(ctx, s.sql(qItemRevive),
+		nullUUID(s.d, keep), s.d.UUID(id))
+	return err
 }
 
 func (s *Store) lockItem(ctx context.Context, tx dialect.Querier, id uuid.UUID) (State, uuid.UUID, error) {

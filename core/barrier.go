@@ -97,22 +97,25 @@ type ChildSpec struct {
 	MaxAttempts int
 }
 
-const barrierColumns = "id, owner_id, name, parent_barrier_id, expected, arrived, failed, sealed, fired_at, dispatch_cursor, on_child_failure, join_item_id, created_at"
+const barrierColumns = "id, owner_id, name, parent_barrier_id, expected, arrived, failed, sealed, fired_at, dispatch_cursor, on_child_failure, join_item_id, created_at, run_id, generation"
 
 func scanBarrier(d dialect.Dialect, r scanner) (Barrier, error) {
 	var (
 		b              Barrier
 		parent, joinID uuid.NullUUID
+		run            uuid.NullUUID
+		generation     sql.NullInt64
 		cursor         sql.NullString
 		policy         string
 		fired, created = timeValue{d: d}, timeValue{d: d}
 	)
-	err := r.Scan(&b.ID, &b.OwnerID, &b.Name, &parent, &b.Expected, &b.Arrived, &b.Failed, &b.Sealed, &fired, &cursor, &policy, &joinID, &created)
+	err := r.Scan(&b.ID, &b.OwnerID, &b.Name, &parent, &b.Expected, &b.Arrived, &b.Failed, &b.Sealed, &fired, &cursor, &policy, &joinID, &created, &run, &generation)
 	if err != nil {
 		return Barrier{}, err
 	}
 	b.ParentBarrierID, b.JoinItemID, b.Cursor, b.OnChildFailure = parent.UUID, joinID.UUID, cursor.String, FailurePolicy(policy)
 	b.FiredAt, b.CreatedAt = fired.t, created.t
+	b.Run, b.Generation = run.UUID, generation.Int64
 	return b, nil
 }
 
@@ -136,10 +139,14 @@ func (f *Fenced) OpenBarrier(ctx context.Context, spec BarrierSpec) (Barrier, er
 	if j.MaxAttempts == 0 {
 		j.MaxAttempts = s.opts.DefaultMaxAttempts
 	}
+	run, err := f.runID(ctx)
+	if err != nil {
+		return Barrier{}, err
+	}
 	id := uuid.Must(uuid.NewV7())
 	stmt := s.barrierOpenSQL()
 	if _, err := f.tx.ExecContext(ctx, stmt, s.d.UUID(id), s.d.UUID(f.c.ID), spec.Name, s.d.Bool(false),
-		j.Queue, j.Kind, s.jsonArg(j.Payload), j.Priority, j.MaxAttempts, string(spec.OnChildFailure)); err != nil {
+		j.Queue, j.Kind, s.jsonArg(j.Payload), j.Priority, j.MaxAttempts, string(spec.OnChildFailure), nullUUID(s.d, run)); err != nil {
 		return Barrier{}, err
 	}
 	b, err := scanBarrier(s.d, f.tx.QueryRowContext(ctx, s.sql(qBarrierByName), s.d.UUID(f.c.ID), spec.Name))
@@ -195,8 +202,9 @@ func (f *Fenced) AddChildren(ctx context.Context, p AddChildrenParams) (int, err
 	}
 	var sealed bool
 	var cursor sql.NullString
+	var run uuid.NullUUID
 	err := f.tx.QueryRowContext(ctx, s.sql(qBarrierLockDispatch),
-		s.d.UUID(p.Barrier), s.d.UUID(f.c.ID)).Scan(&sealed, &cursor)
+		s.d.UUID(p.Barrier), s.d.UUID(f.c.ID)).Scan(&sealed, &cursor, &run)
 	if dialect.IsNoRows(err) {
 		return 0, fmt.Errorf("plenum: barrier %s of item %s: %w", p.Barrier, f.c.ID, ErrNotFound)
 	}
@@ -208,6 +216,9 @@ func (f *Fenced) AddChildren(ctx context.Context, p AddChildrenParams) (int, err
 	}
 	if cursor.String != p.From {
 		return 0, fmt.Errorf("plenum: barrier %s at %q, batch starts at %q: %w", p.Barrier, cursor.String, p.From, ErrCursorMoved)
+	}
+	for i := range specs {
+		specs[i].Run = run.UUID
 	}
 	inserted := 0
 	if len(specs) > 0 {
@@ -401,7 +412,8 @@ func (s *Store) fireOnce(ctx context.Context, tx dialect.Querier, barrier uuid.U
 		return arrival{}, false, err
 	}
 	var (
-		parent           uuid.NullUUID
+		parent, run      uuid.NullUUID
+		runState         sql.NullString
 		failed           int64
 		policy, queue    string
 		kind             sql.NullString
@@ -410,14 +422,22 @@ func (s *Store) fireOnce(ctx context.Context, tx dialect.Querier, barrier uuid.U
 		fb               = FiredBarrier{ID: barrier, JoinItemID: joinID}
 	)
 	err = tx.QueryRowContext(ctx, s.sql(qBarrierJoinSpec),
-		s.d.UUID(barrier)).Scan(&parent, &failed, &policy, &queue, &kind, &payload, &priority, &maxAtt, &fb.OwnerID, &fb.Name, &fb.Expected, &fb.Arrived)
+		s.d.UUID(barrier)).Scan(&parent, &failed, &policy, &queue, &kind, &payload, &priority, &maxAtt, &fb.OwnerID, &fb.Name, &fb.Expected, &fb.Arrived, &run, &runState)
 	if err != nil {
 		return arrival{}, false, err
 	}
 	fb.Failed, fb.JoinQueue, fb.JoinKind = failed, queue, kind.String
 	fb.JoinDead = FailurePolicy(policy) == FailBarrier && failed > 0
 	noteFired(tx, fb)
-	args := []any{s.d.UUID(joinID), queue, kind.String, s.jsonArg(json.RawMessage(payload)), priority, maxAtt, nullUUID(s.d, parent.UUID), s.d.UUID(barrier)}
+	args := []any{s.d.UUID(joinID), queue, kind.String, s.jsonArg(json.RawMessage(payload)), priority, maxAtt, nullUUID(s.d, parent.UUID), s.d.UUID(barrier), nullUUID(s.d, run.UUID)}
+	if RunState(runState.String) == RunCancelled {
+		// A cancelled run runs nothing more: its join is born cancelled,
+		// and counts as a failure above like any cancelled item.
+		if _, err := tx.ExecContext(ctx, s.sql(qJoinCancelled), args...); err != nil {
+			return arrival{}, false, err
+		}
+		return arrival{barrier: parent.UUID, failed: 1}, true, nil
+	}
 	if FailurePolicy(policy) == FailBarrier && failed > 0 {
 		args = append(args, fmt.Sprintf("barrier failed: %d children failed", failed))
 		if _, err := tx.ExecContext(ctx, s.sql(qJoinDead), args...); err != nil {

@@ -130,6 +130,7 @@ func TestStatements_BindsMatchArguments(t *testing.T) {
 			defer db.Close()
 			workload(t, db, d)
 			workloadMore(t, db, d)
+			workloadRuns(t, db, d)
 		})
 	}
 	b.mu.Lock()

@@ -348,6 +348,7 @@ var catalog = []entry{
 	fixed("barrier.get", qBarrierGet),
 	fixed("join.insert", qJoinInsert),
 	fixed("join.insert-dead", qJoinDead),
+	fixed("join.insert-cancelled", qJoinCancelled),
 	{name: "barrier.earlier-parent", render: func(s *Store, _ int) []string { return []string{s.sql(qEarlierParent(s.d))} }},
 	{name: "barrier.open", render: func(s *Store, _ int) []string { return []string{s.barrierOpenSQL()} }},
 
@@ -388,7 +389,43 @@ var catalog = []entry{
 	fixed("schedule.read", qScheduleRead),
 	{name: "schedule.open", render: func(s *Store, _ int) []string { return []string{s.scheduleOpenSQL()} }},
 	fixed("schedule.advance", qScheduleAdvance),
+
+	{name: "run.open", render: func(s *Store, _ int) []string { return []string{s.runOpenSQL()} }},
+	fixed("run.get", qRunGet),
+	fixed("run.by-key", qRunByKey),
+	fixed("run.lock", qRunLock),
+	fixed("run.complete", qRunComplete),
+	fixed("run.halt", qRunHalt),
+	fixed("run.resume", qRunResume),
+	fixed("run.cancel", qRunCancel),
+	sized("run.items", pageMax, func(s *Store, n int) string { return qRunItems(s.d, n) }),
+	fixed("item.run", qItemRun),
+	fixed("item.wait", qItemWait),
+	fixed("item.wait-clear", qItemWaitClear),
+	{name: "signal.open", render: func(s *Store, _ int) []string { return []string{s.signalOpenSQL()} }},
+	fixed("signal.by-key", qSignalByKey),
+	{name: "signal.of-run", render: func(s *Store, _ int) []string { return []string{s.sql(qSignalsOfRun(s.d, maxPage))} }},
+	fixed("signal.untaken", qSignalsUntaken),
+	fixed("signal.take", qSignalTake),
+	fixed("signal.waiters", qWaiters),
+	sized("signal.wake", (*Store).wakeMax, func(_ *Store, n int) string { return qWake(n) }),
+	fixed("await.deadline", qAwaitDeadline),
+	fixed("await.no-deadline", qAwaitNoDeadline),
+	fixed("await.again", qAwaitAgain),
+	sized("run.of-items", (*Store).releaseMax, func(_ *Store, n int) string { return qRunOfItems(n) }),
+	sized("run.unfinished", (*Store).releaseMax, func(s *Store, n int) string { return qUnfinishedOfRun(s.d, n) }),
+	sized("run.lock-unfinished", (*Store).releaseMax, func(_ *Store, n int) string { return qLockUnfinished(n) }),
+	sized("run.cancel-items", (*Store).releaseMax, func(_ *Store, n int) string { return qUpdateIDs(itemCancelSet, n) }),
+	sized("run.dead-page", (*Store).releaseMax, func(s *Store, n int) string { return qDeadPageOfRun(s.d, n) }),
+	fixed("run.dead-item", qDeadOfRun),
+	fixed("barrier.fired-at", qBarrierFiredAt),
+	fixed("revive.lock-barrier", qReviveLockBarrier),
+	fixed("revive.children", qReviveChildren),
+	fixed("barrier.rearm", qBarrierRearm),
 }
+
+// wakeMax is the most waiters one statement of Signal wakes.
+func (s *Store) wakeMax() int { return s.inListMax(1) }
 
 // claimStatements are the statements the dialect's Claim sends for a
 // claim of n rows: once with n rows to take, and once with none (a

@@ -164,6 +164,7 @@ func TestCatalog_CoversEveryStatement(t *testing.T) {
 			w.take()
 			workload(t, db, d)
 			workloadMore(t, db, d)
+			workloadRuns(t, db, d)
 			sent := w.take()
 			if len(sent) < 100 {
 				t.Fatalf("only %d statements recorded", len(sent))

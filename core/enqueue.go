@@ -172,16 +172,16 @@ func validName(field, v string, max int, required bool) error {
 // insertColumns and insertRow are the shape of every new item: enqueued
 // items and a barrier's children alike.
 var insertColumns = []string{"id", "queue", "kind", "unique_key", "payload", "priority", "state", "available_at",
-	"attempt", "max_attempts", "crash_count", "barrier_id", "created_at"}
+	"attempt", "max_attempts", "crash_count", "barrier_id", "created_at", "run_id"}
 
 const (
 	// insertRowNow is a row available at once; insertRowLater one with a
 	// delay. Keeping the arithmetic out of rows that need none matters:
 	// SQLite's prepare time grows with the square of the number of distinct
 	// per-row expressions, so a batch is all of one kind.
-	insertRowNow   = "?, ?, ?, ?, {json?}, ?, 'available', {now}, 0, ?, 0, ?, {now}"
-	insertRowLater = "?, ?, ?, ?, {json?}, ?, 'available', {now+?}, 0, ?, 0, ?, {now}"
-	argsPerInsert  = 9
+	insertRowNow   = "?, ?, ?, ?, {json?}, ?, 'available', {now}, 0, ?, 0, ?, {now}, ?"
+	insertRowLater = "?, ?, ?, ?, {json?}, ?, 'available', {now+?}, 0, ?, 0, ?, {now}, ?"
+	argsPerInsert  = 10
 	rowOverhead    = 256 // bytes per row besides its payload, for packet limits
 	// maxInsertRows caps the rows of one INSERT: past a few hundred rows a
 	// bigger statement saves no round trips worth having and costs prepare
@@ -234,7 +234,7 @@ func (s *Store) insertItems(ctx context.Context, q dialect.Querier, specs []Item
 			if sp.Delay > 0 {
 				args = append(args, micros(sp.Delay))
 			}
-			args = append(args, maxAttempts, nullUUID(s.d, barrier))
+			args = append(args, maxAttempts, nullUUID(s.d, barrier), nullUUID(s.d, sp.Run))
 		}
 		row := insertRowNow
 		if batch[0].Delay > 0 {

@@ -86,6 +86,11 @@ type Fenced struct {
 	// made the sealed barrier's join report there: completing the item
 	// in the same transaction hands its place over to the join.
 	handover uuid.UUID
+	// run is the item's run, once runID has read it.
+	run     uuid.UUID
+	runRead bool
+	// waiting is set once Await put the item into waiting.
+	waiting bool
 }
 
 // Claim returns the claim the fence holds.
@@ -114,6 +119,9 @@ func (f *Fenced) QueryRowContext(ctx context.Context, query string, args ...any)
 func (f *Fenced) Complete(ctx context.Context, result json.RawMessage) error {
 	if f.completed {
 		return nil
+	}
+	if err := f.usable("Complete"); err != nil {
+		return err
 	}
 	if err := f.s.validJSON("result", result); err != nil {
 		return err

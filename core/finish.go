@@ -285,6 +285,25 @@ func (s *Store) Fail(ctx context.Context, c Claim, p FailParams) (dead bool, err
 }
 
 func (s *Store) fail(ctx context.Context, tx dialect.Querier, c Claim, p FailParams) (bool, error) {
+	dead, _, err := s.failHalting(ctx, tx, c, p, HaltAttemptsExhausted, "")
+	return dead, err
+}
+
+// failHalting is fail; an item that dies halts its run with reason and
+// detail, and the halt's id is returned (uuid.Nil for none).
+func (s *Store) failHalting(ctx context.Context, tx dialect.Querier, c Claim, p FailParams, reason, detail string) (bool, uuid.UUID, error) {
+	dead, err := s.failOnce(ctx, tx, c, p)
+	if err != nil || !dead {
+		return dead, uuid.Nil, err
+	}
+	halts, err := s.haltRunsOf(ctx, tx, []uuid.UUID{c.ID}, reason, detail)
+	for _, id := range halts {
+		return true, id, err
+	}
+	return true, uuid.Nil, err
+}
+
+func (s *Store) failOnce(ctx context.Context, tx dialect.Querier, c Claim, p FailParams) (bool, error) {
 	h, err := s.lockClaim(ctx, tx, c)
 	if err != nil {
 		return false, err

@@ -84,31 +84,33 @@ func (it Item) Waiting() bool { return it.State == StateAvailable && it.WaitName
 
 // itemColumns is the column list every item read selects, in scan order.
 const itemColumns = "id, queue, kind, unique_key, payload, priority, state, available_at, attempt, max_attempts, crash_count, " +
-	"claim_token, claimed_by, claimed_at, lease_expires_at, barrier_id, join_barrier_id, result, last_error, created_at, finished_at"
+	"claim_token, claimed_by, claimed_at, lease_expires_at, barrier_id, join_barrier_id, result, last_error, created_at, finished_at, " +
+	"run_id, wait_name, wait_until"
 
 var itemColumnList = []string{"id", "queue", "kind", "unique_key", "payload", "priority", "state", "available_at", "attempt",
 	"max_attempts", "crash_count", "claim_token", "claimed_by", "claimed_at", "lease_expires_at", "barrier_id",
-	"join_barrier_id", "result", "last_error", "created_at", "finished_at"}
+	"join_barrier_id", "result", "last_error", "created_at", "finished_at", "run_id", "wait_name", "wait_until"}
 
 type scanner interface{ Scan(dest ...any) error }
 
 func scanItem(d dialect.Dialect, r scanner) (Item, error) {
 	var (
-		it                                       Item
-		key, lastErr, kind                       sql.NullString
-		state                                    string
-		token, by, barrier, join                 uuid.NullUUID
-		avail, claimedAt, lease, created, finish timeValue
+		it                                                  Item
+		key, lastErr, kind, waitName                        sql.NullString
+		state                                               string
+		token, by, barrier, join, run                       uuid.NullUUID
+		avail, claimedAt, lease, created, finish, waitUntil timeValue
 	)
-	avail.d, claimedAt.d, lease.d, created.d, finish.d = d, d, d, d, d
+	avail.d, claimedAt.d, lease.d, created.d, finish.d, waitUntil.d = d, d, d, d, d, d
 	err := r.Scan(&it.ID, &it.Queue, &kind, &key, (*rawJSON)(&it.Payload), &it.Priority, &state, &avail,
 		&it.Attempt, &it.MaxAttempts, &it.CrashCount, &token, &by, &claimedAt, &lease, &barrier, &join,
-		(*rawJSON)(&it.Result), &lastErr, &created, &finish)
+		(*rawJSON)(&it.Result), &lastErr, &created, &finish, &run, &waitName, &waitUntil)
 	if err != nil {
 		return Item{}, err
 	}
 	it.Key, it.LastError, it.Kind, it.State = key.String, lastErr.String, kind.String, State(state)
 	it.ClaimToken, it.ClaimedBy, it.BarrierID, it.JoinOf = token.UUID, by.UUID, barrier.UUID, join.UUID
+	it.Run, it.WaitName, it.WaitUntil = run.UUID, waitName.String, waitUntil.t
 	it.AvailableAt, it.ClaimedAt, it.LeaseExpiresAt, it.CreatedAt, it.FinishedAt = avail.t, claimedAt.t, lease.t, created.t, finish.t
 	return it, nil
 }

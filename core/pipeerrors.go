@@ -1,9 +1,6 @@
 package core
 
-import (
-	"errors"
-	"fmt"
-)
+import "errors"
 
 var (
 	// ErrRunFinished means the run is completed or cancelled, which the
@@ -13,10 +10,4 @@ var (
 	// ErrNotFired means ReviveBarrier was asked for a barrier that has not
 	// fired: its dead children are revived with Revive, one by one.
 	ErrNotFired = errors.New("plenum: barrier has not fired")
-
-	// errNotImplemented marks an operation whose signature exists ahead of
-	// its body.
-	errNotImplemented = errors.New("plenum: not implemented yet")
 )
-
-func errNotYet(op string) error { return fmt.Errorf("plenum: %s: %w", op, errNotImplemented) }

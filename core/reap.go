@@ -114,7 +114,11 @@ func (s *Store) reap(ctx context.Context, p ReapParams, r *ReapResult) error {
 		if err := s.recordAttempts(ctx, tx, OutcomeCrash, why, candidateIDs(held)); err != nil {
 			return nil, err
 		}
-		return dead, s.updateIDs(ctx, tx, reapCrashDead, []any{why}, dead)
+		if err := s.updateIDs(ctx, tx, reapCrashDead, []any{why}, dead); err != nil {
+			return nil, err
+		}
+		_, err := s.haltRunsOf(ctx, tx, candidateIDs(dead), HaltCrashesExhausted, why)
+		return dead, err
 	}); err != nil {
 		return err
 	}
@@ -142,7 +146,11 @@ func (s *Store) reap(ctx context.Context, p ReapParams, r *ReapResult) error {
 				return nil, err
 			}
 		}
-		return dead, s.updateIDs(ctx, tx, reapTimeoutDead, []any{why}, dead)
+		if err := s.updateIDs(ctx, tx, reapTimeoutDead, []any{why}, dead); err != nil {
+			return nil, err
+		}
+		_, err := s.haltRunsOf(ctx, tx, candidateIDs(dead), HaltAttemptsExhausted, why)
+		return dead, err
 	})
 }
 

@@ -2,11 +2,15 @@ package core
 
 import (
 	"context"
+	"database/sql"
 	"encoding/json"
+	"fmt"
+	"slices"
 	"time"
 
 	"github.com/google/uuid"
 	"github.com/plenumdb/plenum/dialect"
+	"github.com/plenumdb/plenum/migrations"
 )
 
 // RunState is where a run is in its life.
@@ -117,7 +121,19 @@ type RunCreated struct {
 // Each of first belongs to the new run (its Run field is set). With a Key
 // that an existing run has, it changes nothing and returns that run.
 func (s *Store) CreateRun(ctx context.Context, spec RunSpec, first ...ItemSpec) (RunCreated, []Enqueued, error) {
-	return RunCreated{}, nil, errNotYet("CreateRun")
+	if err := s.validateRun(spec, first); err != nil {
+		return RunCreated{}, nil, err
+	}
+	var (
+		rc  RunCreated
+		out []Enqueued
+	)
+	err := s.inTx(ctx, "create run", func(tx dialect.Tx) error {
+		var err error
+		rc, out, err = s.createRun(ctx, tx, spec, first)
+		return err
+	})
+	return rc, out, err
 }
 
 // CreateRunTx is CreateRun inside the caller's own transaction: the run and
@@ -125,12 +141,112 @@ func (s *Store) CreateRun(ctx context.Context, spec RunSpec, first ...ItemSpec) 
 // that a caller can create a run exactly once together with its own writes.
 // There is no retry, and no wake-up in this process (see EnqueueTx).
 func (s *Store) CreateRunTx(ctx context.Context, tx dialect.Querier, spec RunSpec, first ...ItemSpec) (RunCreated, []Enqueued, error) {
-	return RunCreated{}, nil, errNotYet("CreateRunTx")
+	if tx == nil {
+		return RunCreated{}, nil, invalid("tx", "nil transaction")
+	}
+	if err := s.validateRun(spec, first); err != nil {
+		return RunCreated{}, nil, err
+	}
+	rc, out, err := s.createRun(ctx, tx, spec, first)
+	return rc, out, wrapDBError("create run", err)
+}
+
+func (s *Store) validateRun(spec RunSpec, first []ItemSpec) error {
+	if err := validName("Name", spec.Name, migrations.MaxRunNameLen, true); err != nil {
+		return err
+	}
+	if err := validName("Key", spec.Key, migrations.MaxKeyLen, false); err != nil {
+		return err
+	}
+	if err := s.validJSON("Input", spec.Input); err != nil {
+		return err
+	}
+	if h := spec.OnHalt; h != nil {
+		if err := validName("OnHalt.Queue", h.Queue, migrations.MaxQueueLen, true); err != nil {
+			return err
+		}
+		if err := validName("OnHalt.Kind", h.Kind, migrations.MaxKindLen, false); err != nil {
+			return err
+		}
+	}
+	for i := range first {
+		if first[i].Run != uuid.Nil {
+			return invalid(fmt.Sprintf("first[%d].Run", i), "must be empty: the first items belong to the run being created")
+		}
+	}
+	if len(first) == 0 {
+		return nil
+	}
+	return s.validateSpecs(first)
+}
+
+func (s *Store) createRun(ctx context.Context, q dialect.Querier, spec RunSpec, first []ItemSpec) (RunCreated, []Enqueued, error) {
+	id := uuid.Must(uuid.NewV7())
+	var hq, hk any
+	if spec.OnHalt != nil {
+		hq, hk = spec.OnHalt.Queue, spec.OnHalt.Kind
+	}
+	res, err := q.ExecContext(ctx, s.runOpenSQL(), s.d.UUID(id), spec.Name, nullString(spec.Key), s.jsonArg(spec.Input), hq, hk)
+	if err != nil {
+		return RunCreated{}, nil, err
+	}
+	n, err := res.RowsAffected()
+	if err != nil {
+		return RunCreated{}, nil, err
+	}
+	if n == 0 {
+		var existing uuid.UUID
+		if err := q.QueryRowContext(ctx, s.sql(qRunByKey), spec.Name, spec.Key).Scan(&existing); err != nil {
+			return RunCreated{}, nil, err
+		}
+		return RunCreated{ID: existing, Existed: true}, nil, nil
+	}
+	if len(first) == 0 {
+		return RunCreated{ID: id}, nil, nil
+	}
+	specs := slices.Clone(first)
+	for i := range specs {
+		specs[i].Run = id
+	}
+	out, err := s.insertItems(ctx, q, specs, uuid.Nil, "")
+	if err != nil {
+		return RunCreated{}, nil, err
+	}
+	return RunCreated{ID: id}, out, nil
 }
 
 // GetRun returns the run with the given id, or ErrNotFound.
 func (s *Store) GetRun(ctx context.Context, id uuid.UUID) (Run, error) {
-	return Run{}, errNotYet("GetRun")
+	var r Run
+	err := s.read(ctx, "get run", func() (err error) {
+		r, err = scanRun(s.d, s.db.QueryRowContext(ctx, s.sql(qRunGet), s.d.UUID(id)))
+		return err
+	})
+	if dialect.IsNoRows(err) {
+		return Run{}, fmt.Errorf("plenum: run %s: %w", id, ErrNotFound)
+	}
+	return r, err
+}
+
+func scanRun(d dialect.Dialect, r scanner) (Run, error) {
+	var (
+		run                         Run
+		key, reason, detail, hq, hk sql.NullString
+		state                       string
+		haltID                      uuid.NullUUID
+		created, updated, finished  = timeValue{d: d}, timeValue{d: d}, timeValue{d: d}
+	)
+	err := r.Scan(&run.ID, &run.Name, &key, &state, (*rawJSON)(&run.Input), (*rawJSON)(&run.Output), &reason, &detail, &haltID,
+		&hq, &hk, &created, &updated, &finished)
+	if err != nil {
+		return Run{}, err
+	}
+	run.Key, run.State, run.HaltReason, run.HaltDetail, run.HaltID = key.String, RunState(state), reason.String, detail.String, haltID.UUID
+	if hq.Valid {
+		run.HaltItem = &HaltItem{Queue: hq.String, Kind: hk.String}
+	}
+	run.CreatedAt, run.UpdatedAt, run.FinishedAt = created.t, updated.t, finished.t
+	return run, nil
 }
 
 // RunItemsParams page through the items of a run.
@@ -146,7 +262,35 @@ type RunItemsParams struct {
 // creation order: ids are UUIDv7), a keyset page whose cost does not grow
 // with how far in it is.
 func (s *Store) RunItems(ctx context.Context, p RunItemsParams) ([]Item, error) {
-	return nil, errNotYet("RunItems")
+	if p.Limit < 1 || p.Limit > maxPage {
+		return nil, invalid("Limit", "%d is outside [1, %d]", p.Limit, maxPage)
+	}
+	var out []Item
+	err := s.read(ctx, "run items", func() error {
+		rows, err := s.db.QueryContext(ctx, s.sql(qRunItems(s.d, p.Limit)), s.d.UUID(p.Run), s.d.UUID(p.After))
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		out = nil
+		for rows.Next() {
+			it, err := scanItem(s.d, rows)
+			if err != nil {
+				return err
+			}
+			out = append(out, it)
+		}
+		return rows.Err()
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// qRunItems is one page of n items of a run.
+func qRunItems(d dialect.Dialect, n int) string {
+	return "SELECT " + itemColumns + " FROM {items} WHERE run_id = ? AND id > ? ORDER BY id" + d.Limit(n)
 }
 
 // RunUpdate is a compare-and-set of a run's state.
@@ -162,20 +306,159 @@ type RunUpdate struct {
 	// HaltReason (required when To is RunHalted, up to 64 characters) and
 	// HaltDetail (free text) are stored when To is RunHalted; the halt gets
 	// a new HaltID and the run's HaltItem is enqueued. Moving a run to
-	// RunRunning clears them.
+	// RunRunning or RunWaiting clears them.
 	HaltReason string
 	HaltDetail string
 }
 
-// UpdateRun moves a run from one of u.From to u.To in one conditional
-// update, and reports whether it did (false, with the run as it is, when
-// its state was not one of u.From). A run in a final state never moves.
+// UpdateRun moves a run from one of u.From to u.To under the run row's lock,
+// and reports whether it did (false, with the run as it is, when its state
+// was not one of u.From). A run in a final state never moves: From may not
+// name one. Moving to RunCancelled changes only the run: CancelRun also
+// cancels its items.
 func (s *Store) UpdateRun(ctx context.Context, u RunUpdate) (Run, bool, error) {
-	return Run{}, false, errNotYet("UpdateRun")
+	if err := s.validRunUpdate(u); err != nil {
+		return Run{}, false, err
+	}
+	var (
+		r     Run
+		moved bool
+	)
+	err := s.inTx(ctx, "update run", func(tx dialect.Tx) error {
+		var err error
+		r, moved, err = s.updateRun(ctx, tx, u, uuid.Nil)
+		return err
+	})
+	return r, moved, err
 }
 
 // UpdateRun is Store.UpdateRun in the fence's transaction: the run moves
 // only if the fence commits, together with what else the fence wrote.
 func (f *Fenced) UpdateRun(ctx context.Context, u RunUpdate) (Run, bool, error) {
-	return Run{}, false, errNotYet("Fenced.UpdateRun")
+	if err := f.s.validRunUpdate(u); err != nil {
+		return Run{}, false, err
+	}
+	return f.s.updateRun(ctx, f.tx, u, f.c.ID)
+}
+
+func (s *Store) validRunUpdate(u RunUpdate) error {
+	if u.Run == uuid.Nil {
+		return invalid("Run", "must name a run")
+	}
+	if len(u.From) == 0 {
+		return invalid("From", "must list the states the run may move from")
+	}
+	for i, st := range u.From {
+		if !st.valid() || st.Final() {
+			return invalid(fmt.Sprintf("From[%d]", i), "%q is not a state a run moves from", st)
+		}
+	}
+	if !u.To.valid() {
+		return invalid("To", "%q is not a run state", u.To)
+	}
+	if u.To == RunHalted {
+		if err := validName("HaltReason", u.HaltReason, migrations.MaxHaltReasonLen, true); err != nil {
+			return err
+		}
+	}
+	if err := validText("HaltDetail", u.HaltDetail, MaxErrorBytes); err != nil {
+		return err
+	}
+	return s.validJSON("Output", u.Output)
+}
+
+func (st RunState) valid() bool {
+	switch st {
+	case RunRunning, RunWaiting, RunHalted, RunCompleted, RunCancelled:
+		return true
+	}
+	return false
+}
+
+// updateRun is the compare-and-set, in q; item is the item a halt is
+// blamed on (uuid.Nil for none).
+func (s *Store) updateRun(ctx context.Context, q dialect.Querier, u RunUpdate, item uuid.UUID) (Run, bool, error) {
+	lr, err := s.lockRun(ctx, q, u.Run)
+	if err != nil {
+		return Run{}, false, err
+	}
+	moved := slices.Contains(u.From, lr.state)
+	if moved {
+		switch u.To {
+		case RunCompleted:
+			_, err = q.ExecContext(ctx, s.sql(qRunComplete), s.jsonArg(u.Output), s.d.UUID(u.Run))
+		case RunHalted:
+			_, err = s.halt(ctx, q, lr, u.HaltReason, u.HaltDetail, item)
+		case RunCancelled:
+			_, err = q.ExecContext(ctx, s.sql(qRunCancel), s.d.UUID(u.Run))
+		default:
+			_, err = q.ExecContext(ctx, s.sql(qRunResume), string(u.To), s.d.UUID(u.Run))
+		}
+		if err != nil {
+			return Run{}, false, err
+		}
+	}
+	r, err := scanRun(s.d, q.QueryRowContext(ctx, s.sql(qRunGet), s.d.UUID(u.Run)))
+	return r, moved, err
+}
+
+// lockedRun is a run row locked by the transaction.
+type lockedRun struct {
+	id     uuid.UUID
+	state  RunState
+	onHalt *HaltItem
+}
+
+// lockRun locks a run's row; runs are locked after items and barriers.
+func (s *Store) lockRun(ctx context.Context, q dialect.Querier, id uuid.UUID) (lockedRun, error) {
+	var state string
+	var hq, hk sql.NullString
+	err := q.QueryRowContext(ctx, s.sql(qRunLock), s.d.UUID(id)).Scan(&state, &hq, &hk)
+	if dialect.IsNoRows(err) {
+		return lockedRun{}, fmt.Errorf("plenum: run %s: %w", id, ErrNotFound)
+	}
+	if err != nil {
+		return lockedRun{}, err
+	}
+	lr := lockedRun{id: id, state: RunState(state)}
+	if hq.Valid {
+		lr.onHalt = &HaltItem{Queue: hq.String, Kind: hk.String}
+	}
+	return lr, nil
+}
+
+// halt halts a locked run whatever its state, and enqueues its HaltItem,
+// in q. It returns the halt's id.
+func (s *Store) halt(ctx context.Context, q dialect.Querier, lr lockedRun, reason, detail string, item uuid.UUID) (uuid.UUID, error) {
+	id := uuid.Must(uuid.NewV7())
+	if _, err := q.ExecContext(ctx, s.sql(qRunHalt), reason, nullString(detail), s.d.UUID(id), s.d.UUID(lr.id)); err != nil {
+		return uuid.Nil, err
+	}
+	if lr.onHalt == nil {
+		return id, nil
+	}
+	payload, err := json.Marshal(HaltNotice{Run: lr.id, HaltID: id, Reason: reason, Detail: detail, Item: item})
+	if err != nil {
+		return uuid.Nil, err
+	}
+	_, err = s.insertItems(ctx, q, []ItemSpec{{Queue: lr.onHalt.Queue, Kind: lr.onHalt.Kind, Payload: payload, Key: "halt/" + id.String()}}, uuid.Nil, "")
+	return id, err
+}
+
+// runID returns the fenced item's run (uuid.Nil for none), read once per
+// fence: the claim may not carry it.
+func (f *Fenced) runID(ctx context.Context) (uuid.UUID, error) {
+	if f.runRead {
+		return f.run, nil
+	}
+	if f.c.Run != uuid.Nil {
+		f.run, f.runRead = f.c.Run, true
+		return f.run, nil
+	}
+	var run uuid.NullUUID
+	if err := f.tx.QueryRowContext(ctx, f.s.sql(qItemRun), f.s.d.UUID(f.c.ID)).Scan(&run); err != nil {
+		return uuid.Nil, err
+	}
+	f.run, f.runRead = run.UUID, true
+	return f.run, nil
 }

@@ -1,11 +1,17 @@
 package core
 
 import (
+	"bytes"
 	"context"
+	"database/sql"
 	"encoding/json"
+	"fmt"
+	"slices"
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/plenumdb/plenum/dialect"
+	"github.com/plenumdb/plenum/migrations"
 )
 
 // SignalSpec describes a signal sent to a run.
@@ -58,7 +64,95 @@ type SignalSent struct {
 // waiter. A signal to a finished run is ErrRunFinished; to no run,
 // ErrNotFound.
 func (s *Store) Signal(ctx context.Context, spec SignalSpec) (SignalSent, error) {
-	return SignalSent{}, errNotYet("Signal")
+	if spec.Run == uuid.Nil {
+		return SignalSent{}, invalid("Run", "must name a run")
+	}
+	if err := validName("Name", spec.Name, migrations.MaxSignalNameLen, true); err != nil {
+		return SignalSent{}, err
+	}
+	if err := validName("Key", spec.Key, migrations.MaxKeyLen, true); err != nil {
+		return SignalSent{}, err
+	}
+	if err := s.validJSON("Payload", spec.Payload); err != nil {
+		return SignalSent{}, err
+	}
+	var out SignalSent
+	err := s.inTx(ctx, "signal", func(tx dialect.Tx) error {
+		var err error
+		out, err = s.signal(ctx, tx, spec)
+		return err
+	})
+	return out, err
+}
+
+func (s *Store) signal(ctx context.Context, tx dialect.Querier, spec SignalSpec) (SignalSent, error) {
+	// The run's lock orders this against every Await of the run: a waiter
+	// that committed before it is seen below, one that comes after sees
+	// the signal.
+	lr, err := s.lockRun(ctx, tx, spec.Run)
+	if err != nil {
+		return SignalSent{}, err
+	}
+	if lr.state.Final() {
+		return SignalSent{}, fmt.Errorf("plenum: signal run %s (%s): %w", spec.Run, lr.state, ErrRunFinished)
+	}
+	id := uuid.Must(uuid.NewV7())
+	res, err := tx.ExecContext(ctx, s.signalOpenSQL(), s.d.UUID(id), s.d.UUID(spec.Run), spec.Name, spec.Key, s.jsonArg(spec.Payload))
+	if err != nil {
+		return SignalSent{}, err
+	}
+	if n, err := res.RowsAffected(); err != nil {
+		return SignalSent{}, err
+	} else if n == 0 {
+		var existing uuid.UUID
+		err := tx.QueryRowContext(ctx, s.sql(qSignalByKey), s.d.UUID(spec.Run), spec.Name, spec.Key).Scan(&existing)
+		return SignalSent{ID: existing, Existed: true}, err
+	}
+	out := SignalSent{ID: id}
+	rows, err := tx.QueryContext(ctx, s.sql(qWaiters), s.d.UUID(spec.Run), spec.Name)
+	if err != nil {
+		return SignalSent{}, err
+	}
+	var ids []uuid.UUID
+	var queues []string
+	for rows.Next() {
+		var w uuid.UUID
+		var q string
+		if err := rows.Scan(&w, &q); err != nil {
+			rows.Close()
+			return SignalSent{}, err
+		}
+		ids = append(ids, w)
+		if !slices.Contains(queues, q) {
+			queues = append(queues, q)
+		}
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return SignalSent{}, err
+	}
+	slices.SortFunc(ids, func(a, b uuid.UUID) int { return bytes.Compare(a[:], b[:]) })
+	for _, chunk := range chunks(ids, s.wakeMax()) {
+		args := make([]any, 0, len(chunk)+1)
+		for _, w := range chunk {
+			args = append(args, s.d.UUID(w))
+		}
+		res, err := tx.ExecContext(ctx, s.sql(qWake(len(chunk))), append(args, spec.Name)...)
+		if err != nil {
+			return SignalSent{}, err
+		}
+		n, err := res.RowsAffected()
+		if err != nil {
+			return SignalSent{}, err
+		}
+		out.Woken += int(n)
+	}
+	if out.Woken > 0 {
+		if err := s.itemsReady(ctx, tx, queues...); err != nil {
+			return SignalSent{}, err
+		}
+	}
+	return out, nil
 }
 
 // AwaitParams say what a fenced item waits for.
@@ -104,11 +198,138 @@ type AwaitResult struct {
 // for each other, so neither can miss the other: a signal sent while the
 // waiter's fence runs is found by it or wakes it.
 func (f *Fenced) Await(ctx context.Context, p AwaitParams) (AwaitResult, error) {
-	return AwaitResult{}, errNotYet("Await")
+	s := f.s
+	if err := f.usable("Await"); err != nil {
+		return AwaitResult{}, err
+	}
+	if f.completed {
+		return AwaitResult{}, invalid("Await", "the fenced item was already completed in this fence")
+	}
+	if err := validName("Name", p.Name, migrations.MaxSignalNameLen, true); err != nil {
+		return AwaitResult{}, err
+	}
+	if p.Timeout < 0 || p.Timeout > MaxDelay {
+		return AwaitResult{}, invalid("Timeout", "%v is outside [0, %v]", p.Timeout, MaxDelay)
+	}
+	run, err := f.runID(ctx)
+	if err != nil {
+		return AwaitResult{}, err
+	}
+	if run == uuid.Nil {
+		return AwaitResult{}, invalid("Await", "item %s belongs to no run: signals are sent to runs", f.c.ID)
+	}
+	if _, err := s.lockRun(ctx, f.tx, run); err != nil {
+		return AwaitResult{}, err
+	}
+	var (
+		name  sql.NullString
+		until = timeValue{d: s.d}
+		due   int
+	)
+	if err := f.tx.QueryRowContext(ctx, s.sql(qItemWait), s.d.UUID(f.c.ID)).Scan(&name, &until, &due); err != nil {
+		return AwaitResult{}, err
+	}
+	again := name.Valid && name.String == p.Name
+	sig, err := f.takeSignal(ctx, run, p.Name)
+	if err != nil {
+		return AwaitResult{}, err
+	}
+	if sig != nil || (again && !until.t.IsZero() && due == 1) {
+		if name.Valid {
+			if _, err := f.tx.ExecContext(ctx, s.sql(qItemWaitClear), s.d.UUID(f.c.ID)); err != nil {
+				return AwaitResult{}, err
+			}
+		}
+		return AwaitResult{Signal: sig, TimedOut: sig == nil}, nil
+	}
+	// Wait: give the claim back, claimable at the deadline.
+	switch {
+	case again && !until.t.IsZero():
+		_, err = f.tx.ExecContext(ctx, s.sql(qAwaitAgain), s.d.UUID(f.c.ID))
+	case p.Timeout > 0:
+		_, err = f.tx.ExecContext(ctx, s.sql(qAwaitDeadline), micros(p.Timeout), p.Name, micros(p.Timeout), s.d.UUID(f.c.ID))
+	default:
+		_, err = f.tx.ExecContext(ctx, s.sql(qAwaitNoDeadline), micros(MaxDelay), p.Name, s.d.UUID(f.c.ID))
+	}
+	if err != nil {
+		return AwaitResult{}, err
+	}
+	f.waiting = true
+	return AwaitResult{Waiting: true}, nil
+}
+
+// takeSignal takes the oldest untaken signal named name of run for the
+// fenced item, or returns nil. The signals are read with a locking read
+// (the latest committed rows, on every database), under the run's lock.
+func (f *Fenced) takeSignal(ctx context.Context, run uuid.UUID, name string) (*Signal, error) {
+	s := f.s
+	rows, err := f.tx.QueryContext(ctx, s.sql(qSignalsUntaken), s.d.UUID(run), name)
+	if err != nil {
+		return nil, err
+	}
+	var cands []Signal
+	for rows.Next() {
+		sg, err := scanSignal(s.d, rows)
+		if err != nil {
+			rows.Close()
+			return nil, err
+		}
+		cands = append(cands, sg)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	for _, sg := range cands {
+		res, err := f.tx.ExecContext(ctx, s.sql(qSignalTake), s.d.UUID(f.c.ID), s.d.UUID(sg.ID))
+		if err != nil {
+			return nil, err
+		}
+		if n, err := res.RowsAffected(); err != nil {
+			return nil, err
+		} else if n == 1 {
+			sg.TakenBy = f.c.ID
+			return &sg, nil
+		}
+	}
+	return nil, nil
+}
+
+func scanSignal(d dialect.Dialect, r scanner) (Signal, error) {
+	var (
+		sg               Signal
+		taken            uuid.NullUUID
+		created, takenAt = timeValue{d: d}, timeValue{d: d}
+	)
+	if err := r.Scan(&sg.ID, &sg.Run, &sg.Name, &sg.Key, (*rawJSON)(&sg.Payload), &taken, &created, &takenAt); err != nil {
+		return Signal{}, err
+	}
+	sg.TakenBy, sg.CreatedAt, sg.TakenAt = taken.UUID, created.t, takenAt.t
+	return sg, nil
 }
 
 // Signals returns the signals sent to a run, in the order they were sent
 // (at most 10,000).
 func (s *Store) Signals(ctx context.Context, run uuid.UUID) ([]Signal, error) {
-	return nil, errNotYet("Signals")
+	var out []Signal
+	err := s.read(ctx, "signals", func() error {
+		rows, err := s.db.QueryContext(ctx, s.sql(qSignalsOfRun(s.d, maxPage)), s.d.UUID(run))
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		out = nil
+		for rows.Next() {
+			sg, err := scanSignal(s.d, rows)
+			if err != nil {
+				return err
+			}
+			out = append(out, sg)
+		}
+		return rows.Err()
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
 }

@@ -12,6 +12,7 @@ import (
 //
 //	{items} {processes} {barriers}  the tables, under the store's prefix
 //	{attempts} {queues} {schedules}
+//	{runs} {signals}
 //	{now}                           the database clock
 //	{now+?}                         the clock plus a bound number of microseconds
 //	{lock}                          the dialect's row lock clause
@@ -31,6 +32,8 @@ func expansions(d dialect.Dialect, names migrations.Names, offset time.Duration)
 		"{schedules}", names.Schedules,
 		"{attempts}", names.Attempts,
 		"{queues}", names.Queues,
+		"{runs}", names.Runs,
+		"{signals}", names.Signals,
 		"{now+?}", d.AddMicros(now),
 		"{now}", now,
 		"{lock}", d.Capabilities().LockClause,

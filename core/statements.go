@@ -53,7 +53,7 @@ const (
 const (
 	qBarrierUnfail       = "UPDATE {barriers} SET failed = failed - 1 WHERE id = ? AND fired_at IS NULL"
 	qBarrierByName       = "SELECT " + barrierColumns + " FROM {barriers} WHERE owner_id = ? AND name = ?{lock}"
-	qBarrierLockDispatch = "SELECT sealed, dispatch_cursor FROM {barriers} WHERE id = ? AND owner_id = ?{lock}"
+	qBarrierLockDispatch = "SELECT sealed, dispatch_cursor, run_id FROM {barriers} WHERE id = ? AND owner_id = ?{lock}"
 	qBarrierDispatched   = "UPDATE {barriers} SET expected = expected + ?, dispatch_cursor = ? WHERE id = ?"
 	qBarrierLockSealed   = "SELECT sealed FROM {barriers} WHERE id = ? AND owner_id = ?{lock}"
 	qBarrierExpectOne    = "UPDATE {barriers} SET expected = expected + 1 WHERE id = ? AND fired_at IS NULL"
@@ -61,16 +61,20 @@ const (
 	qBarrierHandOver     = "UPDATE {barriers} SET expected = expected - 1 WHERE id = ?"
 	qBarrierArrive       = "UPDATE {barriers} SET arrived = arrived + ?, failed = failed + ? WHERE id = ?"
 	qBarrierFire         = "UPDATE {barriers} SET fired_at = {now}, join_item_id = ? WHERE id = ? AND fired_at IS NULL AND sealed = ? AND arrived + failed = expected"
-	qBarrierJoinSpec     = "SELECT parent_barrier_id, failed, on_child_failure, join_queue, join_kind, join_payload, join_priority, join_max_attempts, owner_id, name, expected, arrived FROM {barriers} WHERE id = ?"
-	qBarrierGet          = "SELECT " + barrierColumns + " FROM {barriers} WHERE id = ?"
+	// qBarrierJoinSpec reads what the join is made of, and the state of the
+	// barrier's run: a cancelled run's join is created cancelled.
+	qBarrierJoinSpec = "SELECT parent_barrier_id, failed, on_child_failure, join_queue, join_kind, join_payload, join_priority, join_max_attempts, owner_id, name, expected, arrived, run_id," +
+		" (SELECT r.state FROM {runs} r WHERE r.id = {barriers}.run_id) FROM {barriers} WHERE id = ?"
+	qBarrierGet = "SELECT " + barrierColumns + " FROM {barriers} WHERE id = ?"
 
-	joinColumns  = "id, queue, kind, payload, priority, state, available_at, attempt, max_attempts, crash_count, barrier_id, join_barrier_id, created_at"
-	qJoinInsert  = "INSERT INTO {items} (" + joinColumns + ") VALUES (?, ?, ?, {json?}, ?, 'available', {now}, 0, ?, 0, ?, ?, {now})"
-	qJoinDead    = "INSERT INTO {items} (" + joinColumns + ", last_error, finished_at) VALUES (?, ?, ?, {json?}, ?, 'dead', {now}, 0, ?, 0, ?, ?, {now}, ?, {now})"
-	barrierOpen  = "?, ?, ?, 0, 0, 0, ?, ?, ?, {json?}, ?, ?, ?, {now}"
-	claimFilter  = "queue = ? AND state = 'available' AND available_at <= {now} AND EXISTS (SELECT 1 FROM {processes} p WHERE p.id = ?) AND " + queueUnpaused
-	claimSet     = "state = 'claimed', claim_token = ?, claimed_by = ?, claimed_at = {now}, lease_expires_at = {now+?}, attempt = attempt + 1"
-	claimOrderBy = "priority, available_at, id"
+	joinColumns    = "id, queue, kind, payload, priority, state, available_at, attempt, max_attempts, crash_count, barrier_id, join_barrier_id, created_at, run_id"
+	qJoinInsert    = "INSERT INTO {items} (" + joinColumns + ") VALUES (?, ?, ?, {json?}, ?, 'available', {now}, 0, ?, 0, ?, ?, {now}, ?)"
+	qJoinDead      = "INSERT INTO {items} (" + joinColumns + ", last_error, finished_at) VALUES (?, ?, ?, {json?}, ?, 'dead', {now}, 0, ?, 0, ?, ?, {now}, ?, ?, {now})"
+	qJoinCancelled = "INSERT INTO {items} (" + joinColumns + ", finished_at) VALUES (?, ?, ?, {json?}, ?, 'cancelled', {now}, 0, ?, 0, ?, ?, {now}, ?, {now})"
+	barrierOpen    = "?, ?, ?, 0, 0, 0, ?, ?, ?, {json?}, ?, ?, ?, {now}, ?"
+	claimFilter    = "queue = ? AND state = 'available' AND available_at <= {now} AND EXISTS (SELECT 1 FROM {processes} p WHERE p.id = ?) AND " + queueUnpaused
+	claimSet       = "state = 'claimed', claim_token = ?, claimed_by = ?, claimed_at = {now}, lease_expires_at = {now+?}, attempt = attempt + 1"
+	claimOrderBy   = "priority, available_at, id"
 )
 
 // barrierOpenConflict is the unique key a barrier is opened on.
@@ -80,7 +84,7 @@ var barrierOpenConflict = []string{"owner_id", "name"}
 var itemConflict = []string{"queue", "unique_key"}
 
 // barrierOpenColumns are the columns a new barrier row is written with.
-var barrierOpenColumns = []string{"id", "owner_id", "name", "expected", "arrived", "failed", "sealed", "join_queue", "join_kind", "join_payload", "join_priority", "join_max_attempts", "on_child_failure", "created_at"}
+var barrierOpenColumns = []string{"id", "owner_id", "name", "expected", "arrived", "failed", "sealed", "join_queue", "join_kind", "join_payload", "join_priority", "join_max_attempts", "on_child_failure", "created_at", "run_id"}
 
 // qEarlierParent finds the barrier an item's earlier join reports to.
 func qEarlierParent(d dialect.Dialect) string {

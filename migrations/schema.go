@@ -30,7 +30,11 @@ type Names struct {
 	Queues string
 	// Schedules holds the watermark of each periodic schedule: the last
 	// tick enqueued (version 2).
-	Schedules  string
+	Schedules string
+	// Runs holds one row per run of a pipeline (version 3).
+	Runs string
+	// Signals holds the signals sent to runs (version 3).
+	Signals    string
 	Migrations string
 }
 
@@ -44,6 +48,8 @@ func NamesFor(prefix string) Names {
 		Attempts:   prefix + "attempts",
 		Queues:     prefix + "queues",
 		Schedules:  prefix + "schedules",
+		Runs:       prefix + "runs",
+		Signals:    prefix + "signals",
 		Migrations: prefix + "migrations",
 	}
 }
@@ -94,7 +100,7 @@ type Migration struct {
 }
 
 // LatestVersion is the schema version this build of Plenum needs.
-const LatestVersion = 2
+const LatestVersion = 3
 
 // All returns every migration, oldest first, with table and index names
 // under prefix.
@@ -182,7 +188,7 @@ func All(prefix string) []Migration {
 	sequential := func(c Change) Change { c.Index.Sequential = true; return c }
 	claim := func(c Change) Change { c.Index.Claim = true; return c }
 	state := func(s string) dialect.Cond { return dialect.Cond{Column: "state", Value: s} }
-	return withNullable([]Migration{init1(n, idx, sequential, claim, state, items, processes, barriers), runtime2(n, idx, sequential)})
+	return withNullable([]Migration{init1(n, idx, sequential, claim, state, items, processes, barriers), runtime2(n, idx, sequential), pipelines3(n, idx)})
 }
 
 // init1 is version 1: items, owners and barriers, with the indexes of the

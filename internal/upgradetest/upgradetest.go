@@ -1,6 +1,6 @@
 // Package upgradetest is the schema upgrade test every dialect package runs
 // against its database: version 1 with data in its tables, up to the
-// latest version and back, concurrent migrators, and migrations that stop
+// latest version and back, version 2 with data up to 3 and back, concurrent migrators, and migrations that stop
 // half way. It is internal to Plenum's tests.
 package upgradetest
 
@@ -39,6 +39,7 @@ func Run(t *testing.T, c Config) {
 	t.Run("UpgradeWithData", func(t *testing.T) { t.Parallel(); upgradeWithData(t, c) })
 	t.Run("ConcurrentUpAppliesEachVersionOnce", func(t *testing.T) { t.Parallel(); concurrentUp(t, c) })
 	t.Run("FailureHalfWay", func(t *testing.T) { t.Parallel(); failureHalfWay(t, c) })
+	t.Run("UpgradeFromVersion2WithData", func(t *testing.T) { t.Parallel(); upgradeFrom2WithData(t, c) })
 }
 
 // Prefix returns a random table prefix, and drops its tables when t ends.
@@ -184,7 +185,7 @@ func upgradeWithData(t *testing.T, c Config) {
 	p := Prefix(t, db, d)
 	n := migrations.NamesFor(p)
 
-	if got, want := states(t, db, d, p), "1 pending, 2 pending"; got != want {
+	if got, want := states(t, db, d, p), "1 pending, 2 pending, 3 pending"; got != want {
 		t.Fatalf("status of an empty database = %q, want %q", got, want)
 	}
 	if applied, err := migrations.Up(ctx, db, d, p, 1); err != nil || !slices.Equal(applied, []int{1}) {
@@ -194,15 +195,15 @@ func upgradeWithData(t *testing.T, c Config) {
 	if _, err := core.Open(ctx, db, d, core.Options{Prefix: p}); !errors.Is(err, core.ErrSchemaOutdated) {
 		t.Fatalf("core.Open at version 1 = %v, want ErrSchemaOutdated", err)
 	}
-	if got, want := states(t, db, d, p), "1 applied, 2 pending"; got != want {
+	if got, want := states(t, db, d, p), "1 applied, 2 pending, 3 pending"; got != want {
 		t.Fatalf("status at version 1 = %q, want %q", got, want)
 	}
 
 	for round := 1; round <= 2; round++ {
-		if applied, err := migrations.Apply(ctx, db, d, p); err != nil || !slices.Equal(applied, []int{2}) {
+		if applied, err := migrations.Apply(ctx, db, d, p); err != nil || !slices.Equal(applied, []int{2, 3}) {
 			t.Fatalf("round %d: Apply from version 1 = %v, %v", round, applied, err)
 		}
-		if got, want := states(t, db, d, p), "1 applied, 2 applied"; got != want {
+		if got, want := states(t, db, d, p), "1 applied, 2 applied, 3 applied"; got != want {
 			t.Fatalf("round %d: status = %q, want %q", round, got, want)
 		}
 		checkBackfill(t, db, d, p)
@@ -214,13 +215,13 @@ func upgradeWithData(t *testing.T, c Config) {
 			t.Fatalf("round %d: write a schedule's watermark: %v", round, err)
 		}
 
-		if rolled, err := migrations.Down(ctx, db, d, p, 1); err != nil || !slices.Equal(rolled, []int{2}) {
+		if rolled, err := migrations.Down(ctx, db, d, p, 1); err != nil || !slices.Equal(rolled, []int{3, 2}) {
 			t.Fatalf("round %d: Down to 1 = %v, %v", round, rolled, err)
 		}
 		if v := version(t, db, d, p); v != 1 {
 			t.Fatalf("round %d: version after Down = %d", round, v)
 		}
-		for _, table := range []string{n.Attempts, n.Queues, n.Schedules} {
+		for _, table := range []string{n.Attempts, n.Queues, n.Schedules, n.Runs, n.Signals} {
 			if _, err := count(ctx, db, table); err == nil {
 				t.Errorf("round %d: %s still readable after Down", round, table)
 			}
@@ -266,7 +267,7 @@ func upgradeWithData(t *testing.T, c Config) {
 	}
 
 	// Down to 0 leaves nothing of Plenum's, and up again starts afresh.
-	if rolled, err := migrations.Down(ctx, db, d, p, 0); err != nil || !slices.Equal(rolled, []int{2, 1}) {
+	if rolled, err := migrations.Down(ctx, db, d, p, 0); err != nil || !slices.Equal(rolled, []int{3, 2, 1}) {
 		t.Fatalf("Down to 0 = %v, %v", rolled, err)
 	}
 	for _, table := range []string{n.Items, n.Processes, n.Barriers, n.Migrations} {
@@ -274,7 +275,7 @@ func upgradeWithData(t *testing.T, c Config) {
 			t.Errorf("%s still readable after Down to 0", table)
 		}
 	}
-	if applied, err := migrations.Apply(ctx, db, d, p); err != nil || !slices.Equal(applied, []int{1, 2}) {
+	if applied, err := migrations.Apply(ctx, db, d, p); err != nil || !slices.Equal(applied, []int{1, 2, 3}) {
 		t.Fatalf("Apply after Down to 0 = %v, %v", applied, err)
 	}
 }
@@ -361,7 +362,7 @@ func concurrentUp(t *testing.T, c Config) {
 	}
 	wg.Wait()
 	slices.Sort(all)
-	if want := []int{1, 2}; !slices.Equal(all, want) {
+	if want := []int{1, 2, 3}; !slices.Equal(all, want) {
 		t.Fatalf("versions applied across the migrators = %v, want %v once each", all, want)
 	}
 	if got, err := count(ctx, first, migrations.NamesFor(p).Migrations); err != nil || got != migrations.LatestVersion {
@@ -371,20 +372,62 @@ func concurrentUp(t *testing.T, c Config) {
 
 var errInjected = errors.New("injected failure")
 
-// failureHalfWay fails version 2's up, then its down, before each of its
-// statements in turn. Where DDL is transactional the failure changes
+// failureHalfWay fails each version's up, then its down, before each of
+// its statements in turn. Where DDL is transactional the failure changes
 // nothing; elsewhere the version shows as partly applied (or partly rolled
 // back), is not taken as current, and the next run completes it.
 func failureHalfWay(t *testing.T, c Config) {
+	for v := 2; v <= migrations.LatestVersion; v++ {
+		t.Run(fmt.Sprintf("Version%d", v), func(t *testing.T) { failureHalfWayAt(t, c, v) })
+	}
+}
+
+// statusWith is the status of every version when those before v are
+// applied, v is in state mid, and those after v are pending.
+func statusWith(v int, mid string) string {
+	var parts []string
+	for k := 1; k <= migrations.LatestVersion; k++ {
+		switch {
+		case k < v:
+			parts = append(parts, fmt.Sprintf("%d applied", k))
+		case k == v:
+			parts = append(parts, fmt.Sprintf("%d %s", k, mid))
+		default:
+			parts = append(parts, fmt.Sprintf("%d pending", k))
+		}
+	}
+	return strings.Join(parts, ", ")
+}
+
+// versionsFrom lists v to the latest version.
+func versionsFrom(v int) []int {
+	var out []int
+	for k := v; k <= migrations.LatestVersion; k++ {
+		out = append(out, k)
+	}
+	return out
+}
+
+func failureHalfWayAt(t *testing.T, c Config, v int) {
 	d := c.Dialect
 	db := c.Open(t)
 	transactional := d.Capabilities().TransactionalDDL
 	statements := func(p string, down bool) []string {
-		up, dn := migrations.Statements(d, migrations.All(p)[1])
+		up, dn := migrations.Statements(d, migrations.All(p)[v-1])
 		if down {
 			return dn
 		}
 		return up
+	}
+	// created is the first table version v creates: gone after a failed
+	// transactional up.
+	created := func(p string) string {
+		for _, ch := range migrations.All(p)[v-1].Changes {
+			if ch.Table != nil {
+				return ch.Table.Name
+			}
+		}
+		return ""
 	}
 	for _, dir := range []struct {
 		name string
@@ -398,6 +441,9 @@ func failureHalfWay(t *testing.T, c Config) {
 					t.Fatal(err)
 				}
 				seed(t, db, d, p)
+				if _, err := migrations.Up(ctx, db, d, p, v-1); err != nil {
+					t.Fatal(err)
+				}
 				target := statements(p, dir.down)[k]
 				failing := stmthook.With(ctx, func(s string) error {
 					if s == target {
@@ -406,29 +452,29 @@ func failureHalfWay(t *testing.T, c Config) {
 					return nil
 				})
 				if dir.down {
-					if _, err := migrations.Apply(ctx, db, d, p); err != nil {
+					if _, err := migrations.Up(ctx, db, d, p, v); err != nil {
 						t.Fatal(err)
 					}
-					_, err := migrations.Down(failing, db, d, p, 1)
+					_, err := migrations.Down(failing, db, d, p, v-1)
 					if !errors.Is(err, errInjected) {
 						t.Fatalf("Down with a failing statement = %v", err)
 					}
-					want, wantV := "1 applied, 2 partly rolled back", 1
+					want, wantV := statusWith(v, "partly rolled back"), v-1
 					if transactional {
-						want, wantV = "1 applied, 2 applied", 2
+						want, wantV = statusWith(v, "applied"), v
 					} else if !strings.Contains(err.Error(), "run Down, or plenum migrate down, again") {
 						t.Errorf("the error does not say how to complete the rollback: %v", err)
 					}
 					if got := states(t, db, d, p); got != want {
 						t.Fatalf("status after the failure = %q, want %q", got, want)
 					}
-					if v := version(t, db, d, p); v != wantV {
-						t.Fatalf("version after the failure = %d, want %d", v, wantV)
+					if got := version(t, db, d, p); got != wantV {
+						t.Fatalf("version after the failure = %d, want %d", got, wantV)
 					}
-					if rolled, err := migrations.Down(ctx, db, d, p, 1); err != nil || !slices.Equal(rolled, []int{2}) {
+					if rolled, err := migrations.Down(ctx, db, d, p, v-1); err != nil || !slices.Equal(rolled, []int{v}) {
 						t.Fatalf("Down again = %v, %v", rolled, err)
 					}
-					if got, want := states(t, db, d, p), "1 applied, 2 pending"; got != want {
+					if got, want := states(t, db, d, p), statusWith(v, "pending"); got != want {
 						t.Fatalf("status after Down again = %q, want %q", got, want)
 					}
 					return
@@ -437,11 +483,11 @@ func failureHalfWay(t *testing.T, c Config) {
 				if !errors.Is(err, errInjected) {
 					t.Fatalf("Apply with a failing statement = %v", err)
 				}
-				want := "1 applied, 2 partly applied"
+				want := statusWith(v, "partly applied")
 				if transactional {
-					want = "1 applied, 2 pending"
-					if _, err := count(ctx, db, migrations.NamesFor(p).Attempts); err == nil {
-						t.Errorf("the attempts table survived a failed transactional migration")
+					want = statusWith(v, "pending")
+					if _, err := count(ctx, db, created(p)); err == nil {
+						t.Errorf("%s survived a failed transactional migration", created(p))
 					}
 				} else if !strings.Contains(err.Error(), "run Apply, or plenum migrate up, again") {
 					t.Errorf("the error does not say how to complete the migration: %v", err)
@@ -449,16 +495,16 @@ func failureHalfWay(t *testing.T, c Config) {
 				if got := states(t, db, d, p); got != want {
 					t.Fatalf("status after the failure = %q, want %q", got, want)
 				}
-				if v := version(t, db, d, p); v != 1 {
-					t.Fatalf("version after the failure = %d, want 1", v)
+				if got := version(t, db, d, p); got != v-1 {
+					t.Fatalf("version after the failure = %d, want %d", got, v-1)
 				}
 				if _, err := core.Open(ctx, db, d, core.Options{Prefix: p}); !errors.Is(err, core.ErrSchemaOutdated) {
 					t.Fatalf("core.Open on a half-applied version = %v, want ErrSchemaOutdated", err)
 				}
-				if applied, err := migrations.Apply(ctx, db, d, p); err != nil || !slices.Equal(applied, []int{2}) {
+				if applied, err := migrations.Apply(ctx, db, d, p); err != nil || !slices.Equal(applied, versionsFrom(v)) {
 					t.Fatalf("Apply again = %v, %v", applied, err)
 				}
-				if got, want := states(t, db, d, p), "1 applied, 2 applied"; got != want {
+				if got, want := states(t, db, d, p), statusWith(migrations.LatestVersion+1, ""); got != want {
 					t.Fatalf("status after Apply again = %q, want %q", got, want)
 				}
 				checkBackfill(t, db, d, p)

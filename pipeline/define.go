@@ -229,7 +229,7 @@ func (v *validator) copy(n, parent *node, pos, depth int, path string) *node {
 			c.branches[i] = v.copy(b, &c, i, depth+1, fmt.Sprintf("%s > [%d]", path, i))
 		}
 	case kindExpand:
-		missing("the expand's source", c.source == nil)
+		missing("the expand's source", c.source == nil && c.list == nil)
 		missing("the expand's collapse function", c.collapse == nil)
 		if c.maxFanout < 0 {
 			v.fail(path, "MaxFanout is negative")

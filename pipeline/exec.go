@@ -44,6 +44,8 @@ type job struct {
 	// fences are what the node's function gave Fence, run in the
 	// transaction that completes the item.
 	fences []func(ctx context.Context, f *core.Fenced) error
+	// listed is an Expand's list, once read.
+	listed []json.RawMessage
 }
 
 type jobKey struct{}

@@ -18,8 +18,12 @@ const (
 	expandBarrier = "pipeline.expand"
 )
 
-// resultsPage is how many children a join reads at once.
-const resultsPage = 500
+// resultsPage is how many children a join reads at once; listPage how
+// many children of an Expand's list one transaction inserts.
+const (
+	resultsPage = 500
+	listPage    = 500
+)
 
 // child is the child that starts flow n with input in, at position idx.
 func (j *job) child(n *node, in json.RawMessage, idx int) (core.ChildSpec, error) {
@@ -91,7 +95,7 @@ func (j *job) expand(ctx context.Context) error {
 			if err != nil {
 				return core.ChildPage{}, Permanent(err)
 			}
-			p, err := call(func() (rawPage, error) { return j.n.source(ctx, j.env.In, user) })
+			p, err := j.page(ctx, base, user)
 			if err != nil {
 				return core.ChildPage{}, err
 			}
@@ -115,6 +119,30 @@ func (j *job) expand(ctx context.Context) error {
 		return j.halt(ctx, ReasonMaxFanoutExceeded, over.Error())
 	}
 	return err
+}
+
+// page returns the page of the expand's elements that starts at the
+// base'th, user being the source's cursor there. A list is read once per
+// handler run and served in pages of listPage.
+func (j *job) page(ctx context.Context, base int, user string) (rawPage, error) {
+	if j.n.list == nil {
+		return call(func() (rawPage, error) { return j.n.source(ctx, j.env.In, user) })
+	}
+	if j.listed == nil {
+		items, err := call(func() ([]json.RawMessage, error) { return j.n.list(ctx, j.env.In) })
+		if err != nil {
+			return rawPage{}, err
+		}
+		j.listed = append(items, nil)[:len(items)] // not nil once read, even if empty
+		if len(items) > j.n.maxFanout {
+			return rawPage{}, &fanoutError{at: len(items), max: j.n.maxFanout}
+		}
+	}
+	end := min(base+listPage, len(j.listed))
+	if base > end {
+		return rawPage{}, Permanent(fmt.Errorf("the list has %d elements, the dispatch is at %d", len(j.listed), base))
+	}
+	return rawPage{items: j.listed[base:end], done: end == len(j.listed)}, nil
 }
 
 // splitCursor reads an expand's dispatch cursor: how many elements came

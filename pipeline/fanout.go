@@ -30,18 +30,32 @@ type rawPage struct {
 // the fan-out and its fan-in, paired by construction, so that however
 // deep each nests (an expand inside a divided branch inside an expand),
 // the collapse is always the one its expand names. The list is held in
-// memory once, by the step that expands it: for lists larger than memory,
-// use ExpandStream. Options.MaxFanout (or opts' MaxFanout) caps how many
+// memory once, by the step that expands it, and its children inserted in
+// pages of a few hundred, each page in its own transaction: for lists
+// larger than memory, use ExpandStream. Options.MaxFanout (or opts' MaxFanout) caps how many
 // children one expand makes.
 func Expand[I, E, R, O any](name string, list func(ctx context.Context, in I) ([]E, error), each Flow[E, R], collapse func(ctx context.Context, results *Results[R]) (O, error), opts ...ExpandOptions) Flow[I, O] {
-	var src func(ctx context.Context, in I, cursor string) (Page[E], error)
+	f := ExpandStream[I, E, R, O](name, nil, each, collapse, opts...)
 	if list != nil {
-		src = func(ctx context.Context, in I, _ string) (Page[E], error) {
+		f.n.list = func(ctx context.Context, raw json.RawMessage) ([]json.RawMessage, error) {
+			in, err := decode[I](raw)
+			if err != nil {
+				return nil, Permanent(fmt.Errorf("expand %q: decode its input as %T: %w", name, in, err))
+			}
 			items, err := list(ctx, in)
-			return Page[E]{Items: items, Done: true}, err
+			if err != nil {
+				return nil, err
+			}
+			out := make([]json.RawMessage, len(items))
+			for i, e := range items {
+				if out[i], err = encode(name, e); err != nil {
+					return nil, err
+				}
+			}
+			return out, nil
 		}
 	}
-	return ExpandStream(name, src, each, collapse, opts...)
+	return f
 }
 
 // ExpandOptions tune an expand.

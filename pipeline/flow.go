@@ -52,6 +52,8 @@ type node struct {
 	choose func(ctx context.Context, in json.RawMessage) (string, error)
 	routes map[string]*node
 
+	// list (Expand) or source (ExpandStream): an expand's elements.
+	list     func(ctx context.Context, in json.RawMessage) ([]json.RawMessage, error)
 	source   func(ctx context.Context, in json.RawMessage, cursor string) (rawPage, error)
 	body     *node
 	collapse func(ctx context.Context, r *rawResults) (json.RawMessage, error)

@@ -66,7 +66,7 @@ func Run(t *testing.T, cfg Config) {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			db := cfg.Open(t)
-			ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+			ctx, cancel := context.WithTimeout(context.Background(), timeout)
 			t.Cleanup(cancel)
 			e := &env{t: t, ctx: ctx, db: db, d: cfg.Dialect, prefix: fmt.Sprintf("pp%08x_", rand.Uint32())}
 			t.Cleanup(func() {
@@ -86,6 +86,9 @@ func Run(t *testing.T, cfg Config) {
 	}
 }
 
+// timeout bounds each subtest: generous, for a loaded machine.
+var timeout = 6 * time.Minute
+
 // env is one subtest's tables on one database.
 type env struct {
 	t      *testing.T
@@ -99,15 +102,16 @@ type env struct {
 // queue is the queue of every suite engine.
 const queue = "pipe"
 
-// workerConfig makes a quick worker: polls of 50 ms, heartbeats every
-// 400 ms, stale after 3 s (or what the store needs), a reaper every
-// second.
+// workerConfig makes a quick worker: polls of 50 ms, a reaper every
+// second, heartbeats every second, stale after 10 s (or what the store
+// needs): a loaded machine, on SQLite's one writer, can hold a heartbeat
+// back for seconds, and a live worker taken for dead stops itself.
 func workerConfig(s *core.Store, hooks worker.Hooks) worker.Config {
 	return worker.Config{
-		Queues:            map[string]worker.QueueConfig{queue: {MaxWorkers: 16}},
+		Queues:            map[string]worker.QueueConfig{queue: {MaxWorkers: 64}},
 		PollInterval:      50 * time.Millisecond,
-		HeartbeatInterval: 400 * time.Millisecond,
-		StaleAfter:        max(3*time.Second, 2*s.MinLease()),
+		HeartbeatInterval: time.Second,
+		StaleAfter:        max(10*time.Second, 2*s.MinLease()),
 		ReapInterval:      time.Second,
 		Hooks:             hooks,
 		DefaultKind:       worker.KindConfig{Backoff: func(int) time.Duration { return 10 * time.Millisecond }},
@@ -158,6 +162,8 @@ func (e *env) trigger(eng *pipeline.Engine, d pipeline.Definition, input any) uu
 // it.
 func (e *env) waitRun(eng *pipeline.Engine, run uuid.UUID, want pipeline.State) pipeline.Run {
 	e.t.Helper()
+	deadline, _ := e.ctx.Deadline()
+	deadline = deadline.Add(-30 * time.Second) // time left to say what was found
 	for {
 		r, err := e.store.GetRun(e.ctx, run)
 		if err != nil {
@@ -166,8 +172,14 @@ func (e *env) waitRun(eng *pipeline.Engine, run uuid.UUID, want pipeline.State) 
 		if pipeline.State(r.State) == want {
 			break
 		}
-		if r.State.Final() || (r.State == core.RunHalted && want != pipeline.StateHalted) || e.ctx.Err() != nil {
-			got, _ := eng.Get(context.Background(), run)
+		if want == pipeline.StateWaiting && r.State == core.RunRunning {
+			// Waiting is the run's state as Get derives it from its steps.
+			if got, err := eng.Get(e.ctx, run); err == nil && got.State == want {
+				return got
+			}
+		}
+		if r.State.Final() || (r.State == core.RunHalted && want != pipeline.StateHalted) || time.Now().After(deadline) {
+			got, _ := eng.Get(e.ctx, run)
 			e.t.Fatalf("run %s is %s (halt %q: %s), want %s; steps:\n%s", run, r.State, r.HaltReason, r.HaltDetail, want, steps(got))
 		}
 		time.Sleep(25 * time.Millisecond)

@@ -91,11 +91,9 @@ func RunKilled(t *testing.T, cfg KilledConfig) {
 	}
 	d := cfg.Dialect
 	if dsn := os.Getenv(killDSNEnv); dsn != "" {
-		if err := killedWorker(d, cfg.Open, dsn, os.Getenv(killPrefixEnv)); err != nil {
-			fmt.Fprintln(os.Stderr, "pipeline worker:", err)
-			os.Exit(2)
-		}
-		os.Exit(0)
+		// It returns only if it could not start: it waits to be killed.
+		fmt.Fprintln(os.Stderr, "pipeline worker:", killedWorker(d, cfg.Open, dsn, os.Getenv(killPrefixEnv)))
+		os.Exit(2)
 	}
 	t.Parallel()
 	dsn := cfg.DSN(t)
@@ -226,7 +224,8 @@ func RunKilled(t *testing.T, cfg KilledConfig) {
 
 // killedWorker is the process to kill: it triggers the run, prints its id,
 // and runs it until step b has completed killHangAt times; the next b
-// hangs in its fence, after its audit row, and the process waits there.
+// hangs in its fence, after its audit row, and the process waits there to
+// be killed. It returns only the error that kept it from getting there.
 func killedWorker(d dialect.Dialect, open func(string) (*sql.DB, error), dsn, prefix string) error {
 	ctx := context.Background()
 	db, err := open(dsn)

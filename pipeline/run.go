@@ -121,3 +121,40 @@ func (e *Engine) Revive(ctx context.Context, run uuid.UUID) error {
 	}
 	return nil
 }
+
+// ReviveStep brings a halted run back by one of its failed steps (item,
+// as Get lists it): the step runs again, attempts reset and history
+// kept. A step inside a fan-out whose join already failed is revived with
+// its whole failed subtree: the fan-out is re-armed, its failed children
+// run again, and its fan-in (and those above it) once they finish. The
+// run's other failed steps stay failed (Revive revives them all).
+func (e *Engine) ReviveStep(ctx context.Context, run, item uuid.UUID) error {
+	it, err := e.store.Get(ctx, item)
+	switch {
+	case err != nil:
+		return fmt.Errorf("plenum/pipeline: revive step %s: %w", item, err)
+	case it.Run != run:
+		return fmt.Errorf("plenum/pipeline: revive step %s: not a step of run %s: %w", item, run, core.ErrNotFound)
+	case it.State != core.StateDead:
+		return fmt.Errorf("plenum/pipeline: revive step %s (%s): %w", item, it.State, core.ErrNotDead)
+	}
+	if _, _, err := e.store.UpdateRun(ctx, core.RunUpdate{Run: run, From: []core.RunState{core.RunHalted}, To: core.RunRunning}); err != nil {
+		return fmt.Errorf("plenum/pipeline: revive step %s: %w", item, err)
+	}
+	if it.BarrierID != uuid.Nil {
+		b, err := e.store.GetBarrier(ctx, it.BarrierID)
+		if err != nil {
+			return fmt.Errorf("plenum/pipeline: revive step %s: %w", item, err)
+		}
+		if b.Fired() {
+			if _, err := e.store.ReviveBarrier(ctx, b.ID); err != nil {
+				return fmt.Errorf("plenum/pipeline: revive step %s with its fan-out: %w", item, err)
+			}
+			return nil
+		}
+	}
+	if err := e.store.Revive(ctx, item); err != nil {
+		return fmt.Errorf("plenum/pipeline: revive step %s: %w", item, err)
+	}
+	return nil
+}

@@ -150,6 +150,46 @@ func reviveInsideFanOut(e *env) {
 	}
 }
 
+// reviveStep: ReviveStep runs one failed step again, the steps of the
+// fan-out it belongs to that completed are not run again, and the run
+// completes.
+func reviveStep(e *env) {
+	var broken atomic.Bool
+	broken.Store(true)
+	var runs atomic.Int32
+	child := pipeline.Step("child", func(_ context.Context, n int) (int, error) {
+		runs.Add(1)
+		if n == 1 && broken.Load() {
+			return 0, pipeline.Permanent(errors.New("child 1 is broken"))
+		}
+		return n, nil
+	})
+	p := define(e, "revstep", pipeline.Then(pipeline.Expand("kids", upTo, child, total), add("end", 100)))
+	eng := e.engine(pipeline.Config{}, p)
+	run := e.trigger(eng, p, 3)
+	r := e.waitRun(eng, run, pipeline.StateHalted)
+	var failed uuid.UUID
+	for _, s := range r.Steps {
+		if s.Step == "child" && s.State == pipeline.StateFailed {
+			failed = s.Item
+		}
+	}
+	if failed == uuid.Nil {
+		e.t.Fatalf("no failed child; steps:\n%s", steps(r))
+	}
+	broken.Store(false)
+	if err := eng.ReviveStep(e.ctx, run, failed); err != nil {
+		e.t.Fatal(err)
+	}
+	r = e.waitRun(eng, run, pipeline.StateCompleted)
+	if got := output[int](e, r); got != 103 {
+		e.t.Errorf("output %d, want 103", got)
+	}
+	if n := runs.Load(); n != 4 {
+		e.t.Errorf("children ran %d times, want 4 (three, and the failed one again)", n)
+	}
+}
+
 // streamOverCap: a streaming source that goes on past its expand's cap
 // halts the run with max_fanout_exceeded as soon as a page would cross
 // it: no page past it is read or inserted, and the children already

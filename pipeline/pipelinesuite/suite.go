@@ -53,6 +53,7 @@ var tests = []struct {
 	{"AwaitTimesOut", awaitTimesOut},
 	{"HaltDeliversOnHaltThenRevive", haltThenRevive},
 	{"ReviveFailedBranchInsideFanOut", reviveInsideFanOut},
+	{"ReviveStepRunsItsSubtreeAgain", reviveStep},
 	{"CancelStopsTheRun", cancelRun},
 	{"TriggerTxAndKey", triggerTx},
 }
@@ -66,6 +67,8 @@ func Run(t *testing.T, cfg Config) {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			db := cfg.Open(t)
+			// The servers are shared: a subtest needs few connections.
+			db.SetMaxOpenConns(8)
 			ctx, cancel := context.WithTimeout(context.Background(), timeout)
 			t.Cleanup(cancel)
 			e := &env{t: t, ctx: ctx, db: db, d: cfg.Dialect, prefix: fmt.Sprintf("pp%08x_", rand.Uint32())}

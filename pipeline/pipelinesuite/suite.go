@@ -106,15 +106,16 @@ type env struct {
 const queue = "pipe"
 
 // workerConfig makes a quick worker: polls of 50 ms, a reaper every
-// second, heartbeats every second, stale after 10 s (or what the store
-// needs): a loaded machine, on SQLite's one writer, can hold a heartbeat
-// back for seconds, and a live worker taken for dead stops itself.
+// second, heartbeats every 2 s, stale after 30 s (or what the store
+// needs): a loaded machine (under -race, on SQLite's one writer) can hold
+// a heartbeat back for many seconds, and a live worker taken for dead
+// stops itself.
 func workerConfig(s *core.Store, hooks worker.Hooks) worker.Config {
 	return worker.Config{
 		Queues:            map[string]worker.QueueConfig{queue: {MaxWorkers: 64}},
 		PollInterval:      50 * time.Millisecond,
-		HeartbeatInterval: time.Second,
-		StaleAfter:        max(10*time.Second, 2*s.MinLease()),
+		HeartbeatInterval: 2 * time.Second,
+		StaleAfter:        max(30*time.Second, 2*s.MinLease()),
 		ReapInterval:      time.Second,
 		Hooks:             hooks,
 		DefaultKind:       worker.KindConfig{Backoff: func(int) time.Duration { return 10 * time.Millisecond }},

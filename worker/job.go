@@ -86,6 +86,31 @@ func (j *Job[T]) Fence(ctx context.Context, fn func(ctx context.Context, f *core
 	return nil
 }
 
+// Settle runs fn in one transaction that holds the item's row lock, only
+// while this run still holds the item's claim, as Fence does, but leaves
+// the item's outcome to fn: fn completes, fails or puts back the item
+// through f (f.Complete, f.Fail, or a core primitive that parks it), and
+// the worker records no outcome of its own once Settle returned nil,
+// whatever the handler returns. It is for engines built on the runtime
+// whose steps decide their item's fate in the same transaction as their
+// other writes (a pipeline halting its run, a step that waits). An error
+// wrapping core.ErrClaimLost means the claim is no longer held and fn's
+// writes did not commit.
+func (j *Job[T]) Settle(ctx context.Context, fn func(ctx context.Context, f *core.Fenced) error) error {
+	if j.r.fenced {
+		return fmt.Errorf("plenum/worker: %s: fenced already: %w", j.r.claim.ID, core.ErrFinished)
+	}
+	held, err := j.r.w.store.Fence(ctx, j.r.claim, fn)
+	if err != nil {
+		return err
+	}
+	if !held {
+		return fmt.Errorf("plenum/worker: settle %s: %w", j.r.claim.ID, core.ErrClaimLost)
+	}
+	j.r.fenced, j.r.settled = true, true
+	return nil
+}
+
 // handler is a registered kind's handler, payload decoding included.
 type handler struct {
 	kind string

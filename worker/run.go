@@ -23,8 +23,9 @@ type run struct {
 	// deadlines holds ctx's deadline, shared with the claim's other runs.
 	deadlines *deadlines
 	result    json.RawMessage
-	// fenced is set once Job.Fence completed the item.
-	fenced bool
+	// fenced is set once Job.Fence completed the item, or Job.Settle
+	// settled it (settled).
+	fenced, settled bool
 }
 
 // slots counts a queue's running handlers.
@@ -266,6 +267,9 @@ func (w *Worker) settle(queue string, h *handler, r *run, err, cause error, took
 	ctx, cancel := context.WithTimeout(w.base, outcomeTimeout)
 	defer cancel()
 	switch {
+	case r.settled:
+		// Its handler settled it: nothing to record or report.
+		return
 	case r.fenced:
 		// Completed in its fence, whatever the handler did after.
 		ev.Kind = EventCompleted

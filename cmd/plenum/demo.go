@@ -35,7 +35,11 @@ SQLite file, and checks Plenum's guarantees while it runs:
     complete it); the runtime's reapers find them silent, release their
     claims, and the others finish the work;
   - the barrier fires exactly once, and a join item reads every child's
-    result in keyset pages and checks the sum of squares.
+    result in keyset pages and checks the sum of squares;
+  - then a pipeline (package pipeline) on the same runtime expands over
+    --orders orders, divides each into price and stock branches and
+    combines them, collapses the order lines into totals and writes an
+    invoice: every step runs once, and the invoice is checked.
 
 It prints progress every second, then a summary, and exits with status 1
 naming the invariant if any did not hold. The database lives in a new
@@ -57,6 +61,7 @@ type demoOptions struct {
 	Page      int // children per dispatch transaction
 	Crashes   int // workers that die holding a batch
 	FailEvery int // every FailEvery'th child fails once; 0: none
+	Orders    int // orders of the pipeline part; 0: no pipeline
 	// StaleAfter is the reaper's threshold; Heartbeat the owners' interval.
 	StaleAfter time.Duration
 	Heartbeat  time.Duration
@@ -68,6 +73,7 @@ func defaultDemoOptions() demoOptions {
 	return demoOptions{
 		Prefix:    migrations.DefaultPrefix,
 		Children:  10000,
+		Orders:    100,
 		Workers:   8,
 		Batch:     50,
 		Page:      500,
@@ -98,6 +104,8 @@ func (o demoOptions) validate() error {
 		return usagef("--crashes %d: want 0 to --workers (%d)", o.Crashes, o.Workers)
 	case o.Crashes >= o.Children:
 		return usagef("--crashes %d: each crash abandons at least one child, so want fewer than --children (%d)", o.Crashes, o.Children)
+	case o.Orders < 0 || o.Orders > 100_000:
+		return usagef("--orders %d: want 0 (no pipeline) to 100,000", o.Orders)
 	case o.FailEvery < 0:
 		return usagef("--fail-every %d: want 0 (no failures) or more", o.FailEvery)
 	case o.StaleAfter < 2*core.MinLease || o.StaleAfter >= demoLease:
@@ -124,6 +132,7 @@ func runDemoCmd(ctx context.Context, e env, args []string) error {
 	fs.IntVar(&o.Page, "page", o.Page, "children inserted per dispatch transaction")
 	fs.IntVar(&o.Crashes, "crashes", o.Crashes, "workers that die holding a batch")
 	fs.IntVar(&o.FailEvery, "fail-every", o.FailEvery, "every `n`th child fails its first attempt (0: none)")
+	fs.IntVar(&o.Orders, "orders", o.Orders, "orders the pipeline expands over (0: no pipeline)")
 	fs.DurationVar(&o.Timeout, "timeout", o.Timeout, "fail if the workflow has not finished by then")
 	if err := parseFlags(fs, args); err != nil {
 		return err
@@ -217,6 +226,11 @@ func runDemo(ctx context.Context, w io.Writer, o demoOptions) (demoReport, error
 	}
 	rep = r.report(ctx, rep)
 	printDemoSummary(out, rep, o)
+	if len(rep.Failed) == 0 && o.Orders > 0 {
+		if rep.Pipeline, err = runDemoPipeline(ctx, out, st, o); err != nil {
+			return rep, err
+		}
+	}
 	if o.Keep || o.DB != "" {
 		fmt.Fprintf(out, "\nThe database is kept at %s; look inside with:\n  plenum inspect --db %s\n", path, shellQuote(path))
 	}

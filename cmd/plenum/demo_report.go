@@ -39,6 +39,9 @@ type demoReport struct {
 
 	// Failed lists the invariants that did not hold.
 	Failed []string
+
+	// Pipeline is what the pipeline part did.
+	Pipeline pipelineReport
 }
 
 // joinCheck is what the join found reading every child.

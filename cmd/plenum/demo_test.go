@@ -4,12 +4,16 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"io"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/google/uuid"
+
 	"github.com/plenumdb/plenum/core"
+	"github.com/plenumdb/plenum/pipeline"
 	"github.com/plenumdb/plenum/sqlite"
 )
 
@@ -210,5 +214,57 @@ func TestDemo_ReportNamesFailedInvariant(t *testing.T) {
 	printDemoSummary(&out, got, o)
 	if !strings.Contains(out.String(), "INVARIANT FAILED: each planned failure retried once") {
 		t.Errorf("summary does not name the failed invariant:\n%s", out.String())
+	}
+}
+
+// The demo's pipeline part runs its expand, the divide inside each
+// element, the collapse and the invoice, each step once, and prints two
+// lines.
+func TestDemo_PipelineRunsEachStepOnce(t *testing.T) {
+	t.Parallel()
+	o := smallDemo()
+	o.Orders = 40
+	var out bytes.Buffer
+	rep, err := runDemo(t.Context(), &out, o)
+	if err != nil {
+		t.Fatalf("runDemo: %v\n%s", err, out.String())
+	}
+	p := rep.Pipeline
+	if p.Invoice != demoWant(o.Orders) || p.Steps != 4*o.Orders+3 || p.Repeated != 0 || len(p.Failed) != 0 {
+		t.Errorf("pipeline report %+v, want %q in %d steps, each once", p, demoWant(o.Orders), 4*o.Orders+3)
+	}
+	for _, want := range []string{`Pipeline "orders": expand 40 orders`, "completed in", "40 orders, 120 units, 30,000 cents; 163 steps, each once"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("output lacks %q:\n%s", want, out.String())
+		}
+	}
+}
+
+// A pipeline run that did not write the right invoice, or ran a step
+// twice, fails the demo, naming what went wrong.
+func TestDemo_PipelineCheckNamesTheBrokenInvariant(t *testing.T) {
+	t.Parallel()
+	done := pipeline.Run{State: pipeline.StateCompleted, Output: []byte(`"` + demoWant(2) + `"`)}
+	for range 11 {
+		done.Steps = append(done.Steps, pipeline.StepRun{Attempt: 1})
+	}
+	for _, c := range []struct {
+		name string
+		edit func(r *pipeline.Run)
+		want string
+	}{
+		{"fine", func(*pipeline.Run) {}, ""},
+		{"halted", func(r *pipeline.Run) { r.State = pipeline.StateHalted }, "ended halted"},
+		{"wrong invoice", func(r *pipeline.Run) { r.Output = []byte(`"2 orders"`) }, "the invoice says"},
+		{"step twice", func(r *pipeline.Run) { r.Steps[3].Attempt = 2 }, "1 steps ran more than once"},
+		{"step missing", func(r *pipeline.Run) { r.Steps = r.Steps[1:] }, "10 steps ran, want 11"},
+	} {
+		r := done
+		r.Steps = append([]pipeline.StepRun(nil), done.Steps...)
+		c.edit(&r)
+		_, err := checkPipeline(io.Discard, pipelineReport{Run: r}, 2, uuid.Nil)
+		if (err == nil) != (c.want == "") || (err != nil && !strings.Contains(err.Error(), c.want)) {
+			t.Errorf("%s: %v, want %q", c.name, err, c.want)
+		}
 	}
 }

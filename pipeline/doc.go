@@ -1,0 +1,90 @@
+// Package pipeline runs durable pipelines on Plenum's worker runtime, on
+// every database Plenum supports: steps with JSON input and output,
+// composed in plain Go, run as items that survive crashes, with halts,
+// revive, signals and cancel.
+//
+// # Definitions
+//
+// A Flow[I, O] takes an I and gives an O. Step makes one from a
+// function; the combinators compose them, and Go checks the types where
+// they meet:
+//
+//   - Then(a, b): a chain, b gets a's output.
+//   - Expand(name, list, each, collapse): fan out over the list a function
+//     returns, each element the input of a child flow (each) run in
+//     parallel, then collapse the children's outputs (Results, read from
+//     the database by keyset pages, never all at once). ExpandStream reads
+//     its elements from a source page by page, each page's children and
+//     cursor committed together, so that a crashed fan-out resumes where
+//     it stopped, for lists larger than memory.
+//   - Divide(name, branches, combine): fixed parallel branches on the
+//     same input, then combine their outputs, in branch order.
+//   - Route(name, choose, routes): run the flow that choose names.
+//   - Await(name, signal, timeout, fn): wait for a named signal sent to
+//     the run (Engine.Signal), or for the timeout.
+//
+// Flows nest to any depth (Options.MaxDepth bounds how deep fan-outs
+// nest). A collapse and a combine are built together with their fan-out,
+// so each fan-in is paired with its own fan-out by construction: an
+// expand inside a divided branch inside an expand collapses where it
+// should, whatever lies between. Define validates a flow as a named
+// Pipeline and reports every problem it finds at once.
+//
+// # Runs
+//
+// An Engine runs pipelines on a worker.Worker: Register each pipeline
+// (in every process, before the worker starts), then Trigger runs (or
+// TriggerTx, inside the caller's transaction). Every step execution is
+// an item of the run on the engine's queue, payload and result its input
+// and output:
+//
+//   - A chain's step completes and enqueues the next step in one fenced
+//     transaction that hands its place at the enclosing fan-in to the next
+//     step (core's Fenced.Then): a chain inside a fan-out counts as one
+//     child, arriving when its last step finishes.
+//   - A fan-out is a barrier: its children are the first steps of its
+//     branches or elements, with deterministic keys, and its join, which
+//     the barrier enqueues once when every child has finished, runs the
+//     collapse or combine.
+//   - The last step's fence completes the run with its output.
+//
+// Delivery is at-least-once: a step's function can run again after a
+// crash. StepInfo(ctx).IdempotencyKey names the step's execution in its
+// run, the same after retries, crashes and revives, for effects outside
+// the database; Fence makes a step's own database writes commit with its
+// completion, exactly once.
+//
+// Engine.Get shows a run's state (running, waiting, halted, completed,
+// cancelled) and every step's state, attempts with their errors, times,
+// input and output; Engine.Wait waits for a run to stop.
+//
+// # Halts, revive and cancel
+//
+// A run halts when a step uses up its attempts (StepOptions.MaxAttempts,
+// Options.MaxAttempts) or returns a Permanent error, when its workers
+// die running a step too often (the worker's Config.MaxCrashes), when an
+// expand's source goes over its fan-out cap (checked on every page of a
+// stream; the children already made are cancelled), when a route names
+// no flow, or when an item names a step the registered definition lacks.
+// The halt, with its reason, commits with the failure, and enqueues in
+// that same transaction the item that calls Config.OnHalt after the
+// commit, outside any transaction, at least once, with the halt's id to
+// deduplicate by. A fan-out whose child failed does not run its join: the
+// failure climbs to the fan-ins above.
+//
+// Revive brings a halted run back: the failed steps run again, with
+// their attempts reset and their earlier attempts kept in their history,
+// and the fan-ins above them run again with the new results; completed
+// steps do not run again. Cancel cancels every unfinished step of a run
+// (running handlers' contexts end), stops its fan-outs and joins, and
+// ends the run cancelled.
+//
+// # Signals
+//
+// Engine.Signal stores a signal for a run once (by name, or by an
+// explicit key) and wakes the step waiting on it at once; a signal sent
+// before the step waits is kept for it. The waiting step takes the signal
+// in the transaction that completes it, so a signal is taken once and a
+// failed attempt does not lose it. A waiting step holds no claim and no
+// worker slot.
+package pipeline

@@ -1,0 +1,143 @@
+package pipeline
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sync"
+
+	"github.com/google/uuid"
+	"github.com/plenumdb/plenum/core"
+	"github.com/plenumdb/plenum/worker"
+)
+
+// Config configures an Engine.
+type Config struct {
+	// Queue is the queue every item of the engine's pipelines goes to.
+	// It must be one of the worker's Config.Queues. Required.
+	Queue string
+	// OnHalt is called after a run halted (the halt committed), outside
+	// any transaction, at least once per halt: it can be called again
+	// with the same Halt.ID (after a crash, or when it returned an error,
+	// which makes it run again after a backoff), so deduplicate by that
+	// id. Default: none.
+	OnHalt func(ctx context.Context, h Halt) error
+}
+
+// Engine runs pipelines on a worker: it registers one handler per
+// pipeline, and triggers, inspects, signals, cancels and revives runs.
+// Every process that runs the pipelines registers the same definitions.
+type Engine struct {
+	store *core.Store
+	w     *worker.Worker
+	cfg   Config
+
+	mu   sync.Mutex
+	defs map[string]*definition
+}
+
+// New returns an engine that runs pipelines on w, whose store is store.
+func New(store *core.Store, w *worker.Worker, cfg Config) (*Engine, error) {
+	switch {
+	case store == nil:
+		return nil, errors.New("plenum/pipeline: nil store")
+	case w == nil:
+		return nil, errors.New("plenum/pipeline: nil worker")
+	case cfg.Queue == "":
+		return nil, errors.New("plenum/pipeline: Config.Queue is empty")
+	}
+	e := &Engine{store: store, w: w, cfg: cfg, defs: map[string]*definition{}}
+	w.HandleFunc(haltKind, func(ctx context.Context, job *worker.Job[json.RawMessage]) error {
+		return e.notify(ctx, job)
+	})
+	return e, nil
+}
+
+// kindPrefix begins the kind of every item of a pipeline; haltKind is
+// the kind of the items that deliver halts to Config.OnHalt.
+const (
+	kindPrefix = "pipeline:"
+	haltKind   = "pipeline.halt"
+)
+
+// Register makes the engine run d: it registers d's handler with the
+// worker, so it must come before the worker's Start. A name registered
+// twice is refused.
+func (e *Engine) Register(d Definition) error {
+	if d == nil || d.definition() == nil {
+		return errors.New("plenum/pipeline: Register: nil definition")
+	}
+	def := d.definition()
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.defs[def.name] != nil {
+		return fmt.Errorf("plenum/pipeline: pipeline %q registered twice", def.name)
+	}
+	e.defs[def.name] = def
+	var kc []worker.KindConfig
+	if def.opts.Timeout > 0 {
+		kc = append(kc, worker.KindConfig{Timeout: def.opts.Timeout})
+	}
+	e.w.HandleFunc(kindPrefix+def.name, func(ctx context.Context, job *worker.Job[json.RawMessage]) error {
+		return e.execute(ctx, def, job)
+	}, kc...)
+	return nil
+}
+
+// lookup returns the registered definition of d, or an error.
+func (e *Engine) lookup(d Definition) (*definition, error) {
+	if d == nil || d.definition() == nil {
+		return nil, errors.New("plenum/pipeline: nil definition")
+	}
+	def := d.definition()
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.defs[def.name] != def {
+		return nil, fmt.Errorf("plenum/pipeline: pipeline %q is not registered with this engine", def.name)
+	}
+	return def, nil
+}
+
+// envelope is the payload of every item of a run: the node it runs, in
+// which role, its input, and where in its fan-out it is.
+type envelope struct {
+	Run  uuid.UUID       `json:"run"`
+	Node string          `json:"node"`
+	Role role            `json:"role,omitempty"`
+	In   json.RawMessage `json:"in,omitempty"`
+	// Idx is the position of the branch (of a divide) or element (of an
+	// expand) the item belongs to, passed on along chains: the join reads
+	// it to put outputs in order.
+	Idx int `json:"idx,omitempty"`
+	// Path is the positions of the fan-outs the item is inside, from the
+	// root ("" at the top, "3", "3.1", ...): with the node, it names the
+	// step's execution in its run, the same however often it runs.
+	Path string `json:"path,omitempty"`
+}
+
+// role is what an item does for its node.
+type role string
+
+const (
+	roleRun      role = ""         // run the node: a step, await, route, or a fan-out
+	roleCollapse role = "collapse" // the join of an expand
+	roleCombine  role = "combine"  // the join of a divide
+)
+
+// spec is the item of env, which runs n.
+func (e *Engine) spec(def *definition, env envelope, n *node) (core.ItemSpec, error) {
+	b, err := json.Marshal(env)
+	if err != nil {
+		return core.ItemSpec{}, fmt.Errorf("plenum/pipeline: %q: encode the item of %q: %w", def.name, env.Node, err)
+	}
+	return core.ItemSpec{Queue: e.cfg.Queue, Kind: kindPrefix + def.name, Payload: b, MaxAttempts: maxAttempts(def, n)}, nil
+}
+
+// maxAttempts is how many attempts n's step gets before its run halts.
+func maxAttempts(def *definition, n *node) int {
+	if n != nil && n.opts.MaxAttempts > 0 {
+		return n.opts.MaxAttempts
+	}
+	return def.opts.MaxAttempts
+}

@@ -1,0 +1,28 @@
+package pipeline_test
+
+import (
+	"path/filepath"
+	"testing"
+
+	"github.com/plenumdb/plenum/conformance"
+	"github.com/plenumdb/plenum/mysql"
+	"github.com/plenumdb/plenum/pipeline/pipelinesuite"
+	"github.com/plenumdb/plenum/postgres"
+	"github.com/plenumdb/plenum/sqlite"
+)
+
+// The killed-process tests: one top-level test per database, because the
+// worker process is this test binary run again on one test.
+func TestKilledWorker_SQLite(t *testing.T) {
+	pipelinesuite.RunKilled(t, pipelinesuite.KilledConfig{Dialect: sqlite.Dialect(), Open: sqlite.Open, DSN: func(t *testing.T) string {
+		return filepath.Join(t.TempDir(), "killed.db")
+	}})
+}
+
+func TestKilledWorker_Postgres(t *testing.T) {
+	pipelinesuite.RunKilled(t, pipelinesuite.KilledConfig{Dialect: postgres.Dialect(), Open: postgres.Open, DSN: func(t *testing.T) string { return conformance.DSN(t, "postgres") }})
+}
+
+func TestKilledWorker_MySQL(t *testing.T) {
+	pipelinesuite.RunKilled(t, pipelinesuite.KilledConfig{Dialect: mysql.Dialect(), Open: mysql.Open, DSN: func(t *testing.T) string { return conformance.DSN(t, "mysql") }})
+}

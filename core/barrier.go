@@ -523,27 +523,7 @@ func (s *Store) UnfiredBarriers(ctx context.Context, p UnfiredBarriersParams) ([
 	if p.Limit < 1 || p.Limit > maxPage {
 		return nil, invalid("Limit", "%d is outside [1, %d]", p.Limit, maxPage)
 	}
-	var out []Barrier
-	err := s.read(ctx, "unfired barriers", func() error {
-		rows, err := s.db.QueryContext(ctx, s.sql(qUnfired(s.d, p.Limit)), -micros(p.OlderThan))
-		if err != nil {
-			return err
-		}
-		defer rows.Close()
-		out = nil
-		for rows.Next() {
-			b, err := scanBarrier(s.d, rows)
-			if err != nil {
-				return err
-			}
-			out = append(out, b)
-		}
-		return rows.Err()
-	})
-	if err != nil {
-		return nil, err
-	}
-	return out, nil
+	return readRows(ctx, s, "unfired barriers", s.sql(qUnfired(s.d, p.Limit)), func(r scanner) (Barrier, error) { return scanBarrier(s.d, r) }, -micros(p.OlderThan))
 }
 
 // ChildrenParams page through a barrier's children.
@@ -562,25 +542,5 @@ func (s *Store) Children(ctx context.Context, p ChildrenParams) ([]Item, error) 
 	if p.Limit < 1 || p.Limit > maxPage {
 		return nil, invalid("Limit", "%d is outside [1, %d]", p.Limit, maxPage)
 	}
-	var out []Item
-	err := s.read(ctx, "children", func() error {
-		rows, err := s.db.QueryContext(ctx, s.sql(qChildren(s.d, p.Limit)), s.d.UUID(p.Barrier), s.d.UUID(p.After))
-		if err != nil {
-			return err
-		}
-		defer rows.Close()
-		out = nil
-		for rows.Next() {
-			it, err := scanItem(s.d, rows)
-			if err != nil {
-				return err
-			}
-			out = append(out, it)
-		}
-		return rows.Err()
-	})
-	if err != nil {
-		return nil, err
-	}
-	return out, nil
+	return readRows(ctx, s, "children", s.sql(qChildren(s.d, p.Limit)), func(r scanner) (Item, error) { return scanItem(s.d, r) }, s.d.UUID(p.Barrier), s.d.UUID(p.After))
 }

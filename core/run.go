@@ -268,27 +268,7 @@ func (s *Store) RunItems(ctx context.Context, p RunItemsParams) ([]Item, error) 
 	if p.Limit < 1 || p.Limit > maxPage {
 		return nil, invalid("Limit", "%d is outside [1, %d]", p.Limit, maxPage)
 	}
-	var out []Item
-	err := s.read(ctx, "run items", func() error {
-		rows, err := s.db.QueryContext(ctx, s.sql(qRunItems(s.d, p.Limit)), s.d.UUID(p.Run), s.d.UUID(p.After))
-		if err != nil {
-			return err
-		}
-		defer rows.Close()
-		out = nil
-		for rows.Next() {
-			it, err := scanItem(s.d, rows)
-			if err != nil {
-				return err
-			}
-			out = append(out, it)
-		}
-		return rows.Err()
-	})
-	if err != nil {
-		return nil, err
-	}
-	return out, nil
+	return readRows(ctx, s, "run items", s.sql(qRunItems(s.d, p.Limit)), func(r scanner) (Item, error) { return scanItem(s.d, r) }, s.d.UUID(p.Run), s.d.UUID(p.After))
 }
 
 // qRunItems is one page of n items of a run.

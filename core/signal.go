@@ -311,25 +311,5 @@ func scanSignal(d dialect.Dialect, r scanner) (Signal, error) {
 // Signals returns the signals sent to a run, in the order they were sent
 // (at most 10,000).
 func (s *Store) Signals(ctx context.Context, run uuid.UUID) ([]Signal, error) {
-	var out []Signal
-	err := s.read(ctx, "signals", func() error {
-		rows, err := s.db.QueryContext(ctx, s.sql(qSignalsOfRun(s.d, maxPage)), s.d.UUID(run))
-		if err != nil {
-			return err
-		}
-		defer rows.Close()
-		out = nil
-		for rows.Next() {
-			sg, err := scanSignal(s.d, rows)
-			if err != nil {
-				return err
-			}
-			out = append(out, sg)
-		}
-		return rows.Err()
-	})
-	if err != nil {
-		return nil, err
-	}
-	return out, nil
+	return readRows(ctx, s, "signals", s.sql(qSignalsOfRun(s.d, maxPage)), func(r scanner) (Signal, error) { return scanSignal(s.d, r) }, s.d.UUID(run))
 }

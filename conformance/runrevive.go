@@ -88,4 +88,65 @@ func testReviveRun(e *env) {
 			e.t.Fatalf("ReviveBarrier whose join completed = %v, want ErrFinished", err)
 		}
 	})
+	// A run halts as soon as a child dies, while its siblings still run:
+	// reviving it then (the whole run, or the one item) takes the failure
+	// back before the barrier can fire on it, so that the siblings'
+	// completions fire a live join and the run is not halted again.
+	for _, one := range []bool{false, true} {
+		name := "BeforeSiblingsFinish_Run"
+		if one {
+			name = "BeforeSiblingsFinish_Item"
+		}
+		e.run(name, func(e *env) {
+			rc, _, err := e.s.CreateRun(e.ctx, core.RunSpec{Name: "p"}, core.ItemSpec{Queue: "rs-p"})
+			if err != nil {
+				e.t.Fatal(err)
+			}
+			o := e.owner(e.s)
+			b := e.fanOut(e.s, e.claimOne(e.s, o, "rs-p"), core.BarrierSpec{Name: "b", Join: core.JoinSpec{Queue: "rs-j"}, OnChildFailure: core.FailBarrier}, kids("rs-k", "k", 3))
+			ks := e.claimAll(e.s, o, "rs-k", 3)
+			if _, err := e.s.Fail(e.ctx, ks[0], core.FailParams{Error: "broken", Discard: true}); err != nil {
+				e.t.Fatal(err)
+			}
+			if r, _ := e.s.GetRun(e.ctx, rc.ID); r.State != core.RunHalted || r.HaltReason != core.HaltAttemptsExhausted {
+				e.t.Fatalf("run is %s (%q), want halted by the child's attempts", r.State, r.HaltReason)
+			}
+			var rev core.RevivedRun
+			if one {
+				rev, err = e.s.ReviveRunItem(e.ctx, rc.ID, ks[0].ID)
+			} else {
+				rev, err = e.s.ReviveRun(e.ctx, rc.ID)
+			}
+			if err != nil || rev.Items != 1 || rev.Barriers != 0 {
+				e.t.Fatalf("revive = %+v, %v; want the one item revived, no barrier re-armed", rev, err)
+			}
+			e.complete(e.s, ks[1], `"ok"`)
+			e.complete(e.s, ks[2], `"ok"`)
+			if got := e.barrier(b.ID); got.Fired() || got.Failed != 0 || got.Arrived != 2 {
+				e.t.Fatalf("barrier %+v; want unfired, 2 arrived, nothing failed", got)
+			}
+			e.complete(e.s, e.claimOne(e.s, o, "rs-k"), `"ok"`)
+			j := e.claimOne(e.s, o, "rs-j")
+			if j.JoinOf != b.ID {
+				e.t.Fatalf("claimed %+v, want the live join of %s", j.Item, b.ID)
+			}
+			if r, _ := e.s.GetRun(e.ctx, rc.ID); r.State != core.RunRunning {
+				e.t.Fatalf("run is %s (%q), want running", r.State, r.HaltReason)
+			}
+		})
+	}
+
+	e.run("ReviveRunItemRefusals", func(e *env) {
+		rc, en, err := e.s.CreateRun(e.ctx, core.RunSpec{Name: "p"}, core.ItemSpec{Queue: "rri"})
+		if err != nil {
+			e.t.Fatal(err)
+		}
+		if _, err := e.s.ReviveRunItem(e.ctx, rc.ID, en[0].ID); !errors.Is(err, core.ErrNotDead) {
+			e.t.Fatalf("ReviveRunItem of an available item = %v, want ErrNotDead", err)
+		}
+		other := e.enqueueOne(e.s, core.ItemSpec{Queue: "rri"})
+		if _, err := e.s.ReviveRunItem(e.ctx, rc.ID, other); !errors.Is(err, core.ErrNotFound) {
+			e.t.Fatalf("ReviveRunItem of an item of no run = %v, want ErrNotFound", err)
+		}
+	})
 }

@@ -320,18 +320,22 @@ func (s *Store) fail(ctx context.Context, tx dialect.Querier, c Claim, p FailPar
 // failHalting is fail; an item that dies halts its run with reason and
 // detail, and the halt's id is returned (uuid.Nil for none).
 func (s *Store) failHalting(ctx context.Context, tx dialect.Querier, c Claim, p FailParams, reason, detail string) (bool, uuid.UUID, error) {
-	dead, err := s.failOnce(ctx, tx, c, p)
-	if err != nil || !dead {
-		return dead, uuid.Nil, err
-	}
-	halts, err := s.haltRunsOf(ctx, tx, []uuid.UUID{c.ID}, reason, detail)
-	for _, id := range halts {
-		return true, id, err
-	}
-	return true, uuid.Nil, err
+	var haltID uuid.UUID
+	dead, err := s.failOnce(ctx, tx, c, p, func() error {
+		halts, err := s.haltRunsOf(ctx, tx, []uuid.UUID{c.ID}, reason, detail)
+		for _, id := range halts {
+			haltID = id
+		}
+		return err
+	})
+	return dead, haltID, err
 }
 
-func (s *Store) failOnce(ctx context.Context, tx dialect.Querier, c Claim, p FailParams) (bool, error) {
+// failOnce records the failed attempt; when the item dies, died runs
+// before its barrier counts it, so that the item's own halt comes first
+// and a death that makes the barrier fire halts the run in the item's
+// name, not in its join's (as the reaper halts before it settles).
+func (s *Store) failOnce(ctx context.Context, tx dialect.Querier, c Claim, p FailParams, died func() error) (bool, error) {
 	h, err := s.lockClaim(ctx, tx, c)
 	if err != nil {
 		return false, err
@@ -344,6 +348,9 @@ func (s *Store) failOnce(ctx context.Context, tx dialect.Querier, c Claim, p Fai
 		_, err := tx.ExecContext(ctx, s.sql(qFailDead),
 			text, s.d.UUID(c.ID))
 		if err != nil {
+			return false, err
+		}
+		if err := died(); err != nil {
 			return false, err
 		}
 		if h.barrier != uuid.Nil {

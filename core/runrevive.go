@@ -25,20 +25,20 @@ type RevivedRun struct {
 // results, and so does a dead join whose barrier has dead children. A
 // join that an earlier re-arm replaced stays dead, as history. A run that
 // is completed or cancelled gives ErrRunFinished; a running one has its
-// dead items revived all the same. Each dead item is revived in its own
-// transaction, in id order, so a call cut short can be made again.
+// dead items revived all the same. Dead items are revived a page at a
+// time, each page in its own transaction, in id order, so a call cut
+// short can be made again.
+//
+// The run goes back to running in the transaction of the last page, not
+// before: were it running while a dead item still counted as failed at
+// its barrier, a sibling finishing in between could fire that barrier on
+// the failure about to be revived and halt the run again.
 func (s *Store) ReviveRun(ctx context.Context, run uuid.UUID) (RevivedRun, error) {
 	var out RevivedRun
-	err := s.inTx(ctx, "revive run", func(tx dialect.Tx) error {
-		lr, err := s.lockRun(ctx, tx, run)
-		if err != nil {
-			return err
-		}
-		if lr.state.Final() {
-			return fmt.Errorf("plenum: revive run %s (%s): %w", run, lr.state, ErrRunFinished)
-		}
-		if lr.state == RunHalted {
-			_, err = tx.ExecContext(ctx, s.sql(qRunResume), string(RunRunning), s.d.UUID(run))
+	err := s.read(ctx, "revive run", func() error {
+		r, err := s.GetRun(ctx, run)
+		if err == nil && r.State.Final() {
+			err = fmt.Errorf("plenum: revive run %s (%s): %w", run, r.State, ErrRunFinished)
 		}
 		return err
 	})
@@ -72,27 +72,86 @@ func (s *Store) ReviveRun(ctx context.Context, run uuid.UUID) (RevivedRun, error
 		if err != nil {
 			return out, err
 		}
-		if len(ids) == 0 {
-			return out, nil
-		}
-		for _, id := range ids {
+		last := len(ids) < page
+		for i, id := range ids {
 			if bytes.Compare(id[:], horizon[:]) >= 0 {
-				return out, nil
+				ids, last = ids[:i], true
+				break
 			}
-			var items, barriers int
-			err := s.inTx(ctx, "revive run", func(tx dialect.Tx) error {
-				var err error
-				items, barriers, err = s.reviveDead(ctx, tx, id)
-				return err
-			})
-			if err != nil {
-				return out, err
+		}
+		var items, barriers int
+		err = s.inTx(ctx, "revive run", func(tx dialect.Tx) error {
+			items, barriers = 0, 0
+			for _, id := range ids {
+				i, b, err := s.reviveDead(ctx, tx, id)
+				if err != nil {
+					return err
+				}
+				items, barriers = items+i, barriers+b
 			}
-			out.Items += items
-			out.Barriers += barriers
+			if last {
+				return s.resumeRun(ctx, tx, run)
+			}
+			return nil
+		})
+		if err != nil {
+			return out, err
+		}
+		out.Items += items
+		out.Barriers += barriers
+		if last {
+			return out, nil
 		}
 		after = ids[len(ids)-1]
 	}
+}
+
+// ReviveRunItem revives one dead item of a run as ReviveRun revives each
+// (re-arming its barrier if that fired, so that its failed siblings run
+// again too), and brings the run back to running, in one transaction: the
+// run's other dead items stay dead. An item of another run, or one that
+// is not dead, is ErrNotFound or ErrNotDead; a finished run,
+// ErrRunFinished.
+func (s *Store) ReviveRunItem(ctx context.Context, run, item uuid.UUID) (RevivedRun, error) {
+	var out RevivedRun
+	err := s.inTx(ctx, "revive run item", func(tx dialect.Tx) error {
+		state, _, err := s.lockItem(ctx, tx, item)
+		if err != nil {
+			return err
+		}
+		var of, id uuid.UUID
+		err = tx.QueryRowContext(ctx, s.sql(qRunOfItems(1)), s.d.UUID(item)).Scan(&of, &id)
+		switch {
+		case dialect.IsNoRows(err) || (err == nil && of != run):
+			return fmt.Errorf("plenum: revive %s: not an item of run %s: %w", item, run, ErrNotFound)
+		case err != nil:
+			return err
+		case state != StateDead:
+			return fmt.Errorf("plenum: revive %s (%s): %w", item, state, ErrNotDead)
+		}
+		out.Items, out.Barriers, err = s.reviveDead(ctx, tx, item)
+		if err != nil {
+			return err
+		}
+		return s.resumeRun(ctx, tx, run)
+	})
+	return out, err
+}
+
+// resumeRun brings a halted run back to running, in tx; a run in any other
+// state is left as it is, but a finished one is ErrRunFinished.
+func (s *Store) resumeRun(ctx context.Context, tx dialect.Querier, run uuid.UUID) error {
+	lr, err := s.lockRun(ctx, tx, run)
+	if err != nil {
+		return err
+	}
+	if lr.state.Final() {
+		return fmt.Errorf("plenum: revive run %s (%s): %w", run, lr.state, ErrRunFinished)
+	}
+	if lr.state == RunHalted {
+		_, err = tx.ExecContext(ctx, s.sql(qRunResume), string(RunRunning), s.d.UUID(run))
+	}
+	return err
 }
 
 // reviveDead revives one dead item of a run, if it is still dead, as

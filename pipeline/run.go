@@ -129,31 +129,10 @@ func (e *Engine) Revive(ctx context.Context, run uuid.UUID) error {
 // run again, and its fan-in (and those above it) once they finish. The
 // run's other failed steps stay failed (Revive revives them all).
 func (e *Engine) ReviveStep(ctx context.Context, run, item uuid.UUID) error {
-	it, err := e.store.Get(ctx, item)
-	switch {
-	case err != nil:
-		return fmt.Errorf("plenum/pipeline: revive step %s: %w", item, err)
-	case it.Run != run:
-		return fmt.Errorf("plenum/pipeline: revive step %s: not a step of run %s: %w", item, run, core.ErrNotFound)
-	case it.State != core.StateDead:
-		return fmt.Errorf("plenum/pipeline: revive step %s (%s): %w", item, it.State, core.ErrNotDead)
-	}
-	if _, _, err := e.store.UpdateRun(ctx, core.RunUpdate{Run: run, From: []core.RunState{core.RunHalted}, To: core.RunRunning}); err != nil {
-		return fmt.Errorf("plenum/pipeline: revive step %s: %w", item, err)
-	}
-	if it.BarrierID != uuid.Nil {
-		b, err := e.store.GetBarrier(ctx, it.BarrierID)
-		if err != nil {
-			return fmt.Errorf("plenum/pipeline: revive step %s: %w", item, err)
-		}
-		if b.Fired() {
-			if _, err := e.store.ReviveBarrier(ctx, b.ID); err != nil {
-				return fmt.Errorf("plenum/pipeline: revive step %s with its fan-out: %w", item, err)
-			}
-			return nil
-		}
-	}
-	if err := e.store.Revive(ctx, item); err != nil {
+	// One transaction revives the step (re-arming its fan-out if that
+	// fired) and resumes the run, so that no sibling can fire the fan-out
+	// on the failure being revived in between.
+	if _, err := e.store.ReviveRunItem(ctx, run, item); err != nil {
 		return fmt.Errorf("plenum/pipeline: revive step %s: %w", item, err)
 	}
 	return nil

@@ -108,11 +108,13 @@ func runDemoPipeline(ctx context.Context, out io.Writer, st *core.Store, o demoO
 		return rep, err
 	}
 	w, err := worker.New(st, worker.Config{
-		Queues:            map[string]worker.QueueConfig{demoPipelineQueue: {MaxWorkers: 4 * o.Workers}},
-		PollInterval:      10 * time.Millisecond,
-		HeartbeatInterval: o.Heartbeat,
-		StaleAfter:        o.StaleAfter,
-		RetainFor:         -1,
+		Queues:       map[string]worker.QueueConfig{demoPipelineQueue: {MaxWorkers: 4 * o.Workers}},
+		PollInterval: 10 * time.Millisecond,
+		// The runtime's own heartbeat and stale threshold, not the fan-out
+		// part's (seconds, to show crashes reaped quickly): nothing crashes
+		// here, and on a loaded machine so short a threshold can see a
+		// slow heartbeat as a dead worker, which then stops itself.
+		RetainFor: -1,
 	})
 	if err != nil {
 		return rep, err

@@ -179,6 +179,7 @@ func (c *Config) defaults() error {
 
 // round is one Run in progress.
 type round struct {
+	logMu sync.Mutex
 	cfg   Config
 	d     dialect.Dialect
 	db    *sql.DB
@@ -247,7 +248,11 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	return r.res, nil
 }
 
+// logf writes one line of the round's log; its supervisors write from
+// goroutines of their own.
 func (r *round) logf(format string, args ...any) {
+	r.logMu.Lock()
+	defer r.logMu.Unlock()
 	fmt.Fprintf(r.cfg.Log, "%6.1fs  %s\n", time.Since(r.start).Seconds(), fmt.Sprintf(format, args...))
 }
 

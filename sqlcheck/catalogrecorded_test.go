@@ -34,7 +34,7 @@ var notCore = []struct{ shape, sender string }{
 	{"SELECT id, host, pid, started_at, last_heartbeat_at FROM plenum_processes ORDER BY last_heartbeat_at, id LIMIT 1", "plenum inspect"},
 	{"SELECT id, name, expected, arrived, failed, sealed, fired_at, join_item_id FROM plenum_barriers ORDER BY created_at DESC, id DESC LIMIT 1", "plenum inspect"},
 	// The suite's own reads and writes (conformance/conformance.go,
-	// fanout.go, keys.go, attempts.go, recovery.go): counts it checks,
+	// fanout.go, keys.go, attempts.go, recovery.go, faults.go): counts it checks,
 	// and a row it plants to hold a child's key, then removes.
 	{"SELECT COUNT(*) FROM plenum_items WHERE join_barrier_id = ?", "the suite"},
 	{"SELECT COUNT(*) FROM plenum_items WHERE barrier_id = ?", "the suite"},
@@ -43,6 +43,9 @@ var notCore = []struct{ shape, sender string }{
 	{"SELECT COUNT(*) FROM plenum_attempts", "the suite"},
 	{"SELECT COUNT(*) FROM plenum_attempts WHERE outcome = 'crash'", "the suite"},
 	{"SELECT COUNT(*) FROM plenum_items i WHERE crash_count <> (SELECT COUNT(*) FROM plenum_attempts a WHERE a.item_id = i.id AND a.outcome = 'crash')", "the suite"},
+	// faults.go: the barrier a fault left, and history outliving its items.
+	{"SELECT id FROM plenum_barriers", "the suite"},
+	{"SELECT COUNT(*) FROM plenum_attempts a WHERE NOT EXISTS (SELECT 1 FROM plenum_items i WHERE i.id = a.item_id)", "the suite"},
 }
 
 // notCoreSender returns what sends shape, from notCore, or "".

@@ -201,7 +201,7 @@ func TestRecorded_MySQL8(t *testing.T) {
 		"SELECT GET_LOCK(?, ?)",
 		"SELECT RELEASE_LOCK(?)",
 		"SELECT COUNT(*) FROM information_schema.STATISTICS ",
-		"UPDATE plenum_barriers SET arrived = arrived + 1 WHERE id = ?",
+		"UPDATE plenum_barriers SET arrived = arrived + ? WHERE id = ?",
 		"SELECT queue, state, COUNT(*) FROM plenum_items",
 	)
 }

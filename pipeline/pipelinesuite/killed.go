@@ -5,6 +5,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"github.com/plenumdb/plenum/internal/crashtest"
 	"os"
 	"os/exec"
 	"strings"
@@ -16,7 +17,6 @@ import (
 
 	"github.com/plenumdb/plenum/core"
 	"github.com/plenumdb/plenum/dialect"
-	"github.com/plenumdb/plenum/migrations"
 	"github.com/plenumdb/plenum/pipeline"
 	"github.com/plenumdb/plenum/worker"
 )
@@ -103,27 +103,7 @@ func RunKilled(t *testing.T, cfg KilledConfig) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { db.Close() })
-	prefix := fmt.Sprintf("pk%08x_", time.Now().UnixNano()&0xffffffff)
-	audit := prefix + "audit"
-	t.Cleanup(func() {
-		cctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-		defer cancel()
-		for _, stmt := range d.DropTable(audit) {
-			_, _ = db.ExecContext(cctx, stmt)
-		}
-		if err := migrations.Drop(cctx, db, d, prefix); err != nil {
-			t.Errorf("drop %s*: %v", prefix, err)
-		}
-	})
-	store, err := core.Open(ctx, db, d, core.Options{Prefix: prefix, Migrate: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	// No primary key: a second effect of a step must show, not fail.
-	if _, err := db.ExecContext(ctx, "CREATE TABLE "+audit+" (step VARCHAR(200) NOT NULL)"); err != nil {
-		t.Fatal(err)
-	}
+	store, prefix, audit := crashtest.AuditedStore(ctx, t, db, d, "step")
 
 	cmd := exec.Command(os.Args[0], "-test.run=^"+t.Name()+"$")
 	cmd.Env = append(os.Environ(), killDSNEnv+"="+dsn, killPrefixEnv+"="+prefix)

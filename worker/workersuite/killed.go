@@ -6,6 +6,7 @@ import (
 	"database/sql"
 	"encoding/json"
 	"fmt"
+	"github.com/plenumdb/plenum/internal/crashtest"
 	"os"
 	"os/exec"
 	"strings"
@@ -106,27 +107,7 @@ func runKilledWorker(t *testing.T, d dialect.Dialect, open func(string) (*sql.DB
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { db.Close() }) // after the drop below
-	prefix := fmt.Sprintf("pk%08x_", time.Now().UnixNano()&0xffffffff)
-	audit := prefix + "audit"
-	t.Cleanup(func() {
-		cctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-		defer cancel()
-		for _, stmt := range d.DropTable(audit) {
-			_, _ = db.ExecContext(cctx, stmt)
-		}
-		if err := migrations.Drop(cctx, db, d, prefix); err != nil {
-			t.Errorf("drop %s*: %v", prefix, err)
-		}
-	})
-	store, err := core.Open(ctx, db, d, core.Options{Prefix: prefix, Migrate: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	// No primary key: a second effect for an item must show, not fail.
-	if _, err := db.ExecContext(ctx, "CREATE TABLE "+audit+" (item VARCHAR(64) NOT NULL)"); err != nil {
-		t.Fatal(err)
-	}
+	store, prefix, audit := crashtest.AuditedStore(ctx, t, db, d, "item")
 	specs := make([]core.ItemSpec, crashItems)
 	for i := range specs {
 		specs[i] = core.ItemSpec{Queue: crashQueue, Kind: "effect", Priority: i}

@@ -1,0 +1,349 @@
+package browsertest
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/plenumdb/plenum/core"
+	"github.com/plenumdb/plenum/pipeline"
+	"github.com/plenumdb/plenum/sqlite"
+	"github.com/plenumdb/plenum/worker"
+)
+
+// xssPayload would set window.__xss if any page let it run as markup.
+const (
+	xssPayload = `<script>window.__xss=1</script>`
+	alertText  = `<script>alert(1)</script>`
+	xssError   = `<script>window.__xss=2</script> refused by the relay`
+)
+
+// workload is a SQLite database filled through the public API (the
+// worker runtime and pipelines, not rows written by hand), with the ids
+// the tests look for. The worker keeps running until the test ends, so
+// that owners heartbeat and the running step holds its claim.
+type workload struct {
+	store *core.Store
+
+	completed []uuid.UUID // email.send, completed with a result
+	xss       uuid.UUID   // completed, its payload holding xssPayload
+	dead      []uuid.UUID // email.flaky, out of attempts (xssError)
+	timedOut  uuid.UUID   // report.slow, dead after its deadline
+	available []uuid.UUID // queue "later", which no worker claims
+	delayed   uuid.UUID   // queue "later", available in an hour
+
+	firedBarrier uuid.UUID // a fan-out whose parts all completed
+	stuckBarrier uuid.UUID // a fan-out whose parts wait in "stuck"
+
+	runCompleted uuid.UUID   // ingest
+	runHalted    uuid.UUID   // billing, a permanent failure
+	runsWaiting  []uuid.UUID // approval, its step waiting on "approved"
+	runRunning   uuid.UUID   // longjob, its step running
+
+	spareOwner uuid.UUID // registered by hand, one heartbeat only
+
+	mu       sync.Mutex
+	barriers map[uuid.UUID]uuid.UUID // report.build item -> its barrier
+}
+
+// workloadItems is how many email.send items complete: enough for more
+// than one page at the dashboard's default page size.
+const workloadItems = 120
+
+// newWorkload fills a new SQLite database for t.
+func newWorkload(t *testing.T) *workload {
+	t.Helper()
+	ctx := context.Background()
+	db, err := sqlite.Open(filepath.Join(t.TempDir(), "dash.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	store, err := core.Open(ctx, db, sqlite.Dialect(), core.Options{Migrate: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	wl := &workload{store: store, barriers: map[uuid.UUID]uuid.UUID{}}
+
+	w, err := worker.New(store, worker.Config{
+		Queues: map[string]worker.QueueConfig{
+			"email": {MaxWorkers: 8}, "reports": {MaxWorkers: 4}, "pipelines": {MaxWorkers: 8},
+		},
+		PollInterval:      20 * time.Millisecond,
+		HeartbeatInterval: 500 * time.Millisecond,
+		StaleAfter:        2 * time.Second,
+		// No reaper: the spare owner's heartbeat stays old, for the
+		// owners page to show, and nothing is purged.
+		ReapInterval: -1,
+		Host:         "dash-worker-1",
+		// The longjob step runs for the whole test.
+		DefaultKind: worker.KindConfig{Timeout: 10 * time.Minute},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	fast := func(int) time.Duration { return 10 * time.Millisecond }
+	worker.Handle(w, "email.send", func(ctx context.Context, job *worker.Job[map[string]string]) error {
+		return job.SetResult(map[string]any{"delivered": true, "to": job.Args["to"]})
+	})
+	worker.Handle(w, "email.flaky", func(ctx context.Context, job *worker.Job[json.RawMessage]) error {
+		return errors.New(xssError)
+	}, worker.KindConfig{MaxAttempts: 3, Backoff: fast})
+	worker.Handle(w, "report.slow", func(ctx context.Context, job *worker.Job[json.RawMessage]) error {
+		<-ctx.Done() // hangs past its deadline
+		return ctx.Err()
+	}, worker.KindConfig{Timeout: 3 * time.Second, MaxAttempts: 1})
+	worker.Handle(w, "report.part", func(ctx context.Context, job *worker.Job[json.RawMessage]) error {
+		return job.SetResult(map[string]int{"rows": 42})
+	})
+	worker.Handle(w, "report.join", func(ctx context.Context, job *worker.Job[json.RawMessage]) error {
+		return job.SetResult("merged")
+	})
+	worker.Handle(w, "report.build", func(ctx context.Context, job *worker.Job[fanArgs]) error {
+		return job.Fence(ctx, func(ctx context.Context, f *core.Fenced) error {
+			b, err := f.OpenBarrier(ctx, core.BarrierSpec{Name: "parts", Join: core.JoinSpec{Queue: "reports", Kind: "report.join"}})
+			if err != nil {
+				return err
+			}
+			var parts []core.ChildSpec
+			for i := range job.Args.Parts {
+				parts = append(parts, core.ChildSpec{Key: fmt.Sprintf("part-%d", i), Queue: job.Args.Queue, Kind: "report.part", Payload: json.RawMessage(fmt.Sprintf(`{"part":%d}`, i))})
+			}
+			if _, err := f.AddChildren(ctx, core.AddChildrenParams{Barrier: b.ID, To: "done", Children: parts}); err != nil {
+				return err
+			}
+			if _, err := f.Seal(ctx, b.ID); err != nil {
+				return err
+			}
+			wl.mu.Lock()
+			wl.barriers[job.ID()] = b.ID
+			wl.mu.Unlock()
+			return nil
+		})
+	})
+
+	eng, err := pipeline.New(store, w, pipeline.Config{Queue: "pipelines"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ingest := mustDefine(t, "ingest", pipeline.Then(
+		pipeline.Step("fetch", func(_ context.Context, url string) ([]string, error) {
+			return []string{url + "/a", url + "/b", url + "/c"}, nil
+		}),
+		pipeline.Expand("pages", func(_ context.Context, pages []string) ([]string, error) { return pages, nil },
+			pipeline.Step("parse", func(_ context.Context, page string) (int, error) { return len(page), nil }),
+			func(ctx context.Context, r *pipeline.Results[int]) (int, error) { return r.Len(), nil }),
+	))
+	billing := mustDefine(t, "billing", pipeline.Step("charge", func(_ context.Context, in map[string]any) (string, error) {
+		return "", pipeline.Permanent(errors.New("card declined: " + alertText))
+	}))
+	approval := mustDefine(t, "approval", pipeline.Then(
+		pipeline.Step("draft", func(_ context.Context, in string) (string, error) { return "draft of " + in, nil }),
+		pipeline.Await("approve", "approved", time.Hour, func(_ context.Context, in string, sig map[string]any, timedOut bool) (string, error) {
+			if timedOut {
+				return "", errors.New("no approval")
+			}
+			return in + " approved", nil
+		}),
+	))
+	longjob := mustDefine(t, "longjob", pipeline.Step("crunch", func(ctx context.Context, in int) (int, error) {
+		<-ctx.Done() // runs until the worker stops
+		return 0, ctx.Err()
+	}))
+	for _, d := range []pipeline.Definition{ingest, billing, approval, longjob} {
+		if err := eng.Register(d); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	if err := w.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		stop, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		_ = w.Stop(stop)
+	})
+
+	// Items.
+	var specs []core.ItemSpec
+	for i := range workloadItems {
+		specs = append(specs, core.ItemSpec{Queue: "email", Kind: "email.send", Payload: json.RawMessage(fmt.Sprintf(`{"to":"user%03d@example.com"}`, i))})
+	}
+	specs = append(specs, core.ItemSpec{Queue: "email", Kind: "email.send", Payload: mustJSON(t, map[string]string{"to": xssPayload, "note": alertText})})
+	specs = append(specs,
+		core.ItemSpec{Queue: "email", Kind: "email.flaky", Payload: json.RawMessage(`{"to":"flaky1@example.com"}`)},
+		core.ItemSpec{Queue: "email", Kind: "email.flaky", Payload: json.RawMessage(`{"to":"flaky2@example.com"}`)},
+		core.ItemSpec{Queue: "reports", Kind: "report.slow", Payload: json.RawMessage(`{"month":"2026-11"}`)},
+		core.ItemSpec{Queue: "later", Kind: "sms.send", Payload: json.RawMessage(`{"to":"+15550001"}`)},
+		core.ItemSpec{Queue: "later", Kind: "sms.send", Payload: json.RawMessage(`{"to":"+15550002"}`)},
+		core.ItemSpec{Queue: "later", Kind: "sms.send", Payload: json.RawMessage(`{"to":"+15550003"}`)},
+		core.ItemSpec{Queue: "later", Kind: "sms.reminder", Payload: json.RawMessage(`{"to":"+15550004"}`), Delay: time.Hour},
+		core.ItemSpec{Queue: "reports", Kind: "report.build", Payload: json.RawMessage(`{"queue":"reports","parts":3}`)},
+		core.ItemSpec{Queue: "reports", Kind: "report.build", Payload: json.RawMessage(`{"queue":"stuck","parts":4}`)},
+	)
+	enq, err := store.Enqueue(ctx, specs...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ids := make([]uuid.UUID, len(enq))
+	for i, e := range enq {
+		ids[i] = e.ID
+	}
+	wl.completed, ids = ids[:workloadItems], ids[workloadItems:]
+	wl.xss, ids = ids[0], ids[1:]
+	wl.dead, ids = ids[:2], ids[2:]
+	wl.timedOut, ids = ids[0], ids[1:]
+	wl.available, ids = ids[:3], ids[3:]
+	wl.delayed, ids = ids[0], ids[1:]
+	firedParent, stuckParent := ids[0], ids[1]
+
+	// Runs.
+	trigger := func(d pipeline.Definition, in any) uuid.UUID {
+		id, err := eng.Trigger(ctx, d, in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return id
+	}
+	wl.runCompleted = trigger(ingest, "https://example.com/feed")
+	wl.runHalted = trigger(billing, map[string]any{"customer": "c-17", "note": xssPayload})
+	wl.runsWaiting = []uuid.UUID{trigger(approval, "invoice 7"), trigger(approval, "invoice 8")}
+	wl.runRunning = trigger(longjob, 7)
+
+	wl.spareOwner, err = store.RegisterOwner(ctx, core.OwnerParams{Host: "report-builder-2", PID: 4242})
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	// Wait for the workload to settle: every item that can finish has.
+	for _, id := range append(append([]uuid.UUID{wl.xss, wl.timedOut, firedParent, stuckParent}, wl.completed...), wl.dead...) {
+		waitItem(t, store, id, func(it core.Item) bool { return it.State.Terminal() })
+	}
+	for _, id := range wl.dead {
+		waitItem(t, store, id, func(it core.Item) bool { return it.State == core.StateDead })
+	}
+	waitRun(t, store, wl.runCompleted, core.RunCompleted)
+	waitRun(t, store, wl.runHalted, core.RunHalted)
+	for _, id := range wl.runsWaiting {
+		// The run stays running in the runs table; its step waits.
+		waitFor(t, "run "+id.String()+" waits on approved", func() (bool, error) {
+			items, err := store.RunItems(ctx, core.RunItemsParams{Run: id, Limit: 10})
+			for _, it := range items {
+				if it.WaitName == "approved" {
+					return true, err
+				}
+			}
+			return false, err
+		})
+	}
+	waitFor(t, "the longjob step is claimed", func() (bool, error) {
+		items, err := store.RunItems(ctx, core.RunItemsParams{Run: wl.runRunning, Limit: 10})
+		return len(items) > 0 && items[0].State == core.StateClaimed, err
+	})
+	wl.firedBarrier = wl.barrierOf(t, firedParent)
+	wl.stuckBarrier = wl.barrierOf(t, stuckParent)
+	waitFor(t, "the fired fan-out's join completes", func() (bool, error) {
+		b, err := store.GetBarrier(ctx, wl.firedBarrier)
+		if err != nil || b.FiredAt.IsZero() {
+			return false, err
+		}
+		join, err := store.Get(ctx, b.JoinItemID)
+		return join.State == core.StateCompleted, err
+	})
+	return wl
+}
+
+// fanArgs is a report.build payload: how many parts, in which queue.
+type fanArgs struct {
+	Queue string `json:"queue"`
+	Parts int    `json:"parts"`
+}
+
+func mustDefine[I, O any](t *testing.T, name string, f pipeline.Flow[I, O]) *pipeline.Pipeline[I, O] {
+	t.Helper()
+	p, err := pipeline.Define(name, f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func mustJSON(t *testing.T, v any) json.RawMessage {
+	t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// waitFor waits until cond holds. It is no timed assertion: the bound
+// only keeps a broken workload from hanging the run.
+func waitFor(t *testing.T, what string, cond func() (bool, error)) {
+	t.Helper()
+	deadline := time.Now().Add(2 * time.Minute)
+	for {
+		ok, err := cond()
+		if err != nil && !errors.Is(err, core.ErrNotFound) {
+			t.Fatalf("%s: %v", what, err)
+		}
+		if ok {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: not after two minutes", what)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+func waitItem(t *testing.T, store *core.Store, id uuid.UUID, cond func(core.Item) bool) {
+	t.Helper()
+	waitFor(t, "item "+id.String(), func() (bool, error) {
+		it, err := store.Get(context.Background(), id)
+		return err == nil && cond(it), err
+	})
+}
+
+func waitRun(t *testing.T, store *core.Store, id uuid.UUID, state core.RunState) {
+	t.Helper()
+	waitFor(t, fmt.Sprintf("run %s %s", id, state), func() (bool, error) {
+		r, err := store.GetRun(context.Background(), id)
+		return err == nil && r.State == state, err
+	})
+}
+
+// barrierOf is the barrier the report.build item parent opened, once
+// its handler has run.
+func (wl *workload) barrierOf(t *testing.T, parent uuid.UUID) uuid.UUID {
+	t.Helper()
+	var id uuid.UUID
+	waitFor(t, "the barrier of "+parent.String(), func() (bool, error) {
+		wl.mu.Lock()
+		defer wl.mu.Unlock()
+		id = wl.barriers[parent]
+		return id != uuid.Nil, nil
+	})
+	return id
+}
+
+func TestWorkloadSettles(t *testing.T) {
+	wl := newWorkload(t)
+	ctx := context.Background()
+	for _, id := range wl.dead {
+		it, _ := wl.store.Get(ctx, id)
+		t.Logf("dead %s attempt %d err %q", it.ID, it.Attempt, it.LastError)
+	}
+	it, _ := wl.store.Get(ctx, wl.timedOut)
+	t.Logf("timed out: %s %q", it.State, it.LastError)
+	c, _ := wl.store.Counts(ctx, "")
+	t.Logf("counts %v", c)
+}

@@ -31,6 +31,7 @@ const (
 // that owners heartbeat and the running step holds its claim.
 type workload struct {
 	store *core.Store
+	w     *worker.Worker
 
 	completed []uuid.UUID // email.send, completed with a result
 	xss       uuid.UUID   // completed, its payload holding xssPayload
@@ -166,11 +167,8 @@ func newWorkload(t *testing.T) *workload {
 	if err := w.Start(ctx); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() {
-		stop, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		_ = w.Stop(stop)
-	})
+	wl.w = w
+	t.Cleanup(func() { wl.stop(t) })
 
 	// Items.
 	var specs []core.ItemSpec
@@ -261,6 +259,24 @@ func newWorkload(t *testing.T) *workload {
 	return wl
 }
 
+// stop stops the worker (once): what the tests change then stays as
+// they left it.
+func (wl *workload) stop(t *testing.T) {
+	t.Helper()
+	wl.mu.Lock()
+	w := wl.w
+	wl.w = nil
+	wl.mu.Unlock()
+	if w == nil {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := w.Stop(ctx); err != nil {
+		t.Errorf("stop the worker: %v", err)
+	}
+}
+
 // fanArgs is a report.build payload: how many parts, in which queue.
 type fanArgs struct {
 	Queue string `json:"queue"`
@@ -333,17 +349,4 @@ func (wl *workload) barrierOf(t *testing.T, parent uuid.UUID) uuid.UUID {
 		return id != uuid.Nil, nil
 	})
 	return id
-}
-
-func TestWorkloadSettles(t *testing.T) {
-	wl := newWorkload(t)
-	ctx := context.Background()
-	for _, id := range wl.dead {
-		it, _ := wl.store.Get(ctx, id)
-		t.Logf("dead %s attempt %d err %q", it.ID, it.Attempt, it.LastError)
-	}
-	it, _ := wl.store.Get(ctx, wl.timedOut)
-	t.Logf("timed out: %s %q", it.State, it.LastError)
-	c, _ := wl.store.Counts(ctx, "")
-	t.Logf("counts %v", c)
 }

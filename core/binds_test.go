@@ -131,6 +131,7 @@ func TestStatements_BindsMatchArguments(t *testing.T) {
 			workload(t, db, d)
 			workloadMore(t, db, d)
 			workloadRuns(t, db, d)
+			workloadBrowse(t, db, d)
 		})
 	}
 	b.mu.Lock()

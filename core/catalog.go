@@ -425,6 +425,31 @@ var catalog = []entry{
 	fixed("revive.lock-barrier", qReviveLockBarrier),
 	fixed("revive.children", qReviveChildren),
 	fixed("barrier.rearm", qBarrierRearm),
+
+	{name: "browse.items", max: listMax, render: func(s *Store, n int) []string { return shapesOf(s, itemShapes, n, qItemsPage) }},
+	{name: "browse.runs", max: listMax, render: func(s *Store, n int) []string { return shapesOf(s, runShapes, n, qRunsPage) }},
+	sized("browse.run-barriers", listMax, func(s *Store, n int) string { return qRunBarriers(s.d, n) }),
+	sized("browse.owners", listMax, func(s *Store, n int) string { return qOwnersPage(s.d, n) }),
+	fixed("browse.queue-first", qQueueFirst),
+	fixed("browse.queue-next", qQueueNext),
+	sized("browse.queue-counts", countMax, func(s *Store, n int) string { return qQueueCounts(s.d, n) }),
+	{name: "browse.oldest-available", render: func(s *Store, _ int) []string { return []string{s.sql(qOldestAvailable(s.d))} }},
+	fixed("browse.oldest-available-scan", qOldestAvailableScan),
+	sized("browse.finished-window", countMax, func(s *Store, n int) string { return qFinishedWindow(s.d, n) }),
+	sized("browse.finished-window-queue", countMax, func(s *Store, n int) string { return qFinishedWindowQueue(s.d, n) }),
+}
+
+func listMax(*Store) int  { return MaxListLimit }
+func countMax(*Store) int { return MaxCountCap + 1 }
+
+// shapesOf renders a keyset page of n rows in each of its filter
+// combinations.
+func shapesOf(s *Store, shapes, n int, q func(dialect.Dialect, int, int) string) []string {
+	out := make([]string, shapes)
+	for bits := range shapes {
+		out[bits] = s.sql(q(s.d, bits, n))
+	}
+	return out
 }
 
 // wakeMax is the most waiters one statement of Signal wakes.

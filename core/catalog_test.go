@@ -165,6 +165,7 @@ func TestCatalog_CoversEveryStatement(t *testing.T) {
 			workload(t, db, d)
 			workloadMore(t, db, d)
 			workloadRuns(t, db, d)
+			workloadBrowse(t, db, d)
 			sent := w.take()
 			if len(sent) < 100 {
 				t.Fatalf("only %d statements recorded", len(sent))

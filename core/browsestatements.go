@@ -1,0 +1,168 @@
+package core
+
+import (
+	"strconv"
+	"strings"
+
+	"github.com/plenumdb/plenum/dialect"
+)
+
+// The dashboard's reads (browse*.go). See statements.go for how templates
+// are written and catalogued. Every one is a keyset page or a bounded
+// count, shaped so that an index serves it however large the tables grow.
+
+// itemStates and runStates are every state a row can be in: a page of one
+// queue's (or one pipeline's) rows in any state is the merge of one page
+// per state, each read in order from the (queue, state, id) index.
+var (
+	itemStates = []State{StateAvailable, StateClaimed, StateCompleted, StateDead, StateCancelled}
+	runStates  = []RunState{RunRunning, RunWaiting, RunHalted, RunCompleted, RunCancelled}
+)
+
+// listShape is which equality filters a keyset page has: the columns
+// compared with a bound value, in argument order, and the column whose
+// every value gets a page of its own to merge (split; "" for none).
+type listShape struct {
+	eq     []string
+	split  string
+	values []string
+}
+
+// qNewestFirst is one page of n rows of table, newest first (ids are
+// UUIDv7), below a bound id. With a split column, each of its values is a
+// page of its own, in id order from the index that leads with the
+// equality columns and the split column, and the outer query merges them:
+// a page never sorts more than n rows per value, however many rows match.
+func qNewestFirst(d dialect.Dialect, cols, table string, sh listShape, n int) string {
+	page := func(extra string) string {
+		var b strings.Builder
+		b.WriteString("SELECT " + cols + " FROM " + table + " WHERE ")
+		for _, c := range sh.eq {
+			b.WriteString(c + " = ? AND ")
+		}
+		b.WriteString(extra + "id < ? ORDER BY id DESC" + d.Limit(n))
+		return b.String()
+	}
+	if sh.split == "" {
+		return page("")
+	}
+	branches := make([]string, len(sh.values))
+	for i, v := range sh.values {
+		branches[i] = "SELECT " + cols + " FROM (" + page(sh.split+" = '"+v+"' AND ") + ") b" + strconv.Itoa(i)
+	}
+	return "SELECT " + cols + " FROM (" + strings.Join(branches, " UNION ALL ") + ") u ORDER BY id DESC" + d.Limit(n)
+}
+
+// itemShapes are the filter combinations of Items, by bit: queue 1, state
+// 2, kind 4, run 8.
+const itemShapes = 16
+
+func itemShape(bits int) listShape {
+	var sh listShape
+	if bits&1 != 0 {
+		sh.eq = append(sh.eq, "queue")
+	}
+	if bits&2 != 0 {
+		sh.eq = append(sh.eq, "state")
+	}
+	if bits&4 != 0 {
+		sh.eq = append(sh.eq, "kind")
+	}
+	if bits&8 != 0 {
+		sh.eq = append(sh.eq, "run_id")
+	}
+	if bits&1 != 0 && bits&2 == 0 {
+		sh.split = "state"
+		for _, st := range itemStates {
+			sh.values = append(sh.values, string(st))
+		}
+	}
+	return sh
+}
+
+// qItemsPage is one page of n items of the filter combination bits.
+func qItemsPage(d dialect.Dialect, bits, n int) string {
+	return qNewestFirst(d, itemColumns, "{items}", itemShape(bits), n)
+}
+
+// runShapes are the filter combinations of Runs, by bit: name 1, state 2.
+const runShapes = 4
+
+func runShape(bits int) listShape {
+	var sh listShape
+	if bits&1 != 0 {
+		sh.eq = append(sh.eq, "name")
+	}
+	if bits&2 != 0 {
+		sh.eq = append(sh.eq, "state")
+	}
+	if bits == 1 {
+		sh.split = "state"
+		for _, st := range runStates {
+			sh.values = append(sh.values, string(st))
+		}
+	}
+	return sh
+}
+
+// qRunsPage is one page of n runs of the filter combination bits.
+func qRunsPage(d dialect.Dialect, bits, n int) string {
+	return qNewestFirst(d, runColumns, "{runs}", runShape(bits), n)
+}
+
+// qRunBarriers is one page of n barriers of a run, in id order.
+func qRunBarriers(d dialect.Dialect, n int) string {
+	return "SELECT " + barrierColumns + " FROM {barriers} WHERE run_id = ? AND id > ? ORDER BY id" + d.Limit(n)
+}
+
+// qOwnersPage is one page of n owners in id order, with the database's
+// clock (for the heartbeat's age) and the claims each holds, counted from
+// the index of claimed items by owner.
+func qOwnersPage(d dialect.Dialect, n int) string {
+	return "SELECT id, host, pid, started_at, last_heartbeat_at, {now}," +
+		" (SELECT COUNT(*) FROM {items} i WHERE i.claimed_by = {processes}.id AND i.state = 'claimed')" +
+		" FROM {processes} WHERE id > ? ORDER BY id" + d.Limit(n)
+}
+
+// The distinct queues, one index probe each (a loose index scan): the
+// smallest name after a name, among the items' queues and the queues
+// table's rows. The first probe has no lower bound (Oracle reads an empty string as
+// NULL).
+const (
+	qQueueFirst = "SELECT MIN(q) FROM (SELECT MIN(queue) q FROM {items} UNION ALL SELECT MIN(name) q FROM {queues}) t"
+	qQueueNext  = "SELECT MIN(q) FROM (SELECT MIN(queue) q FROM {items} WHERE queue > ? UNION ALL SELECT MIN(name) q FROM {queues} WHERE name > ?) t"
+)
+
+// qQueueCounts counts one queue's items in each state, each count stopping
+// at n rows: one bounded range of the (queue, state, id) index per state.
+func qQueueCounts(d dialect.Dialect, n int) string {
+	branches := make([]string, len(itemStates))
+	for i, st := range itemStates {
+		branches[i] = "SELECT '" + string(st) + "' s, COUNT(*) c FROM (SELECT 1 x FROM {items} WHERE queue = ? AND state = '" + string(st) + "'" + d.Limit(n) + ") b" + strconv.Itoa(i)
+	}
+	return strings.Join(branches, " UNION ALL ")
+}
+
+// qOldestAvailable is the earliest available_at of a queue's available
+// items of the lowest priority at or above a bound: one probe of the claim
+// index, which orders a queue's available items by priority, then
+// available_at. Probing priority after priority finds the oldest of all.
+func qOldestAvailable(d dialect.Dialect) string {
+	return "SELECT priority, available_at FROM {items} WHERE queue = ? AND state = 'available' AND priority >= ? ORDER BY priority, available_at" + d.Limit(1)
+}
+
+// qOldestAvailableScan is the earliest available_at of a queue's
+// available items in one statement, for a queue of more priorities than
+// the probes are worth.
+const qOldestAvailableScan = "SELECT MIN(available_at) FROM {items} WHERE queue = ? AND state = 'available'"
+
+// qFinishedWindow counts the items finished since a time by queue, at most
+// n of them in all: a bounded range of the finished index.
+func qFinishedWindow(d dialect.Dialect, n int) string {
+	return "SELECT queue, COUNT(*) FROM (SELECT queue FROM {items} WHERE finished_at >= {now+?}" + d.Limit(n) + ") w GROUP BY queue"
+}
+
+// qFinishedWindowQueue is qFinishedWindow for one queue.
+func qFinishedWindowQueue(d dialect.Dialect, n int) string {
+	return "SELECT queue, COUNT(*) FROM (SELECT queue FROM {items} WHERE finished_at >= {now+?} AND queue = ?" + d.Limit(n) + ") w GROUP BY queue"
+}

@@ -1,0 +1,61 @@
+package core_test
+
+import (
+	"context"
+	"database/sql"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/plenumdb/plenum/core"
+	"github.com/plenumdb/plenum/dialect"
+)
+
+// workloadBrowse reaches, after workloadRuns on the same tables, every
+// statement of the dashboard's reads: each filter combination of Items and
+// Runs, a run's barriers, the owners, and queue summaries (of all queues
+// and of one, with a queue of more priorities than the oldest item's
+// probes).
+func workloadBrowse(t *testing.T, db *sql.DB, d dialect.Dialect) {
+	ctx := context.Background()
+	must := func(err error) {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	s, err := core.Open(ctx, db, d, core.Options{})
+	must(err)
+	var specs []core.ItemSpec
+	for p := range 20 {
+		specs = append(specs, core.ItemSpec{Queue: "browse-prio", Kind: "k", Priority: p})
+	}
+	_, err = s.Enqueue(ctx, specs...)
+	must(err)
+	run, _, err := s.CreateRun(ctx, core.RunSpec{Name: "browse"}, core.ItemSpec{Queue: "browse-run"})
+	must(err)
+	for _, queue := range []string{"", "browse-prio"} {
+		for _, state := range []core.State{"", core.StateAvailable} {
+			for _, kind := range []string{"", "k"} {
+				for _, r := range []uuid.UUID{uuid.Nil, run.ID} {
+					_, err := s.Items(ctx, core.ItemFilter{Queue: queue, State: state, Kind: kind, Run: r, Limit: 2})
+					must(err)
+				}
+			}
+		}
+	}
+	for _, name := range []string{"", "browse"} {
+		for _, state := range []core.RunState{"", core.RunRunning} {
+			_, err := s.Runs(ctx, core.RunFilter{Name: name, State: state})
+			must(err)
+		}
+	}
+	_, err = s.RunBarriers(ctx, core.RunBarriersParams{Run: run.ID})
+	must(err)
+	_, err = s.Owners(ctx, core.OwnersParams{})
+	must(err)
+	_, err = s.QueueSummaries(ctx, core.QueueSummaryParams{Window: time.Hour})
+	must(err)
+	_, err = s.QueueSummaries(ctx, core.QueueSummaryParams{Queue: "browse-prio", CountCap: 5})
+	must(err)
+}

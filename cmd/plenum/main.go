@@ -1,8 +1,8 @@
 // Command plenum is Plenum's command line: a demo of a fan-out/fan-in
 // workflow on an embedded SQLite file, schema migrations for each dialect, a
 // benchmark against bare SQL, the conformance suite outside "go test", a
-// look inside a database's Plenum tables, and a chaos round that injures
-// worker processes and checks the invariants after.
+// look inside a database's Plenum tables, a web dashboard of them, and a
+// chaos round that injures worker processes and checks the invariants after.
 //
 // Usage:
 //
@@ -54,6 +54,7 @@ func commands() []command {
 		{"migrations", "generate migration files for your own migration tool (gen)", runMigrationsCmd},
 		{"conformance", "run the conformance suite against a database", runConformanceCmd},
 		{"inspect", "show items by state, barriers and owners of a database", runInspectCmd},
+		{"dashboard", "serve the web dashboard of a database (read-only unless --actions)", runDashboardCmd},
 		{"chaos", "run workers under kills, dropped connections, stalls and clock skew, then check the invariants", runChaosCmd},
 		{"help", "show help for plenum or one command", runHelpCmd},
 	}

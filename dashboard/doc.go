@@ -1,0 +1,41 @@
+// Package dashboard is Plenum's web dashboard: an http.Handler that shows a
+// store's queues, items, pipeline runs, owners and stuck fan-ins, and, when
+// enabled, revives, cancels and signals through the store's own (fenced) API.
+//
+// Mount it in your own server, behind your own authentication:
+//
+//	h, err := dashboard.New(store, dashboard.Options{
+//		Prefix:    "/admin/plenum",
+//		Authorize: func(r *http.Request) error { return checkAdmin(r) },
+//	})
+//	if err != nil {
+//		return err
+//	}
+//	mux.Handle("/admin/plenum/", h)
+//
+// or, with the prefix stripped by the mux (Options.Prefix left empty; links
+// follow the request's own URI):
+//
+//	mux.Handle("/admin/plenum/", http.StripPrefix("/admin/plenum", h))
+//
+// "plenum dashboard --dialect NAME --dsn DSN" runs it alone, on 127.0.0.1.
+//
+// # Safe by default
+//
+//   - Read-only unless Options.Actions is set. Read pages call only the
+//     store's reads, so a database role with SELECT grants is enough.
+//   - Actions need Options.Authorize (it runs on every request), unless
+//     Options.AllowUnauthenticatedActions says the handler only listens on
+//     loopback: New refuses the combination otherwise.
+//   - Every action is confirmed on a page of its own and sent as a POST
+//     that carries a CSRF token (an HMAC of a SameSite=Strict cookie under
+//     a per-handler secret) and a same-origin Origin or Referer header.
+//   - Pages are html/template (everything shown is escaped), every query
+//     parameter is checked (a clear 400 page otherwise), unknown ids are 404,
+//     and every response carries a Content-Security-Policy of 'self' only,
+//     X-Frame-Options DENY, nosniff and a same-origin Referrer-Policy.
+//   - No JavaScript and no network: the one stylesheet is embedded.
+//
+// Times are shown relative to the database clock (Store.Now), the only clock
+// Plenum trusts.
+package dashboard

@@ -1,0 +1,155 @@
+package dashboard
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"html/template"
+	"strconv"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/plenumdb/plenum/core"
+)
+
+// funcs are the templates' helpers.
+var funcs = template.FuncMap{
+	"ago":      ago,
+	"age":      age,
+	"stamp":    stamp,
+	"count":    count,
+	"pretty":   pretty,
+	"short":    short,
+	"isNil":    func(id uuid.UUID) bool { return id == uuid.Nil },
+	"percent":  percent,
+	"path":     func(base string, parts ...any) string { return base + fmt.Sprint(parts...) },
+	"duration": duration,
+	"waits":    waits,
+	"view":     func(p page, n *node) nodeView { return nodeView{P: p, N: n} },
+}
+
+// ago says how long before now t was ("3m 20s ago"), both on the database
+// clock; "—" for a zero time, "in 5s" for a time after now.
+func ago(now, t time.Time) string {
+	if t.IsZero() || now.IsZero() {
+		return "—"
+	}
+	d := now.Sub(t)
+	if d < 0 {
+		return "in " + duration(-d)
+	}
+	return duration(d) + " ago"
+}
+
+// age is the plain length of time from t to now ("3m 20s").
+func age(now, t time.Time) string {
+	if t.IsZero() || now.IsZero() {
+		return "—"
+	}
+	d := now.Sub(t)
+	if d < 0 {
+		d = 0
+	}
+	return duration(d)
+}
+
+// duration writes d in its two largest units.
+func duration(d time.Duration) string {
+	switch {
+	case d < time.Second:
+		return strconv.FormatInt(d.Milliseconds(), 10) + "ms"
+	case d < time.Minute:
+		return fmt.Sprintf("%ds", int(d/time.Second))
+	case d < time.Hour:
+		return fmt.Sprintf("%dm %ds", int(d/time.Minute), int(d%time.Minute/time.Second))
+	case d < 48*time.Hour:
+		return fmt.Sprintf("%dh %dm", int(d/time.Hour), int(d%time.Hour/time.Minute))
+	}
+	return fmt.Sprintf("%dd %dh", int(d/(24*time.Hour)), int(d%(24*time.Hour)/time.Hour))
+}
+
+// stamp is a time in full, UTC, for a title attribute.
+func stamp(t time.Time) string {
+	if t.IsZero() {
+		return ""
+	}
+	return t.UTC().Format("2006-01-02 15:04:05.000 UTC")
+}
+
+// count writes n with thousands separators, and a "+" when capped says the
+// count stopped at n: "10,000+".
+func count(n int64, capped bool) string {
+	s := strconv.FormatInt(n, 10)
+	neg := n < 0
+	if neg {
+		s = s[1:]
+	}
+	var b []byte
+	for i := range len(s) {
+		if i > 0 && (len(s)-i)%3 == 0 {
+			b = append(b, ',')
+		}
+		b = append(b, s[i])
+	}
+	out := string(b)
+	if neg {
+		out = "-" + out
+	}
+	if capped {
+		out += "+"
+	}
+	return out
+}
+
+// maxShown bounds the JSON shown of one payload or result.
+const maxShown = 64 << 10
+
+// pretty indents a JSON document for reading, cut at maxShown bytes.
+func pretty(raw json.RawMessage) string {
+	if len(raw) == 0 {
+		return ""
+	}
+	var b bytes.Buffer
+	if err := json.Indent(&b, raw, "", "  "); err != nil {
+		b.Reset()
+		b.Write(raw)
+	}
+	if b.Len() > maxShown {
+		return string(bytes.ToValidUTF8(b.Bytes()[:maxShown], nil)) + "\n… (cut: " + count(int64(b.Len()), false) + " bytes in all)"
+	}
+	return b.String()
+}
+
+// short is the first block of a UUID, for dense tables (the full id is in
+// the link and the title).
+func short(id uuid.UUID) string {
+	if id == uuid.Nil {
+		return "—"
+	}
+	return id.String()[:8]
+}
+
+// percent is part of whole in [0, 100].
+func percent(part, whole int64) int64 {
+	if whole <= 0 {
+		return 0
+	}
+	p := part * 100 / whole
+	return min(max(p, 0), 100)
+}
+
+// nodeView is a run tree's node with the page it is drawn on, for the
+// recursive node template.
+type nodeView struct {
+	P page
+	N *node
+}
+
+// waits reports whether the item still waits for its signal at now: it
+// waits on a name and is not claimable yet (a signal, or the deadline,
+// moves its available time to now, and the name stays until the step
+// claims it and takes the signal).
+func waits(now time.Time, it core.Item) bool {
+	return it.Waiting() && it.AvailableAt.After(now)
+}

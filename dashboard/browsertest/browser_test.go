@@ -145,12 +145,3 @@ func value[T any](t *testing.T, b *browser, what string, a chromedp.Action[T]) T
 	}
 	return v
 }
-
-func TestBrowserStarts(t *testing.T) {
-	b := newBrowser(t)
-	b.do(t, "blank page", chromedp.Navigate("data:text/html,<title>ok</title>"))
-	title := value(t, b, "title", chromedp.Title())
-	if title != "ok" {
-		t.Fatalf("title %q", title)
-	}
-}

@@ -47,6 +47,7 @@ type workload struct {
 	runHalted    uuid.UUID   // billing, a permanent failure
 	runsWaiting  []uuid.UUID // approval, its step waiting on "approved"
 	runRunning   uuid.UUID   // longjob, its step running
+	runRelease   uuid.UUID   // release: a fan-out, one branch signed off, three waiting
 
 	spareOwner uuid.UUID // registered by hand, one heartbeat only
 
@@ -152,11 +153,26 @@ func newWorkload(t *testing.T) *workload {
 			return in + " approved", nil
 		}),
 	))
+	// A fan-out whose branches each deploy, then wait for a sign-off:
+	// the run page's tree with a barrier in progress and waiting steps.
+	release := mustDefine(t, "release", pipeline.Then(
+		pipeline.Step("build", func(_ context.Context, version string) ([]string, error) {
+			return []string{"eu-west", "us-east", "ap-south", "sa-east"}, nil
+		}),
+		pipeline.Expand("targets", func(_ context.Context, regions []string) ([]string, error) { return regions, nil },
+			pipeline.Then(
+				pipeline.Step("deploy", func(_ context.Context, region string) (string, error) { return region, nil }),
+				pipeline.Await("verify", "verified", time.Hour, func(_ context.Context, region string, sig map[string]any, timedOut bool) (string, error) {
+					return region + " verified", nil
+				}),
+			),
+			func(ctx context.Context, r *pipeline.Results[string]) (int, error) { return r.Len(), nil }),
+	))
 	longjob := mustDefine(t, "longjob", pipeline.Step("crunch", func(ctx context.Context, in int) (int, error) {
 		<-ctx.Done() // runs until the worker stops
 		return 0, ctx.Err()
 	}))
-	for _, d := range []pipeline.Definition{ingest, billing, approval, longjob} {
+	for _, d := range []pipeline.Definition{ingest, billing, approval, release, longjob} {
 		if err := eng.Register(d); err != nil {
 			t.Fatal(err)
 		}
@@ -236,6 +252,7 @@ func newWorkload(t *testing.T) *workload {
 	wl.runHalted = trigger(billing, json.RawMessage(`{"customer":"c-17","note":"`+xssPayload+`"}`))
 	wl.runsWaiting = []uuid.UUID{trigger(approval, "invoice 7"), trigger(approval, "invoice 8")}
 	wl.runRunning = trigger(longjob, 7)
+	wl.runRelease = trigger(release, "v2.4.0")
 
 	wl.spareOwner, err = store.RegisterOwner(ctx, core.OwnerParams{Host: "report-builder-2", PID: 4242})
 	if err != nil {
@@ -263,6 +280,17 @@ func newWorkload(t *testing.T) *workload {
 			return false, err
 		})
 	}
+	waitFor(t, "the release's four branches wait", func() (bool, error) {
+		n, err := waitingSteps(store, wl.runRelease, "verified")
+		return n == 4, err
+	})
+	if err := eng.Signal(ctx, wl.runRelease, "verified", map[string]string{"by": "ops"}, pipeline.SignalOptions{Key: "first"}); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "one release branch signed off", func() (bool, error) {
+		bs, err := store.RunBarriers(ctx, core.RunBarriersParams{Run: wl.runRelease})
+		return len(bs) == 1 && bs[0].Arrived == 1, err
+	})
 	waitFor(t, "the longjob step is claimed", func() (bool, error) {
 		items, err := store.RunItems(ctx, core.RunItemsParams{Run: wl.runRunning, Limit: 10})
 		return len(items) > 0 && items[0].State == core.StateClaimed, err
@@ -298,6 +326,18 @@ func (wl *workload) stop(t *testing.T) {
 			t.Logf("stop a worker: %v", err)
 		}
 	}
+}
+
+// waitingSteps counts the run's items waiting on signal.
+func waitingSteps(store *core.Store, run uuid.UUID, signal string) (int, error) {
+	items, err := store.RunItems(context.Background(), core.RunItemsParams{Run: run, Limit: 100})
+	n := 0
+	for _, it := range items {
+		if it.WaitName == signal && !it.State.Terminal() {
+			n++
+		}
+	}
+	return n, err
 }
 
 // fanArgs is a report.build payload: how many parts, in which queue.

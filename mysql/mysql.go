@@ -83,12 +83,22 @@ func Dialect() dialect.Dialect { return theDialect }
 // connection), time_zone='+00:00' (so that NOW() and CURRENT_TIMESTAMP in the
 // application's own statements agree with Plenum's UTC columns; Plenum
 // itself reads only UTC_TIMESTAMP), and a dial timeout of DialTimeout when
-// the DSN has none. Other settings the DSN has are kept (parseTime=false
+// the DSN has none, and interpolateParams=true unless the DSN sets it.
+// Other settings the DSN has are kept (parseTime=false
 // is overridden), except that clientFoundRows=true and a loc other than UTC
 // are refused: the dialect cannot work with either. No read timeout is set: it would cut off
 // legitimate waits (row locks up to innodb_lock_wait_timeout, the
 // application's own statements inside a fence) and turn a slow commit into
 // an unknown outcome; contexts bound waits instead.
+//
+// interpolateParams has the driver write the bound values into the
+// statement text, so that each statement is one round trip, where the
+// binary protocol prepares, executes and closes it (three). It is safe
+// here: the driver escapes every value, honours NO_BACKSLASH_ESCAPES, and
+// refuses a collation whose multibyte characters can hide a backslash
+// (BIG5, CP932, GB2312, GBK, SJIS), and Check refuses any connection
+// character set but utf8mb4. A DSN with interpolateParams=false keeps the
+// binary protocol.
 func DSN(dsn string) (string, error) {
 	cfg, err := parseDSN(dsn)
 	if err != nil {
@@ -113,7 +123,26 @@ func DSN(dsn string) (string, error) {
 	if _, ok := cfg.Params["time_zone"]; !ok {
 		cfg.Params["time_zone"] = "'+00:00'"
 	}
+	if !setsParam(dsn, "interpolateParams") {
+		cfg.InterpolateParams = true
+	}
 	return cfg.FormatDSN(), nil
+}
+
+// setsParam reports whether the DSN's parameters (after the '?' that
+// follows the last '/', as the driver reads them) name param.
+func setsParam(dsn, param string) bool {
+	slash := strings.LastIndexByte(dsn, '/')
+	q := strings.IndexByte(dsn[slash+1:], '?')
+	if q < 0 {
+		return false
+	}
+	for kv := range strings.SplitSeq(dsn[slash+1+q+1:], "&") {
+		if k, _, _ := strings.Cut(kv, "="); k == param {
+			return true
+		}
+	}
+	return false
 }
 
 // parseDSN is the driver's ParseDSN, with its panic (it panics on the

@@ -41,6 +41,9 @@ func TestDSN_AddsWhatTheDialectNeeds(t *testing.T) {
 		if cfg.Params["time_zone"] != "'+00:00'" {
 			t.Errorf("DSN(%q) = %q: time_zone %q", in, out, cfg.Params["time_zone"])
 		}
+		if !cfg.InterpolateParams {
+			t.Errorf("DSN(%q) = %q: no interpolateParams", in, out)
+		}
 		orig, _ := gomysql.ParseDSN(in)
 		if cfg.User != orig.User || cfg.Passwd != orig.Passwd || cfg.Addr != orig.Addr || cfg.DBName != orig.DBName || cfg.Net != orig.Net {
 			t.Errorf("DSN(%q) = %q changed the address or credentials", in, out)
@@ -49,6 +52,31 @@ func TestDSN_AddsWhatTheDialectNeeds(t *testing.T) {
 		if err != nil || again != out {
 			t.Errorf("DSN is not idempotent: %q -> %q (%v)", out, again, err)
 		}
+	}
+}
+
+func TestDSN_KeepsInterpolateParamsFalse(t *testing.T) {
+	t.Parallel()
+	for _, in := range []string{
+		"u@tcp(h:3306)/d?interpolateParams=false",
+		"u:p/w?x@tcp(h:3306)/d?charset=utf8mb4&interpolateParams=false",
+	} {
+		out, err := DSN(in)
+		if err != nil {
+			t.Fatalf("DSN(%q): %v", in, err)
+		}
+		cfg, _ := gomysql.ParseDSN(out)
+		if cfg.InterpolateParams {
+			t.Errorf("DSN(%q) = %q: the DSN's interpolateParams=false was overridden", in, out)
+		}
+	}
+	// A '?' in the password is not the start of the parameters.
+	out, err := DSN("u:p?interpolateParams=false@tcp(h:3306)/d")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg, _ := gomysql.ParseDSN(out); !cfg.InterpolateParams {
+		t.Errorf("DSN read the password as parameters: %q", out)
 	}
 }
 

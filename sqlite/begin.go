@@ -63,6 +63,12 @@ func acquire(ctx context.Context, q chan struct{}, wait time.Duration) error {
 // process, then runs BEGIN IMMEDIATE, so that it holds SQLite's write lock
 // from the start and never meets SQLITE_BUSY half way. A read-only one runs
 // a deferred BEGIN and does not queue.
+//
+// On a database that Open opened, whose DSN makes db.BeginTx run BEGIN
+// IMMEDIATE, the transaction is database/sql's own, and runs the
+// statements it is given arguments for prepared once per connection
+// (stmtCache); on any other it runs its own BEGIN on a connection taken
+// from db (dialect.BeginConn).
 func (d *sqliteDialect) Begin(ctx context.Context, db *sql.DB, opts dialect.TxOptions) (dialect.Tx, error) {
 	if db == nil {
 		return nil, errors.New("sqlite: begin: nil *sql.DB")
@@ -76,10 +82,44 @@ func (d *sqliteDialect) Begin(ctx context.Context, db *sql.DB, opts dialect.TxOp
 		var once sync.Once
 		begin, release = "BEGIN IMMEDIATE", func() { once.Do(func() { <-q }) }
 	}
+	if drv, ok := db.Driver().(*openedDriver); ok {
+		return beginStmtTx(ctx, db, drv.stmts, opts, release)
+	}
 	tx, err := dialect.BeginConn(ctx, db, begin, release)
 	if err != nil {
 		// Not tx itself: a nil *ConnTx in a Tx interface is not nil.
 		return nil, fmt.Errorf("sqlite: begin: %w", err)
 	}
 	return tx, nil
+}
+
+// beginStmtTx begins a transaction of database/sql on db, which Open
+// opened: its DSN's _txlock=immediate makes a write transaction's BEGIN an
+// immediate one, and a read-only one (sql.TxOptions.ReadOnly) runs a
+// deferred BEGIN. The statements noted since the last transaction are
+// prepared first, while this one holds no connection yet.
+//
+// ctx bounds the begin only, as on a ConnTx: database/sql would roll the
+// transaction back once the context given to BeginTx ends, so it gets one
+// that ends only with the transaction, or with ctx while BEGIN runs.
+func beginStmtTx(ctx context.Context, db *sql.DB, stmts *stmtCache, opts dialect.TxOptions, release func()) (dialect.Tx, error) {
+	if err := ctx.Err(); err != nil {
+		release()
+		return nil, fmt.Errorf("sqlite: begin: %w", err)
+	}
+	stmts.prepare(ctx)
+	life, end := context.WithCancel(context.WithoutCancel(ctx))
+	stop := context.AfterFunc(ctx, end)
+	tx, err := db.BeginTx(life, &sql.TxOptions{ReadOnly: opts.ReadOnly})
+	if !stop() && err == nil {
+		// ctx ended while BEGIN ran: the transaction is being rolled back.
+		_ = tx.Rollback()
+		err = ctx.Err()
+	}
+	if err != nil {
+		end()
+		release()
+		return nil, fmt.Errorf("sqlite: begin: %w", err)
+	}
+	return &stmtTx{tx: tx, stmts: stmts, release: func() { end(); release() }}, nil
 }

@@ -23,6 +23,14 @@
 // *sql.DB, still meet in SQLite's busy handler, bounded by busy_timeout.
 // Read-only transactions begin deferred and never queue.
 //
+// On a *sql.DB that Open opened, whose DSN has _txlock=immediate, the
+// transactions are database/sql's own (BEGIN IMMEDIATE for a write), and
+// the statements they run with arguments are prepared once per connection
+// and reused: modernc.org/sqlite otherwise parses and plans every
+// statement it runs. A batch's ids are bound as one BLOB of their 16 bytes
+// each (dialect.UUIDLister), so that such a statement's text does not
+// change with the batch's size.
+//
 // Times are stored as INTEGER microseconds since the Unix epoch (UTC), so that
 // they compare like with like; UUIDs as 16-byte BLOBs; JSON as TEXT; booleans
 // as INTEGER 0/1.

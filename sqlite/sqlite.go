@@ -126,16 +126,21 @@ func DSN(path string) (string, error) {
 
 // Open opens the SQLite database file at path (creating it if needed) with
 // the DSN that DSN returns, and pings it so that a path that cannot be opened
-// fails here rather than at first use.
+// fails here rather than at first use. The write transactions that Begin
+// starts on a database Open opened run the statements they take arguments
+// for prepared once per connection and reused (see stmtCache).
 func Open(path string) (*sql.DB, error) {
 	dsn, err := DSN(path)
 	if err != nil {
 		return nil, err
 	}
-	db, err := sql.Open(DriverName, dsn)
+	conn, err := msqlite.NewConnector(dsn)
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: open %q: %w", path, err)
 	}
+	drv := &openedDriver{Driver: conn.Driver(), stmts: newStmtCache()}
+	db := sql.OpenDB(&openedConnector{Connector: conn, drv: drv})
+	drv.stmts.db = db
 	ctx, cancel := context.WithTimeout(context.Background(), BusyTimeout+5*time.Second)
 	defer cancel()
 	// Switching a brand-new file to WAL takes an exclusive lock and does not

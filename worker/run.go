@@ -23,6 +23,14 @@ type run struct {
 	// deadlines holds ctx's deadline, shared with the claim's other runs.
 	deadlines *deadlines
 	result    json.RawMessage
+	// h is the kind's handler, nil if none is registered.
+	h *handler
+	// slots are the run's queue's; slotFreed is set once the flight that
+	// completed the item freed its slot (the run then must not).
+	slots     *slots
+	slotFreed bool
+	// handed is set once the run handed its completion to the completer.
+	handed bool
 	// fenced is set once Job.Fence completed the item, or Job.Settle
 	// settled it (settled).
 	fenced, settled bool
@@ -37,6 +45,11 @@ type slots struct {
 
 func (s *slots) release() {
 	s.running.Add(-1)
+	s.wake()
+}
+
+// wake tells the claim loop that slots freed.
+func (s *slots) wake() {
 	select {
 	case s.freed <- struct{}{}:
 	default:
@@ -128,17 +141,14 @@ func (w *Worker) claimLoop(queue string, q QueueConfig) {
 		if err != nil && w.base.Err() == nil {
 			w.log.Warn("plenum/worker: claim", "queue", queue, "err", err)
 		}
-		dl := newDeadlines(w.base, requested, len(cs))
-		for _, c := range cs {
-			w.event(w.base, Event{Kind: EventClaimed, Queue: queue, Item: c.Item})
-			sl.running.Add(1)
-			w.handlersRun.Add(1)
-			r := w.begin(c, dl)
-			go func() {
-				defer w.handlersRun.Done()
-				defer sl.release()
-				w.execute(queue, r)
-			}()
+		if len(cs) > 0 {
+			w.flow.begun.Add(int64(len(cs)))
+			sl.running.Add(int64(len(cs)))
+			w.handlersRun.Add(len(cs))
+			for _, r := range w.begin(cs, sl, newDeadlines(w.base, requested, len(cs))) {
+				w.event(w.base, Event{Kind: EventClaimed, Queue: queue, Item: r.claim.Item})
+				go w.execute(queue, r)
+			}
 		}
 		if err == nil && len(cs) == free {
 			continue // there may be more
@@ -154,22 +164,29 @@ func (w *Worker) claimLoop(queue string, q QueueConfig) {
 	}
 }
 
-// begin sets up a run's context and records it as running.
-func (w *Worker) begin(c core.Claim, dl *deadlines) *run {
-	timeout := w.cfg.DefaultKind.Timeout
+// begin sets up the runs of one claim, each with its context, and
+// records them as running, under one lock.
+func (w *Worker) begin(cs []core.Claim, sl *slots, dl *deadlines) []*run {
+	runs := make([]run, len(cs))
+	out := make([]*run, len(cs))
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	if h := w.handlers[c.Kind]; h != nil {
-		timeout = h.cfg.Timeout
+	for i, c := range cs {
+		timeout := w.cfg.DefaultKind.Timeout
+		h := w.handlers[c.Kind]
+		if h != nil {
+			timeout = h.cfg.Timeout
+		}
+		r := &runs[i]
+		*r = run{w: w, claim: c, h: h, slots: sl, deadline: dl.requested.Add(timeout - w.cfg.margin(timeout)), deadlines: dl}
+		r.ctx, r.cancel = context.WithCancelCause(dl.context(r.deadline))
+		w.running[c.ID] = r
+		if w.killed != nil {
+			r.cancel(w.killed)
+		}
+		out[i] = r
 	}
-	r := &run{w: w, claim: c, deadline: dl.requested.Add(timeout - w.cfg.margin(timeout)), deadlines: dl}
-	ctx, cancel := context.WithCancelCause(dl.context(r.deadline))
-	r.ctx, r.cancel = ctx, cancel
-	w.running[c.ID] = r
-	if w.killed != nil {
-		cancel(w.killed)
-	}
-	return r
+	return out
 }
 
 // deadlines shares the deadline contexts of one claim's runs: the runs
@@ -226,18 +243,25 @@ func (w *Worker) finish(r *run) error {
 	return cause
 }
 
-// execute runs the handler on r's item and records the outcome.
+// execute runs the handler on r's item, records the outcome, and frees
+// the run's slot (unless the flight that completed it did).
 func (w *Worker) execute(queue string, r *run) {
-	w.mu.Lock()
-	h := w.handlers[r.claim.Kind]
-	w.mu.Unlock()
+	defer w.handlersRun.Done()
+	defer func() {
+		if !r.slotFreed {
+			r.slots.release()
+		}
+	}()
+	h := r.h
 	var err error
 	start := time.Now()
 	if h == nil {
 		err = fmt.Errorf("no handler registered for kind %q", r.claim.Kind)
 	} else if err = fault.Hit(r.ctx, fault.AfterClaim); err == nil {
 		w.event(r.ctx, Event{Kind: EventStarted, Queue: queue, Item: r.claim.Item})
+		w.flow.inHandler.Add(1)
 		err = call(h, r)
+		w.flow.inHandler.Add(-1)
 	}
 	took := time.Since(start)
 	cause := w.finish(r)
@@ -245,6 +269,9 @@ func (w *Worker) execute(queue string, r *run) {
 		cause = ErrDeadline
 	}
 	w.settle(queue, h, r, err, cause, took)
+	if !r.handed {
+		w.flow.begun.Add(-1) // recorded without the completer
+	}
 }
 
 // call runs the handler, turning a panic into a *PanicError.
@@ -264,6 +291,11 @@ const outcomeTimeout = 30 * time.Second
 // context ended with cause (nil if it did not).
 func (w *Worker) settle(queue string, h *handler, r *run, err, cause error, took time.Duration) {
 	ev := Event{Queue: queue, Item: r.claim.Item, Duration: took}
+	if err == nil && cause == nil && !r.fenced && !r.settled {
+		// The common case: the completer's flight bounds the store call.
+		w.record(w.base, &ev, EventCompleted, nil, w.complete(w.base, r))
+		return
+	}
 	ctx, cancel := context.WithTimeout(w.base, outcomeTimeout)
 	defer cancel()
 	switch {

@@ -113,12 +113,15 @@ func (w *Worker) claimLoop(queue string, q QueueConfig) {
 				woken = true
 			case <-sl.freed:
 				// Slots free in bursts (a batch of completions commits
-				// at once): let the burst land.
-				gather.Reset(gatherDelay)
-				select {
-				case <-w.claimStop:
-					return
-				case <-gather.C:
+				// at once): let the burst land, unless every slot is
+				// free already.
+				if sl.running.Load() > 0 {
+					gather.Reset(gatherDelay)
+					select {
+					case <-w.claimStop:
+						return
+					case <-gather.C:
+					}
 				}
 			}
 			if !poll.Stop() {

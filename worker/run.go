@@ -29,8 +29,10 @@ type run struct {
 	// completed the item freed its slot (the run then must not).
 	slots     *slots
 	slotFreed bool
-	// handed is set once the run handed its completion to the completer.
-	handed bool
+	// left is set once the run stopped counting as on its way to the
+	// completer (flow.begun): it handed its completion over, or took
+	// another outcome.
+	left bool
 	// fenced is set once Job.Fence completed the item, or Job.Settle
 	// settled it (settled).
 	fenced, settled bool
@@ -272,8 +274,16 @@ func (w *Worker) execute(queue string, r *run) {
 		cause = ErrDeadline
 	}
 	w.settle(queue, h, r, err, cause, took)
-	if !r.handed {
-		w.flow.begun.Add(-1) // recorded without the completer
+	w.leave(r)
+}
+
+// leave stops counting r as on its way to the completer, once: before a
+// store call of another outcome, so that the completer does not wait
+// for it.
+func (w *Worker) leave(r *run) {
+	if !r.left {
+		r.left = true
+		w.flow.begun.Add(-1)
 	}
 }
 
@@ -327,6 +337,7 @@ func (w *Worker) settle(queue string, h *handler, r *run, err, cause error, took
 		}
 	case (errors.Is(cause, ErrStopped) || errors.Is(cause, ErrLost)) && err != nil:
 		// Cut short by the shutdown: give it back unused.
+		w.leave(r)
 		w.record(ctx, &ev, EventReleased, nil, w.store.Release(ctx, r.claim, 0))
 		return
 	}
@@ -335,6 +346,7 @@ func (w *Worker) settle(queue string, h *handler, r *run, err, cause error, took
 		return
 	}
 	var snooze *SnoozeError
+	w.leave(r) // not a completion from here on
 	if errors.As(err, &snooze) {
 		w.record(ctx, &ev, EventSnoozed, nil, w.store.Release(ctx, r.claim, snooze.After))
 		return

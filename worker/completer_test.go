@@ -61,12 +61,20 @@ func (f *flightRecorder) completeMany(ctx context.Context, cs []core.Completion)
 // completer running on f.
 func completerWorker(t *testing.T, batch int, f *flightRecorder) *Worker {
 	t.Helper()
+	return lingeringCompleter(t, batch, completeLinger, f)
+}
+
+// lingeringCompleter is completerWorker with linger in place of
+// completeLinger.
+func lingeringCompleter(t *testing.T, batch int, linger time.Duration, f *flightRecorder) *Worker {
+	t.Helper()
 	w := &Worker{
 		cfg:          Config{CompleteBatch: batch},
 		base:         context.Background(),
 		completions:  make(chan *completion),
 		completed:    make(chan struct{}),
 		completeMany: f.completeMany,
+		linger:       linger,
 	}
 	go w.completer()
 	t.Cleanup(func() {
@@ -279,4 +287,89 @@ func TestCompleter_FlushesEverythingBeforeItIsDone(t *testing.T) {
 			t.Errorf("completion %d: %v", i, err)
 		}
 	}
+}
+
+// A claim's runs that are on their way to the completer, outside their
+// handlers, are waited for, however late they come (up to the linger,
+// a minute here): a batch of fast handlers completes in one statement
+// even when their goroutines are scheduled late. Runs inside their
+// handlers are not: after a pause the batch goes without them.
+func TestCompleter_WaitsForRunsOnTheirWayNotForHandlers(t *testing.T) {
+	t.Parallel()
+	f := newFlightRecorder()
+	w := lingeringCompleter(t, 100, testWait, f)
+
+	const n = 5
+	w.flow.begun.Add(n) // claimed, none in its handler yet
+	var answers []<-chan error
+	for i := range n {
+		answers = append(answers, handOver(t, w))
+		if i < n-1 {
+			// Far longer than completeGap: a pause does not send the
+			// batch while runs are still on their way.
+			select {
+			case cs := <-f.entered:
+				t.Fatalf("a flight of %d left with %d runs still on their way", len(cs), n-1-i)
+			case <-time.After(20 * completeGap):
+			}
+		}
+	}
+	if got := len(receive(t, f.entered, "flight")); got != n {
+		t.Errorf("the claim's completions went in a flight of %d, want all %d", got, n)
+	}
+	f.release <- nil
+	for _, a := range answers {
+		if err := receive(t, a, "answer"); err != nil {
+			t.Error(err)
+		}
+	}
+
+	// Three runs begun, two of them inside slow handlers: the third's
+	// completion goes after a pause, not after the linger.
+	w.flow.begun.Add(3)
+	w.flow.inHandler.Add(2)
+	a := handOver(t, w)
+	if got := len(receive(t, f.entered, "flight")); got != 1 {
+		t.Errorf("a flight of %d, want the one completion not waiting for handlers", got)
+	}
+	f.release <- nil
+	if err := receive(t, a, "answer"); err != nil {
+		t.Error(err)
+	}
+}
+
+// A landed flight frees its runs' slots before it answers them, all of
+// them at once with one wake-up of the claim loop, and marks them freed
+// so that the runs do not free them again.
+func TestCompleter_LandedFlightFreesItsSlots(t *testing.T) {
+	t.Parallel()
+	f := newFlightRecorder()
+	w := completerWorker(t, 100, f)
+
+	sl := &slots{max: 3, freed: make(chan struct{}, 1)}
+	sl.running.Store(3)
+	w.flow.begun.Add(3)
+	runs := make([]*run, 3)
+	answers := make([]chan error, 3)
+	for i := range runs {
+		runs[i] = &run{claim: core.Claim{Item: core.Item{ID: uuid.New()}, Token: uuid.New()}, slots: sl}
+		answers[i] = make(chan error, 1)
+		go func() { answers[i] <- w.complete(context.Background(), runs[i]) }()
+	}
+	if got := len(receive(t, f.entered, "flight")); got != 3 {
+		t.Fatalf("a flight of %d, want 3", got)
+	}
+	f.release <- nil
+	for i, r := range runs {
+		if err := receive(t, answers[i], "answer"); err != nil {
+			t.Fatal(err)
+		}
+		if !r.slotFreed {
+			t.Errorf("run %d: its slot is not marked freed", i)
+		}
+	}
+	if got := sl.running.Load(); got != 0 {
+		t.Errorf("%d slots still taken after the flight landed, want 0", got)
+	}
+	receive(t, sl.freed, "wake-up of the claim loop")
 }

@@ -81,7 +81,10 @@ type Config struct {
 
 	// CompleteBatch bounds how many completions one CompleteMany carries.
 	// Handlers' completions are batched as they come: a batch goes once
-	// they stop arriving for a moment, or at once when full; while two
+	// no other run is on its way to the completer outside its handler
+	// (so that a claim of fast handlers completes in one statement), once
+	// they stop arriving for a moment while the rest are in their
+	// handlers, after 20 ms at most, or at once when full; while two
 	// batches are being completed the next one keeps gathering, so that
 	// under load the batches grow towards this bound and each item costs
 	// a smaller share of a statement. Default 1,000.

@@ -25,6 +25,14 @@
 // (core.Store.Attempts), not only the last. Worker.PauseQueue pauses a
 // queue in every process until Worker.ResumeQueue.
 //
+// # Connections
+//
+// A worker's store calls run at once on up to a claim per queue, two
+// completion batches, the heartbeat, the cancellation watcher and the
+// maintenance, and the PostgreSQL wake-ups hold one more session: keep
+// that many sessions idle in the *sql.DB (SetMaxIdleConns; database/sql
+// keeps two by default), or the worker opens new ones all the time.
+//
 // # Pickup latency
 //
 // Each queue's claim loop polls every Config.PollInterval and wakes at once

@@ -23,6 +23,16 @@ type run struct {
 	// deadlines holds ctx's deadline, shared with the claim's other runs.
 	deadlines *deadlines
 	result    json.RawMessage
+	// h is the kind's handler, nil if none is registered.
+	h *handler
+	// slots are the run's queue's; slotFreed is set once the flight that
+	// completed the item freed its slot (the run then must not).
+	slots     *slots
+	slotFreed bool
+	// left is set once the run stopped counting as on its way to the
+	// completer (flow.begun): it handed its completion over, or took
+	// another outcome.
+	left bool
 	// fenced is set once Job.Fence completed the item, or Job.Settle
 	// settled it (settled).
 	fenced, settled bool
@@ -37,6 +47,11 @@ type slots struct {
 
 func (s *slots) release() {
 	s.running.Add(-1)
+	s.wake()
+}
+
+// wake tells the claim loop that slots freed.
+func (s *slots) wake() {
 	select {
 	case s.freed <- struct{}{}:
 	default:
@@ -100,12 +115,15 @@ func (w *Worker) claimLoop(queue string, q QueueConfig) {
 				woken = true
 			case <-sl.freed:
 				// Slots free in bursts (a batch of completions commits
-				// at once): let the burst land.
-				gather.Reset(gatherDelay)
-				select {
-				case <-w.claimStop:
-					return
-				case <-gather.C:
+				// at once): let the burst land, unless every slot is
+				// free already.
+				if sl.running.Load() > 0 {
+					gather.Reset(gatherDelay)
+					select {
+					case <-w.claimStop:
+						return
+					case <-gather.C:
+					}
 				}
 			}
 			if !poll.Stop() {
@@ -128,17 +146,14 @@ func (w *Worker) claimLoop(queue string, q QueueConfig) {
 		if err != nil && w.base.Err() == nil {
 			w.log.Warn("plenum/worker: claim", "queue", queue, "err", err)
 		}
-		dl := newDeadlines(w.base, requested, len(cs))
-		for _, c := range cs {
-			w.event(w.base, Event{Kind: EventClaimed, Queue: queue, Item: c.Item})
-			sl.running.Add(1)
-			w.handlersRun.Add(1)
-			r := w.begin(c, dl)
-			go func() {
-				defer w.handlersRun.Done()
-				defer sl.release()
-				w.execute(queue, r)
-			}()
+		if len(cs) > 0 {
+			w.flow.begun.Add(int64(len(cs)))
+			sl.running.Add(int64(len(cs)))
+			w.handlersRun.Add(len(cs))
+			for _, r := range w.begin(cs, sl, newDeadlines(w.base, requested, len(cs))) {
+				w.event(w.base, Event{Kind: EventClaimed, Queue: queue, Item: r.claim.Item})
+				go w.execute(queue, r)
+			}
 		}
 		if err == nil && len(cs) == free {
 			continue // there may be more
@@ -154,22 +169,29 @@ func (w *Worker) claimLoop(queue string, q QueueConfig) {
 	}
 }
 
-// begin sets up a run's context and records it as running.
-func (w *Worker) begin(c core.Claim, dl *deadlines) *run {
-	timeout := w.cfg.DefaultKind.Timeout
+// begin sets up the runs of one claim, each with its context, and
+// records them as running, under one lock.
+func (w *Worker) begin(cs []core.Claim, sl *slots, dl *deadlines) []*run {
+	runs := make([]run, len(cs))
+	out := make([]*run, len(cs))
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	if h := w.handlers[c.Kind]; h != nil {
-		timeout = h.cfg.Timeout
+	for i, c := range cs {
+		timeout := w.cfg.DefaultKind.Timeout
+		h := w.handlers[c.Kind]
+		if h != nil {
+			timeout = h.cfg.Timeout
+		}
+		r := &runs[i]
+		*r = run{w: w, claim: c, h: h, slots: sl, deadline: dl.requested.Add(timeout - w.cfg.margin(timeout)), deadlines: dl}
+		r.ctx, r.cancel = context.WithCancelCause(dl.context(r.deadline))
+		w.running[c.ID] = r
+		if w.killed != nil {
+			r.cancel(w.killed)
+		}
+		out[i] = r
 	}
-	r := &run{w: w, claim: c, deadline: dl.requested.Add(timeout - w.cfg.margin(timeout)), deadlines: dl}
-	ctx, cancel := context.WithCancelCause(dl.context(r.deadline))
-	r.ctx, r.cancel = ctx, cancel
-	w.running[c.ID] = r
-	if w.killed != nil {
-		cancel(w.killed)
-	}
-	return r
+	return out
 }
 
 // deadlines shares the deadline contexts of one claim's runs: the runs
@@ -226,18 +248,25 @@ func (w *Worker) finish(r *run) error {
 	return cause
 }
 
-// execute runs the handler on r's item and records the outcome.
+// execute runs the handler on r's item, records the outcome, and frees
+// the run's slot (unless the flight that completed it did).
 func (w *Worker) execute(queue string, r *run) {
-	w.mu.Lock()
-	h := w.handlers[r.claim.Kind]
-	w.mu.Unlock()
+	defer w.handlersRun.Done()
+	defer func() {
+		if !r.slotFreed {
+			r.slots.release()
+		}
+	}()
+	h := r.h
 	var err error
 	start := time.Now()
 	if h == nil {
 		err = fmt.Errorf("no handler registered for kind %q", r.claim.Kind)
 	} else if err = fault.Hit(r.ctx, fault.AfterClaim); err == nil {
 		w.event(r.ctx, Event{Kind: EventStarted, Queue: queue, Item: r.claim.Item})
+		w.flow.inHandler.Add(1)
 		err = call(h, r)
+		w.flow.inHandler.Add(-1)
 	}
 	took := time.Since(start)
 	cause := w.finish(r)
@@ -245,6 +274,17 @@ func (w *Worker) execute(queue string, r *run) {
 		cause = ErrDeadline
 	}
 	w.settle(queue, h, r, err, cause, took)
+	w.leave(r)
+}
+
+// leave stops counting r as on its way to the completer, once: before a
+// store call of another outcome, so that the completer does not wait
+// for it.
+func (w *Worker) leave(r *run) {
+	if !r.left {
+		r.left = true
+		w.flow.begun.Add(-1)
+	}
 }
 
 // call runs the handler, turning a panic into a *PanicError.
@@ -264,6 +304,11 @@ const outcomeTimeout = 30 * time.Second
 // context ended with cause (nil if it did not).
 func (w *Worker) settle(queue string, h *handler, r *run, err, cause error, took time.Duration) {
 	ev := Event{Queue: queue, Item: r.claim.Item, Duration: took}
+	if err == nil && cause == nil && !r.fenced && !r.settled {
+		// The common case: the completer's flight bounds the store call.
+		w.record(w.base, &ev, EventCompleted, nil, w.complete(w.base, r))
+		return
+	}
 	ctx, cancel := context.WithTimeout(w.base, outcomeTimeout)
 	defer cancel()
 	switch {
@@ -292,6 +337,7 @@ func (w *Worker) settle(queue string, h *handler, r *run, err, cause error, took
 		}
 	case (errors.Is(cause, ErrStopped) || errors.Is(cause, ErrLost)) && err != nil:
 		// Cut short by the shutdown: give it back unused.
+		w.leave(r)
 		w.record(ctx, &ev, EventReleased, nil, w.store.Release(ctx, r.claim, 0))
 		return
 	}
@@ -300,6 +346,7 @@ func (w *Worker) settle(queue string, h *handler, r *run, err, cause error, took
 		return
 	}
 	var snooze *SnoozeError
+	w.leave(r) // not a completion from here on
 	if errors.As(err, &snooze) {
 		w.record(ctx, &ev, EventSnoozed, nil, w.store.Release(ctx, r.claim, snooze.After))
 		return

@@ -47,6 +47,10 @@ type Worker struct {
 	background  sync.WaitGroup // heartbeat, watcher, maintenance
 	completions chan *completion
 	completed   chan struct{} // closed when the completer has flushed
+	// flow counts the runs on their way to an outcome, for the completer.
+	flow flow
+	// linger is completeLinger (longer in the completer's own tests).
+	linger time.Duration
 	// completeMany is the store's CompleteMany (a test's stand-in in the
 	// completer's own tests).
 	completeMany func(ctx context.Context, cs []core.Completion) ([]uuid.UUID, error)
@@ -74,6 +78,7 @@ func New(store *core.Store, cfg Config) (*Worker, error) {
 		done:        make(chan struct{}),
 		completions: make(chan *completion),
 		completed:   make(chan struct{}),
+		linger:      completeLinger,
 	}
 	w.completeMany, w.lost = store.CompleteMany, store.Lost
 	return w, nil

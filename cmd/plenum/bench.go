@@ -302,6 +302,11 @@ func runBench(ctx context.Context, w io.Writer, o benchOptions) (benchReport, er
 		return benchReport{}, err
 	}
 	defer closeDB()
+	// Both sides share db: keep idle as many sessions as the runtime's
+	// workers use at once (each a claim loop, two completion flights, a
+	// heartbeat and a watcher), so that neither side opens sessions
+	// mid-run. database/sql keeps two by default.
+	db.SetMaxIdleConns(5*o.Workers + 2)
 	return benchOn(ctx, w, db, d, path, o)
 }
 

@@ -385,3 +385,39 @@ func completesInBatches(e *env) {
 		t.Errorf("%d handler runs, want %d (each item once)", done.Load(), n)
 	}
 }
+
+// runsAtMostMaxWorkers checks that a queue never runs more handlers at
+// once than its MaxWorkers, over many claims whose completions land in
+// batches (a landed batch frees its slots; a slot freed twice would let
+// the next claim take more than there are slots), and that each item
+// runs once.
+func runsAtMostMaxWorkers(e *env) {
+	t := e.t
+	const q, n, slots = "slots", 120, 3
+	specs := make([]core.ItemSpec, n)
+	for i := range specs {
+		specs[i] = core.ItemSpec{Queue: q, Kind: "busy"}
+	}
+	ids := e.enqueue(specs...)
+	var running, most, runs atomic.Int32
+	e.start(e.fast(map[string]int{q: slots}), func(w *worker.Worker) {
+		w.HandleFunc("busy", func(ctx context.Context, job *worker.Job[json.RawMessage]) error {
+			now := running.Add(1)
+			defer running.Add(-1)
+			for m := most.Load(); now > m && !most.CompareAndSwap(m, now); m = most.Load() {
+			}
+			runs.Add(1)
+			// Long enough for the next claim to overlap it, were it
+			// given more slots than are free.
+			time.Sleep(2 * time.Millisecond)
+			return nil
+		})
+	})
+	e.waitFor(60*time.Second, "completed", func(it core.Item) bool { return it.State == core.StateCompleted }, ids...)
+	if m := most.Load(); m > slots {
+		t.Errorf("%d handlers ran at once, want at most MaxWorkers %d", m, slots)
+	}
+	if got := runs.Load(); got != n {
+		t.Errorf("%d handler runs, want %d (each item once)", got, n)
+	}
+}

@@ -50,6 +50,7 @@ var tests = []struct {
 	{"StopsWhenOwnerLost", stopsWhenOwnerLost},
 	{"FencedEffectsOnce", fencedEffectsOnce},
 	{"CompletesInBatches", completesInBatches},
+	{"RunsAtMostMaxWorkers", runsAtMostMaxWorkers},
 	{"MaintenancePurgesFinishedItems", maintenancePurgesFinishedItems},
 	{"BarrierFiredEvent", barrierFiredEvent},
 	{"PeriodicTicksRunOnce", periodicTicksRunOnce},

@@ -32,10 +32,11 @@ func (s *Store) releaseMax() int {
 }
 
 // purgeDeleteMax is the most rows one purge DELETE lists. Where ids bind
-// as one list (dialect.UUIDLister), a pass of the default Limit goes in
-// one statement and one transaction: one commit (a WAL flush) per 1,000
-// rows instead of one per 100. The deleted rows are finished ones, which
-// no claim or completion locks, so the longer statement holds no claim up.
+// as one list (dialect.UUIDLister), 250: a commit (a WAL flush) per 250
+// rows instead of one per 100, four for a pass of the default Limit and
+// two for the runtime's passes of 500. The deleted rows are finished
+// ones, which no claim or completion locks, so the longer statement holds
+// no claim up; a transaction still stays a fraction of a pass.
 func (s *Store) purgeDeleteMax() int {
 	if s.lister != nil {
 		return purgeListBatch
@@ -44,7 +45,7 @@ func (s *Store) purgeDeleteMax() int {
 }
 
 // purgeListBatch is purgeDeleteMax where ids bind as one list.
-const purgeListBatch = 1000
+const purgeListBatch = 250
 
 // nowSQL reads the database clock.
 func (s *Store) nowSQL() string {

@@ -269,8 +269,9 @@ func faultReap(e *env, action fault.Action) {
 // item left keeps its history, and the next pass deletes the rest.
 func faultRetain(e *env, action fault.Action) {
 	const queue = "fp"
-	// More than one batch of deletes (at most 100 a batch).
-	const n = 130
+	// More than one batch of deletes: at most 100 a batch, or 250 where
+	// ids bind as one list (PostgreSQL).
+	const n = 260
 	specs := make([]core.ItemSpec, n)
 	for i := range specs {
 		specs[i] = core.ItemSpec{Queue: queue, MaxAttempts: 2}

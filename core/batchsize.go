@@ -31,8 +31,21 @@ func (s *Store) releaseMax() int {
 	return max(1, min(reapBatch, s.inListMax(2), (s.caps.MaxBindParams-1)/3))
 }
 
-// purgeDeleteMax is the most rows one purge DELETE lists.
-func (s *Store) purgeDeleteMax() int { return min(reapBatch, s.inListMax(1)) }
+// purgeDeleteMax is the most rows one purge DELETE lists. Where ids bind
+// as one list (dialect.UUIDLister), 250: a commit (a WAL flush) per 250
+// rows instead of one per 100, four for a pass of the default Limit and
+// two for the runtime's passes of 500. The deleted rows are finished
+// ones, which no claim or completion locks, so the longer statement holds
+// no claim up; a transaction still stays a fraction of a pass.
+func (s *Store) purgeDeleteMax() int {
+	if s.lister != nil {
+		return purgeListBatch
+	}
+	return min(reapBatch, s.inListMax(1))
+}
+
+// purgeListBatch is purgeDeleteMax where ids bind as one list.
+const purgeListBatch = 250
 
 // nowSQL reads the database clock.
 func (s *Store) nowSQL() string {

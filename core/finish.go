@@ -242,14 +242,19 @@ func (s *Store) alreadyCompleted(ctx context.Context, tx dialect.Querier, token 
 
 // heldArgs are the arguments of heldBy for ids and token.
 func (s *Store) heldArgs(ids []uuid.UUID, token uuid.UUID) []any {
+	return append(s.idArgs(ids), s.d.UUID(token))
+}
+
+// idArgs are the arguments of idsIn (or columnIn) for ids: one list where
+// the dialect binds lists, else one per id.
+func (s *Store) idArgs(ids []uuid.UUID) []any {
 	if s.lister != nil {
-		return []any{s.lister.UUIDList(ids), s.d.UUID(token)}
+		return []any{s.lister.UUIDList(ids)}
 	}
 	args := make([]any, 0, len(ids)+1)
 	for _, id := range ids {
 		args = append(args, s.d.UUID(id))
 	}
-	args = append(args, s.d.UUID(token))
 	return args
 }
 

@@ -93,13 +93,10 @@ func (s *Store) purge(ctx context.Context, table, cond string, age int64, limit 
 	}
 	deleted := 0
 	for _, batch := range chunks(ids, s.purgeDeleteMax()) {
-		args := []any{age}
-		for _, id := range batch {
-			args = append(args, s.d.UUID(id))
-		}
+		args := append([]any{age}, s.idArgs(batch)...)
 		var n int64
 		err := s.inTx(ctx, "purge", func(tx dialect.Tx) error {
-			res, err := tx.ExecContext(ctx, s.sql(qPurgeDelete(table, cond, len(batch))), args...)
+			res, err := tx.ExecContext(ctx, s.sql(s.qPurgeDelete(table, cond, len(batch))), args...)
 			if err != nil {
 				return err
 			}
@@ -107,7 +104,7 @@ func (s *Store) purge(ctx context.Context, table, cond string, age int64, limit 
 				return err
 			}
 			// An item's history goes with it, in its transaction.
-			_, err = tx.ExecContext(ctx, s.sql(qAttemptsOrphaned(len(batch))), args[1:]...)
+			_, err = tx.ExecContext(ctx, s.sql(s.qAttemptsOrphaned(len(batch))), args[1:]...)
 			return err
 		})
 		if err != nil {

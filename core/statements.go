@@ -117,11 +117,14 @@ func qExisting(n int, child bool) string {
 
 // idsIn is the condition "id is one of these n": one list parameter where
 // the dialect binds lists (dialect.UUIDLister), else an IN list of n.
-func (s *Store) idsIn(n int) string {
+func (s *Store) idsIn(n int) string { return s.columnIn("id", n) }
+
+// columnIn is the condition "column is one of these n UUIDs", as idsIn.
+func (s *Store) columnIn(column string, n int) string {
 	if s.lister != nil {
-		return s.lister.InUUIDs("id")
+		return s.lister.InUUIDs(column)
 	}
-	return "id IN (" + dialect.Placeholders(n) + ")"
+	return column + " IN (" + dialect.Placeholders(n) + ")"
 }
 
 // heldBy is the condition "these n items, with this claim token, in this
@@ -220,8 +223,8 @@ func qPurgeSelect(d dialect.Dialect, table, cond string, n int) string {
 }
 
 // qPurgeDelete deletes n rows of table that still meet cond.
-func qPurgeDelete(table, cond string, n int) string {
-	return "DELETE FROM " + table + " WHERE " + cond + " AND id IN (" + dialect.Placeholders(n) + ")"
+func (s *Store) qPurgeDelete(table, cond string, n int) string {
+	return "DELETE FROM " + table + " WHERE " + cond + " AND " + s.idsIn(n)
 }
 
 // Queues.
@@ -263,8 +266,8 @@ func qAttemptsInsert(n int) string {
 // qAttemptsOrphaned deletes the history of those of n items that no longer
 // exist: those the same transaction purged, not one revived since the
 // purge read it.
-func qAttemptsOrphaned(n int) string {
-	return "DELETE FROM {attempts} WHERE NOT EXISTS (SELECT 1 FROM {items} i WHERE i.id = {attempts}.item_id) AND item_id IN (" + dialect.Placeholders(n) + ")"
+func (s *Store) qAttemptsOrphaned(n int) string {
+	return "DELETE FROM {attempts} WHERE NOT EXISTS (SELECT 1 FROM {items} i WHERE i.id = {attempts}.item_id) AND " + s.columnIn("item_id", n)
 }
 
 // Schedules: EnqueueDue's watermark table. Its clock read is the store's

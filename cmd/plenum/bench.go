@@ -62,10 +62,12 @@ conflict worth retrying. On a single-writer database (SQLite) the
 baseline's writers take turns on an in-process mutex, as Plenum's do.
 
 At scale, behind flags (with --no-table, only these): --fanout N fans out
-N children of one barrier against a bare multi-row INSERT and prints each
-side's peak resident memory; --completed N measures claim+complete on empty
-tables, fills both with N completed items of the claimed queue and
-measures again, with the plans of the claim's read (PostgreSQL and SQLite);
+N children of one barrier against a bare multi-row INSERT of keyed rows
+that skips existing keys (ON CONFLICT DO NOTHING, INSERT IGNORE) and
+prints each side's peak resident memory; --completed N measures
+claim+complete on empty tables, fills both with N completed items of the
+claimed queue and measures again, with the plans of the claim's read
+(PostgreSQL and SQLite);
 --retention then measures Plenum's claim+complete while Store.Purge deletes
 the old items, and prints the slowdown and the rate of deletion.
 

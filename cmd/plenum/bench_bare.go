@@ -70,10 +70,10 @@ const (
 )
 
 // Per-row cost of the baseline's INSERT: its bind parameters (id, queue,
-// payload, barrier) and a bound on its bytes besides the payload, as
+// key, payload, barrier) and a bound on its bytes besides the payload, as
 // Plenum's enqueue counts them for statement size limits.
 const (
-	baseArgsPerRow  = 4
+	baseArgsPerRow  = 5
 	baseRowOverhead = 256
 )
 
@@ -305,14 +305,24 @@ func (b *baseline) prepare(ctx context.Context, text string) (*sql.Stmt, error) 
 
 // enqueue inserts n items into queue, benchChunk per transaction, in
 // multi-row INSERTs as large as the dialect's limits allow; with a barrier
-// other than uuid.Nil, as its children.
+// other than uuid.Nil, as its children, each with an idempotency key of
+// its own (the barrier's id and its index), inserted with the database's
+// insert-or-ignore (insertIgnore), as a fan-out that may run again after
+// a crash must be: the same uniqueness as Plenum's children.
 func (b *baseline) enqueue(ctx context.Context, queue string, n int, barrier uuid.UUID) error {
-	row := "(?, ?, 'bench', NULL, " + b.json + ", 0, 'available', " + b.now + ", 0, 20, 0, ?, " + b.now + ")"
-	head := "INSERT INTO " + b.names.Items + " (id, queue, kind, unique_key, payload, priority, state, available_at, attempt, max_attempts, crash_count, barrier_id, created_at) VALUES "
+	key, head, tail := "NULL", "INSERT INTO ", ""
 	var bar any // NULL unless the items are a barrier's children
+	keyed := false
 	if barrier != uuid.Nil {
 		bar = b.d.UUID(barrier)
+		head, tail, keyed = insertIgnore(b.d.Name())
 	}
+	perRow := baseArgsPerRow - 1
+	if keyed {
+		key, perRow = "?", baseArgsPerRow
+	}
+	row := "(?, ?, 'bench', " + key + ", " + b.json + ", 0, 'available', " + b.now + ", 0, 20, 0, ?, " + b.now + ")"
+	head += b.names.Items + " (id, queue, kind, unique_key, payload, priority, state, available_at, attempt, max_attempts, crash_count, barrier_id, created_at) VALUES "
 	type stmt struct {
 		text string
 		args []any
@@ -330,14 +340,14 @@ func (b *baseline) enqueue(ctx context.Context, queue string, n int, barrier uui
 			bytes int
 		)
 		flush := func() {
-			stmts = append(stmts, stmt{b.d.Rebind(q.String()), args})
+			stmts = append(stmts, stmt{b.d.Rebind(q.String() + tail), args})
 			q.Reset()
 			args, bytes = nil, 0
 		}
 		for j := i; j < min(i+benchChunk, n); j++ {
 			payload := fmt.Appendf(nil, `{"n":%d}`, j)
 			size := len(row) + len(queue) + len(payload) + baseRowOverhead
-			rows := len(args) / baseArgsPerRow
+			rows := len(args) / perRow
 			if rows == b.maxRows || (b.maxBytes > 0 && rows > 0 && len(head)+bytes+size > b.maxBytes) {
 				flush()
 				rows = 0
@@ -349,7 +359,11 @@ func (b *baseline) enqueue(ctx context.Context, queue string, n int, barrier uui
 			}
 			q.WriteString(row)
 			bytes += size
-			args = append(args, b.d.UUID(uuid.Must(uuid.NewV7())), queue, b.d.JSON(payload), bar)
+			args = append(args, b.d.UUID(uuid.Must(uuid.NewV7())), queue)
+			if keyed {
+				args = append(args, fmt.Sprintf("%s/%d", barrier, j))
+			}
+			args = append(args, b.d.JSON(payload), bar)
 		}
 		flush()
 		err := s.tx(ctx, func(tx bareTx) error {
@@ -365,6 +379,21 @@ func (b *baseline) enqueue(ctx context.Context, queue string, n int, barrier uui
 		}
 	}
 	return nil
+}
+
+// insertIgnore is the start and the end of a multi-row INSERT that skips
+// the rows whose unique key exists, as written by hand on each database:
+// ON CONFLICT DO NOTHING where the database has it, INSERT IGNORE on
+// MySQL and MariaDB; ok is false on a database without either (Oracle),
+// whose children then go without keys.
+func insertIgnore(database string) (head, tail string, ok bool) {
+	switch database {
+	case "mysql":
+		return "INSERT IGNORE INTO ", "", true
+	case "postgres", "sqlite", "cockroach":
+		return "INSERT INTO ", " ON CONFLICT DO NOTHING", true
+	}
+	return "INSERT INTO ", "", false
 }
 
 // fanOut creates a sealed counter row expecting n children, and the

@@ -85,7 +85,7 @@ func runScale(ctx context.Context, w io.Writer, rep *benchReport, sd sides, o be
 			return err
 		}
 		rep.Scale.FanOut = row
-		fmt.Fprintf(w, "\nfan-out of %s children of one barrier: plenum %s/s (Store.Expand, pages of %s), bare SQL %s/s (multi-row INSERT), ratio %.2f\n",
+		fmt.Fprintf(w, "\nfan-out of %s children of one barrier: plenum %s/s (Store.Expand, pages of %s), bare SQL %s/s (multi-row INSERT of keyed rows, insert-or-ignore), ratio %.2f\n",
 			commas(int64(s.FanOut)), commas(int64(row.Plenum)), commas(benchChunk), commas(int64(row.Baseline)), row.Plenum/row.Baseline)
 		fmt.Fprintf(w, "peak RSS while fanning out %s children: plenum %s MiB, bare SQL %s MiB\n",
 			commas(int64(s.FanOut)), mib(row.PlenumPeakRSS), mib(row.BasePeakRSS))

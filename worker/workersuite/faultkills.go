@@ -38,7 +38,7 @@ const (
 	fkItems   = 6
 	fkPages   = 4 // of the dispatch scenario
 	fkPerPage = 3
-	fkPurged  = 130 // more than one batch of deletes
+	fkPurged  = 260 // more than one batch of deletes (250 where ids bind as one list)
 )
 
 // killScenario is what RunFaultKills does for one injection point: the

@@ -187,7 +187,16 @@ func newMySQLSetup(t *testing.T) *mysqlSetup {
 	s := &mysqlSetup{rec: record(t, cfg.Addr, MySQL)}
 	cfg.Addr = s.rec.Addr()
 	s.cfg = cfg
+	// The recorder reads statement texts: with interpolateParams (which
+	// mysql.DSN turns on) the driver would write the values into them. Said
+	// in the DSN, so that mysql.DSN, in the CLI too, keeps it off.
+	cfg.InterpolateParams = false
 	s.dsn = cfg.FormatDSN()
+	if strings.Contains(s.dsn[strings.LastIndexByte(s.dsn, '/'):], "?") {
+		s.dsn += "&interpolateParams=false"
+	} else {
+		s.dsn += "?interpolateParams=false"
+	}
 	return s
 }
 

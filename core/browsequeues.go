@@ -259,7 +259,7 @@ func (s *Store) finishedInWindow(ctx context.Context, queue string, window time.
 			if err := rows.Scan(&name, &n); err != nil {
 				return err
 			}
-			out[name] = n
+			out[name] = min(n, capN)
 			total += n
 		}
 		return rows.Err()

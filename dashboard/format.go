@@ -26,6 +26,7 @@ var funcs = template.FuncMap{
 	"path":     func(base string, parts ...any) string { return base + fmt.Sprint(parts...) },
 	"duration": duration,
 	"waits":    waits,
+	"waited":   waited,
 	"view":     func(p page, n *node) nodeView { return nodeView{P: p, N: n} },
 }
 
@@ -54,19 +55,36 @@ func age(now, t time.Time) string {
 	return duration(d)
 }
 
-// duration writes d in its two largest units.
+// duration writes d in its two largest units, leaving out a zero second
+// one ("5m", "3m 20s").
 func duration(d time.Duration) string {
+	two := func(a int, au string, b int, bu string) string {
+		if b == 0 {
+			return strconv.Itoa(a) + au
+		}
+		return strconv.Itoa(a) + au + " " + strconv.Itoa(b) + bu
+	}
 	switch {
 	case d < time.Second:
 		return strconv.FormatInt(d.Milliseconds(), 10) + "ms"
 	case d < time.Minute:
 		return fmt.Sprintf("%ds", int(d/time.Second))
 	case d < time.Hour:
-		return fmt.Sprintf("%dm %ds", int(d/time.Minute), int(d%time.Minute/time.Second))
+		return two(int(d/time.Minute), "m", int(d%time.Minute/time.Second), "s")
 	case d < 48*time.Hour:
-		return fmt.Sprintf("%dh %dm", int(d/time.Hour), int(d%time.Hour/time.Minute))
+		return two(int(d/time.Hour), "h", int(d%time.Hour/time.Minute), "m")
 	}
-	return fmt.Sprintf("%dd %dh", int(d/(24*time.Hour)), int(d%(24*time.Hour)/time.Hour))
+	return two(int(d/(24*time.Hour)), "d", int(d%(24*time.Hour)/time.Hour), "h")
+}
+
+// waited is how long the oldest available item has waited at now, or, when
+// it is not due yet (delayed, or a step waiting for a signal), when it will
+// be: "due in 2h".
+func waited(now, t time.Time) string {
+	if t.After(now) && !now.IsZero() {
+		return "due in " + duration(t.Sub(now))
+	}
+	return age(now, t)
 }
 
 // stamp is a time in full, UTC, for a title attribute.

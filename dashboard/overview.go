@@ -41,6 +41,10 @@ func (h *handler) overview(w http.ResponseWriter, r *http.Request) {
 		h.storeFailed(w, r, "queues", err)
 		return
 	}
+	if queue != "" && len(sums) == 0 {
+		h.fail(w, r, http.StatusNotFound, "Not found", "No queue is named "+quote(queue)+".")
+		return
+	}
 	var now time.Time
 	p := overviewPage{States: states, Queues: sums}
 	if len(sums) > 0 {

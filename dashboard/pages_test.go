@@ -4,6 +4,7 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/plenumdb/plenum/core"
 	"github.com/plenumdb/plenum/dashboard"
@@ -102,5 +103,27 @@ func TestPages_SecurityHeaders(t *testing.T) {
 				t.Errorf("GET %s: %s = %q, want %q", path, h, got, want)
 			}
 		}
+	}
+}
+
+// TestOwners_HeartbeatAgeOnTheDatabaseClock: a store whose clock runs two
+// hours ahead (Options.ClockOffset, the database-side clock) shows an
+// owner's heartbeat two hours old: the age is the database's, not this
+// process's.
+func TestOwners_HeartbeatAgeOnTheDatabaseClock(t *testing.T) {
+	t.Parallel()
+	st := openStore(t, databases[0])
+	f := fill(t, st)
+	ahead, err := core.Open(t.Context(), st.DB(), st.Dialect(), core.Options{Prefix: st.Prefix(), ClockOffset: 2 * time.Hour})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := serve(t, newDashboard(t, ahead, dashboard.Options{}), "")
+	code, body := c.get("/owners")
+	wantStatus(t, "GET /owners", code, http.StatusOK, body)
+	row := body[strings.Index(body, `<tr data-id="`+f.owner.String()):]
+	row = row[:strings.Index(row, "</tr>")]
+	if !strings.Contains(row, `class="age heartbeat"`) || !strings.Contains(row, ">2h<") && !strings.Contains(row, ">1h 59m<") {
+		t.Errorf("owner row does not show a heartbeat two hours old:\n%s", row)
 	}
 }

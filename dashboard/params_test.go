@@ -55,7 +55,7 @@ func TestParams_UnknownIs404(t *testing.T) {
 	eachDatabase(t, func(t *testing.T, st *core.Store) {
 		c := serve(t, newDashboard(t, st, dashboard.Options{}), "")
 		id := uuid.NewString()
-		for _, path := range []string{"/items/" + id, "/runs/" + id, "/barriers/" + id, "/nope", "/items/" + id + "/more"} {
+		for _, path := range []string{"/items/" + id, "/runs/" + id, "/barriers/" + id, "/nope", "/items/" + id + "/more", "/?queue=no-such-queue"} {
 			code, body := c.get(path)
 			wantStatus(t, "GET "+path, code, http.StatusNotFound, body)
 		}

@@ -1,0 +1,449 @@
+package conformance
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/plenumdb/plenum/core"
+)
+
+// The dashboard's reads: Items under every filter combination, in keyset
+// pages that match the items as Get reads them, newest first, with no item
+// repeated or skipped, however the pages are cut.
+func testBrowseItems(e *env) {
+	a := e.owner(e.s)
+	var specs []core.ItemSpec
+	for i := range 24 {
+		specs = append(specs, core.ItemSpec{Queue: []string{"b-one", "b-two", "b-three"}[i%3], Kind: []string{"", "k1", "k2"}[i%3/2+i%2]})
+	}
+	rc, first, err := e.s.CreateRun(e.ctx, core.RunSpec{Name: "browse"}, core.ItemSpec{Queue: "b-one", Kind: "k1"}, core.ItemSpec{Queue: "b-two"})
+	if err != nil {
+		e.t.Fatalf("CreateRun: %v", err)
+	}
+	e.enqueue(e.s, specs...)
+	// Move some of b-one and b-two into every other state.
+	for _, q := range []string{"b-one", "b-two"} {
+		cs := e.claim(e.s, a, q, 5)
+		e.complete(e.s, cs[0], `"done"`)
+		if err := e.s.Cancel(e.ctx, cs[1].ID); err != nil {
+			e.t.Fatalf("Cancel: %v", err)
+		}
+		if _, err := e.s.Fence(e.ctx, cs[2], func(ctx context.Context, f *core.Fenced) error {
+			_, err := f.Fail(ctx, core.FailParams{Error: "boom", Discard: true})
+			return err
+		}); err != nil {
+			e.t.Fatalf("Fail: %v", err)
+		}
+	}
+	// The truth: every item as Get reads it, newest first.
+	all, err := e.s.Items(e.ctx, core.ItemFilter{Limit: core.MaxListLimit})
+	if err != nil {
+		e.t.Fatalf("Items: %v", err)
+	}
+	if len(all) != len(specs)+len(first) {
+		e.t.Fatalf("Items lists %d items, want %d", len(all), len(specs)+len(first))
+	}
+	for i, it := range all {
+		if i > 0 && it.ID.String() >= all[i-1].ID.String() {
+			e.t.Fatalf("Items not newest first at %d: %s after %s", i, it.ID, all[i-1].ID)
+		}
+		if got := e.get(it.ID); got.State != it.State || got.Queue != it.Queue || got.Kind != it.Kind || got.Run != it.Run {
+			e.t.Fatalf("Items lists %+v, Get reads %+v", it, got)
+		}
+	}
+	for _, queue := range []string{"", "b-one", "b-three", "none"} {
+		for _, state := range []core.State{"", core.StateAvailable, core.StateClaimed, core.StateDead, core.StateCompleted, core.StateCancelled} {
+			for _, kind := range []string{"", "k1"} {
+				for _, run := range []uuid.UUID{uuid.Nil, rc.ID} {
+					f := core.ItemFilter{Queue: queue, State: state, Kind: kind, Run: run}
+					var want []uuid.UUID
+					for _, it := range all {
+						if (queue == "" || it.Queue == queue) && (state == "" || it.State == state) &&
+							(kind == "" || it.Kind == kind) && (run == uuid.Nil || it.Run == run) {
+							want = append(want, it.ID)
+						}
+					}
+					for _, limit := range []int{1, 4, 0} {
+						f.Limit = limit
+						if got := e.pageItems(f); !slices.Equal(got, want) {
+							e.t.Fatalf("Items(%+v) in pages = %v, want %v", f, got, want)
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
+// pageItems reads every page of f and returns the ids in order.
+func (e *env) pageItems(f core.ItemFilter) []uuid.UUID {
+	e.t.Helper()
+	var out []uuid.UUID
+	for {
+		page, err := e.s.Items(e.ctx, f)
+		if err != nil {
+			e.t.Fatalf("Items(%+v): %v", f, err)
+		}
+		for _, it := range page {
+			out = append(out, it.ID)
+		}
+		limit := f.Limit
+		if limit == 0 {
+			limit = core.DefaultListLimit
+		}
+		if len(page) < limit {
+			return out
+		}
+		if len(out) > 10*core.MaxListLimit {
+			e.t.Fatalf("Items(%+v): paging does not end", f)
+		}
+		f.Before = page[len(page)-1].ID
+	}
+}
+
+// Paging through a queue while other stores insert into it and claim from
+// it never repeats an item and never skips one that existed when paging
+// began: a new item's id is newer than every page already read.
+func testBrowseItemsConcurrent(e *env) {
+	const queue = "b-busy"
+	n := e.scaled(300, 60)
+	specs := make([]core.ItemSpec, n)
+	for i := range specs {
+		specs[i] = core.ItemSpec{Queue: queue}
+	}
+	before := map[uuid.UUID]bool{}
+	for _, it := range e.enqueue(e.s, specs...) {
+		before[it.ID] = true
+	}
+	a := e.owner(e.s)
+	ctx, stop := context.WithCancel(e.ctx)
+	var wg sync.WaitGroup
+	for w := range 2 {
+		s := e.open(core.Options{})
+		wg.Go(func() {
+			for ctx.Err() == nil {
+				if _, err := s.Enqueue(ctx, core.ItemSpec{Queue: queue}, core.ItemSpec{Queue: queue}); err != nil && ctx.Err() == nil {
+					e.t.Errorf("Enqueue: %v", err)
+					return
+				}
+				if w == 1 {
+					if _, err := s.Claim(ctx, core.ClaimParams{Queue: queue, Owner: a, Limit: 3, Lease: time.Hour}); err != nil && ctx.Err() == nil {
+						e.t.Errorf("Claim: %v", err)
+						return
+					}
+				}
+			}
+		})
+	}
+	for _, state := range []core.State{"", core.StateAvailable} {
+		seen := map[uuid.UUID]int{}
+		f := core.ItemFilter{Queue: queue, State: state, Limit: 7}
+		var last uuid.UUID
+		for {
+			page, err := e.s.Items(e.ctx, f)
+			if err != nil {
+				e.t.Fatalf("Items: %v", err)
+			}
+			for _, it := range page {
+				seen[it.ID]++
+				if last != uuid.Nil && it.ID.String() >= last.String() {
+					e.t.Fatalf("page out of order: %s after %s", it.ID, last)
+				}
+				last = it.ID
+			}
+			if len(page) < f.Limit {
+				break
+			}
+			f.Before = page[len(page)-1].ID
+		}
+		for id, k := range seen {
+			if k != 1 {
+				e.t.Fatalf("item %s listed %d times", id, k)
+			}
+		}
+		if state == "" {
+			for id := range before {
+				if seen[id] != 1 {
+					e.t.Fatalf("item %s, there before paging began, was skipped", id)
+				}
+			}
+		}
+	}
+	stop()
+	wg.Wait()
+}
+
+// Queue summaries: counts exact below the cap and capped at it, the oldest
+// available item, the finished items of a window on the database clock,
+// pauses, queues known only from the queues table, and keyset pages of
+// queues.
+func testBrowseQueueSummaries(e *env) {
+	a := e.owner(e.s)
+	// Four of priority 0, and the oldest available of a higher priority
+	// than one due an hour from now: the probes must go past the first.
+	e.enqueue(e.s, core.ItemSpec{Queue: "s-a"}, core.ItemSpec{Queue: "s-a"}, core.ItemSpec{Queue: "s-a"}, core.ItemSpec{Queue: "s-a"},
+		core.ItemSpec{Queue: "s-a", Priority: 5}, core.ItemSpec{Queue: "s-a", Priority: -3, Delay: time.Hour},
+		core.ItemSpec{Queue: "s-b"})
+	for _, c := range e.claim(e.s, a, "s-a", 2) {
+		e.complete(e.s, c, "")
+	}
+	if err := e.s.PauseQueue(e.ctx, "s-c"); err != nil {
+		e.t.Fatalf("PauseQueue: %v", err)
+	}
+	sum := func(s *core.Store, p core.QueueSummaryParams) []core.QueueSummary {
+		e.t.Helper()
+		out, err := s.QueueSummaries(e.ctx, p)
+		if err != nil {
+			e.t.Fatalf("QueueSummaries(%+v): %v", p, err)
+		}
+		return out
+	}
+	all := sum(e.s, core.QueueSummaryParams{})
+	var names []string
+	for _, q := range all {
+		names = append(names, q.Queue)
+	}
+	if !slices.Equal(names, []string{"s-a", "s-b", "s-c"}) {
+		e.t.Fatalf("QueueSummaries lists %v, want s-a, s-b, s-c", names)
+	}
+	now := e.now(e.s)
+	for _, q := range all {
+		if q.Now.Before(now.Add(-time.Minute)) || q.Now.After(now.Add(e.clockSlack())) {
+			e.t.Errorf("%s: Now %v is not the database clock (%v)", q.Queue, q.Now, now)
+		}
+		if q.Paused != (q.Queue == "s-c") || q.Window != core.DefaultSummaryWindow {
+			e.t.Errorf("%s: Paused %v, Window %v", q.Queue, q.Paused, q.Window)
+		}
+	}
+	sa := all[0]
+	if sa.Counts[core.StateAvailable] != 4 || sa.Counts[core.StateCompleted] != 2 || sa.Counts[core.StateDead] != 0 || sa.Capped[core.StateAvailable] {
+		e.t.Errorf("s-a counts %v capped %v; want 4 available, 2 completed", sa.Counts, sa.Capped)
+	}
+	if sa.FinishedInWindow != 2 || sa.FinishedCapped || all[1].FinishedInWindow != 0 {
+		e.t.Errorf("finished in window: s-a %d (capped %v), s-b %d; want 2, 0", sa.FinishedInWindow, sa.FinishedCapped, all[1].FinishedInWindow)
+	}
+	// The oldest available item is the earliest available_at of any
+	// priority, as Get reads it.
+	var oldest time.Time
+	items, err := e.s.Items(e.ctx, core.ItemFilter{Queue: "s-a", State: core.StateAvailable})
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	for _, it := range items {
+		if oldest.IsZero() || it.AvailableAt.Before(oldest) {
+			oldest = it.AvailableAt
+		}
+	}
+	if !sa.OldestAvailable.Equal(oldest) {
+		e.t.Errorf("s-a OldestAvailable %v, want %v", sa.OldestAvailable, oldest)
+	}
+	if !all[2].OldestAvailable.IsZero() || all[2].Counts[core.StateAvailable] != 0 {
+		e.t.Errorf("s-c (no items) = %+v", all[2])
+	}
+	// Capped exactly at the cap: 4 available is exact under a cap of 4,
+	// and capped under 3.
+	for _, c := range []struct {
+		cap    int64
+		count  int64
+		capped bool
+	}{{5, 4, false}, {4, 4, false}, {3, 3, true}, {1, 1, true}} {
+		one := sum(e.s, core.QueueSummaryParams{Queue: "s-a", CountCap: c.cap})
+		if len(one) != 1 || one[0].Counts[core.StateAvailable] != c.count || one[0].Capped[core.StateAvailable] != c.capped {
+			e.t.Errorf("cap %d: %+v; want %d available, capped %v", c.cap, one, c.count, c.capped)
+		}
+		if c.cap < 2 && (one[0].FinishedInWindow != c.cap || !one[0].FinishedCapped) {
+			e.t.Errorf("cap %d: finished %d capped %v; want the cap, capped", c.cap, one[0].FinishedInWindow, one[0].FinishedCapped)
+		}
+	}
+	// The window is the database's: a store whose clock is an hour on sees
+	// nothing finished in the last half hour.
+	if later := sum(e.at(time.Hour), core.QueueSummaryParams{Queue: "s-a", Window: 30 * time.Minute}); len(later) != 1 || later[0].FinishedInWindow != 0 {
+		e.t.Errorf("an hour later, finished in the last 30 minutes = %+v; want 0", later)
+	}
+	if later := sum(e.at(time.Hour), core.QueueSummaryParams{Queue: "s-a", Window: 2 * time.Hour}); len(later) != 1 || later[0].FinishedInWindow != 2 {
+		e.t.Errorf("an hour later, finished in the last 2 hours = %+v; want 2", later)
+	}
+	// Pages of queues, and a queue that does not exist.
+	if p := sum(e.s, core.QueueSummaryParams{Limit: 2}); len(p) != 2 || p[1].Queue != "s-b" {
+		e.t.Errorf("first page of 2 = %+v", p)
+	}
+	if p := sum(e.s, core.QueueSummaryParams{After: "s-b", Limit: 2}); len(p) != 1 || p[0].Queue != "s-c" {
+		e.t.Errorf("page after s-b = %+v", p)
+	}
+	if p := sum(e.s, core.QueueSummaryParams{Queue: "s-none"}); len(p) != 0 {
+		e.t.Errorf("summary of a queue with no items nor row = %+v", p)
+	}
+}
+
+// Owners: keyset pages by id, the heartbeat's age on the database clock
+// (an owner registered by a store whose clock is two hours behind has a
+// heartbeat two hours old), and the claims each holds.
+func testBrowseOwners(e *env) {
+	old := e.owner(e.at(-2 * time.Hour))
+	fresh := e.owner(e.s)
+	e.enqueue(e.s, core.ItemSpec{Queue: "o"}, core.ItemSpec{Queue: "o"}, core.ItemSpec{Queue: "o"}, core.ItemSpec{Queue: "o"})
+	cs := e.claimAll(e.s, fresh, "o", 4)
+	e.complete(e.s, cs[0], "")
+	var got []core.OwnerInfo
+	p := core.OwnersParams{Limit: 1}
+	for {
+		page, err := e.s.Owners(e.ctx, p)
+		if err != nil {
+			e.t.Fatalf("Owners: %v", err)
+		}
+		got = append(got, page...)
+		if len(page) < p.Limit {
+			break
+		}
+		p.After = page[0].ID
+	}
+	if len(got) != 2 || got[0].ID != old || got[1].ID != fresh {
+		e.t.Fatalf("Owners = %+v; want %s then %s", got, old, fresh)
+	}
+	slack := e.clockSlack() + time.Minute
+	if age := got[0].HeartbeatAge; age < 2*time.Hour-e.clockSlack() || age > 2*time.Hour+slack {
+		e.t.Errorf("old owner's heartbeat age %v, want about 2h", age)
+	}
+	if age := got[1].HeartbeatAge; age < -e.clockSlack() || age > slack {
+		e.t.Errorf("fresh owner's heartbeat age %v, want about 0", age)
+	}
+	if got[0].Claims != 0 || got[1].Claims != 3 || got[1].Host != "conformance" || got[1].PID == 0 {
+		e.t.Errorf("owners = %+v; want 0 and 3 claims", got)
+	}
+}
+
+// Runs in keyset pages under each filter, and a run's barriers in id order.
+func testBrowseRuns(e *env) {
+	a := e.owner(e.s)
+	var ids []uuid.UUID
+	for i := range 5 {
+		rc, _, err := e.s.CreateRun(e.ctx, core.RunSpec{Name: []string{"r-a", "r-b"}[i%2]}, core.ItemSpec{Queue: fmt.Sprintf("r%d", i)})
+		if err != nil {
+			e.t.Fatalf("CreateRun: %v", err)
+		}
+		ids = append(ids, rc.ID)
+	}
+	if _, ok, err := e.s.UpdateRun(e.ctx, core.RunUpdate{Run: ids[2], From: []core.RunState{core.RunRunning}, To: core.RunHalted, HaltReason: "test"}); err != nil || !ok {
+		e.t.Fatalf("UpdateRun: %v %v", ok, err)
+	}
+	for _, c := range []struct {
+		f    core.RunFilter
+		want []uuid.UUID
+	}{
+		{core.RunFilter{}, []uuid.UUID{ids[4], ids[3], ids[2], ids[1], ids[0]}},
+		{core.RunFilter{Name: "r-a"}, []uuid.UUID{ids[4], ids[2], ids[0]}},
+		{core.RunFilter{Name: "r-a", State: core.RunRunning}, []uuid.UUID{ids[4], ids[0]}},
+		{core.RunFilter{State: core.RunHalted}, []uuid.UUID{ids[2]}},
+		{core.RunFilter{Name: "r-c"}, nil},
+	} {
+		for _, limit := range []int{1, 2, 0} {
+			f := c.f
+			f.Limit = limit
+			var got []uuid.UUID
+			for {
+				page, err := e.s.Runs(e.ctx, f)
+				if err != nil {
+					e.t.Fatalf("Runs(%+v): %v", f, err)
+				}
+				for _, r := range page {
+					got = append(got, r.ID)
+				}
+				if len(page) < max(limit, 1) || limit == 0 {
+					break
+				}
+				if len(got) > 100 {
+					e.t.Fatalf("Runs(%+v): paging does not end", f)
+				}
+				f.Before = page[len(page)-1].ID
+			}
+			if !slices.Equal(got, c.want) {
+				e.t.Errorf("Runs(%+v) = %v, want %v", f, got, c.want)
+			}
+		}
+	}
+	// Barriers of run 0: its item opens three; run 1's item opens one.
+	open := func(queue string, names ...string) []uuid.UUID {
+		c := e.claimOne(e.s, a, queue)
+		var out []uuid.UUID
+		if _, err := e.s.Fence(e.ctx, c, func(ctx context.Context, f *core.Fenced) error {
+			for _, n := range names {
+				b, err := f.OpenBarrier(ctx, core.BarrierSpec{Name: n, Join: core.JoinSpec{Queue: queue}})
+				if err != nil {
+					return err
+				}
+				out = append(out, b.ID)
+			}
+			return nil
+		}); err != nil {
+			e.t.Fatalf("OpenBarrier: %v", err)
+		}
+		return out
+	}
+	want := open("r0", "x", "y", "z")
+	open("r1", "x")
+	var got []uuid.UUID
+	p := core.RunBarriersParams{Run: ids[0], Limit: 2}
+	for {
+		page, err := e.s.RunBarriers(e.ctx, p)
+		if err != nil {
+			e.t.Fatalf("RunBarriers: %v", err)
+		}
+		for _, b := range page {
+			if b.Run != ids[0] {
+				e.t.Errorf("RunBarriers of %s lists %+v", ids[0], b)
+			}
+			got = append(got, b.ID)
+		}
+		if len(page) < p.Limit {
+			break
+		}
+		p.After = page[len(page)-1].ID
+	}
+	slices.SortFunc(want, func(x, y uuid.UUID) int { return strings.Compare(x.String(), y.String()) })
+	if !slices.Equal(got, want) {
+		e.t.Errorf("RunBarriers = %v, want %v", got, want)
+	}
+}
+
+// Bad input to the dashboard's reads is an *InputError naming the field.
+func testBrowseBadInput(e *env) {
+	long := strings.Repeat("q", 129)
+	for _, c := range []struct {
+		field string
+		err   error
+	}{
+		{"Limit", e.err(e.s.Items(e.ctx, core.ItemFilter{Limit: -1}))},
+		{"Limit", e.err(e.s.Items(e.ctx, core.ItemFilter{Limit: core.MaxListLimit + 1}))},
+		{"State", e.err(e.s.Items(e.ctx, core.ItemFilter{State: "running"}))},
+		{"Queue", e.err(e.s.Items(e.ctx, core.ItemFilter{Queue: long}))},
+		{"Kind", e.err(e.s.Items(e.ctx, core.ItemFilter{Kind: long}))},
+		{"Queue", e.err(e.s.Items(e.ctx, core.ItemFilter{Queue: "a\x00b"}))},
+		{"Limit", e.err(e.s.Runs(e.ctx, core.RunFilter{Limit: 1 << 30}))},
+		{"State", e.err(e.s.Runs(e.ctx, core.RunFilter{State: "dead"}))},
+		{"Name", e.err(e.s.Runs(e.ctx, core.RunFilter{Name: long}))},
+		{"Run", e.err(e.s.RunBarriers(e.ctx, core.RunBarriersParams{}))},
+		{"Limit", e.err(e.s.RunBarriers(e.ctx, core.RunBarriersParams{Run: uuid.New(), Limit: -5}))},
+		{"Limit", e.err(e.s.Owners(e.ctx, core.OwnersParams{Limit: -1}))},
+		{"CountCap", e.err(e.s.QueueSummaries(e.ctx, core.QueueSummaryParams{CountCap: -1}))},
+		{"CountCap", e.err(e.s.QueueSummaries(e.ctx, core.QueueSummaryParams{CountCap: core.MaxCountCap + 1}))},
+		{"Window", e.err(e.s.QueueSummaries(e.ctx, core.QueueSummaryParams{Window: -time.Second}))},
+		{"Queue", e.err(e.s.QueueSummaries(e.ctx, core.QueueSummaryParams{Queue: long}))},
+		{"After", e.err(e.s.QueueSummaries(e.ctx, core.QueueSummaryParams{After: long}))},
+		{"Limit", e.err(e.s.QueueSummaries(e.ctx, core.QueueSummaryParams{Limit: 501}))},
+	} {
+		var ie *core.InputError
+		if !errors.As(c.err, &ie) || ie.Field != c.field {
+			e.t.Errorf("got %v, want an *InputError on %s", c.err, c.field)
+		}
+	}
+}
+
+// err keeps the error of a read.
+func (e *env) err(_ any, err error) error { return err }

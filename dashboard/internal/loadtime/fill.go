@@ -16,7 +16,8 @@ import (
 const fillChunk = 100_000
 
 // The mix of the filled items, by g % 100: 2% available, 1% claimed, 3%
-// dead, 1% cancelled, the rest completed; over 8 queues and 13 kinds,
+// dead, 1% cancelled, the rest completed; over 8 queues (by g / 100) and
+// 13 kinds (by g / 3), so that every queue and kind has every state;
 // created 1 ms apart up to now, so that the newest finished in the
 // throughput window.
 const (
@@ -31,7 +32,7 @@ const (
 var fillers = map[string]func(ctx context.Context, db *sql.DB, table string, n int, owners []uuid.UUID) error{
 	"postgres": func(ctx context.Context, db *sql.DB, table string, n int, owners []uuid.UUID) error {
 		q := `INSERT INTO ` + table + ` (id, queue, kind, payload, priority, state, available_at, attempt, max_attempts, crash_count, claim_token, claimed_by, claimed_at, lease_expires_at, result, last_error, created_at, finished_at)
-SELECT md5($1 || g::text)::uuid, 'q' || (g % ` + strconv.Itoa(queues) + `), 'kind.' || (g % ` + strconv.Itoa(kinds) + `), jsonb_build_object('n', g), 0, st, ts,
+SELECT md5($1 || g::text)::uuid, 'q' || ((g / 100) % ` + strconv.Itoa(queues) + `), 'kind.' || ((g / 3) % ` + strconv.Itoa(kinds) + `), jsonb_build_object('n', g), 0, st, ts,
   CASE st WHEN 'available' THEN 0 WHEN 'dead' THEN 3 ELSE 1 END, 3, 0,
   CASE st WHEN 'claimed' THEN md5('t' || g::text)::uuid END,
   CASE st WHEN 'claimed' THEN ($4::uuid[])[1 + g % array_length($4::uuid[], 1)] END,
@@ -74,7 +75,7 @@ FROM (SELECT g, statement_timestamp() - ((` + strconv.Itoa(n) + ` - g) * interva
 s AS (SELECT g, ` + now + ` - (` + strconv.Itoa(n) + ` - g) * 1000 AS ts,
   CASE WHEN g % 100 < 2 THEN 'available' WHEN g % 100 = 2 THEN 'claimed' WHEN g % 100 < 6 THEN 'dead' WHEN g % 100 = 6 THEN 'cancelled' ELSE 'completed' END AS st FROM g)
 INSERT INTO ` + table + ` (id, queue, kind, payload, priority, state, available_at, attempt, max_attempts, crash_count, claim_token, claimed_by, claimed_at, lease_expires_at, result, last_error, created_at, finished_at)
-SELECT randomblob(16), 'q' || (g % ` + strconv.Itoa(queues) + `), 'kind.' || (g % ` + strconv.Itoa(kinds) + `), '{"n":' || g || '}', 0, st, ts,
+SELECT randomblob(16), 'q' || ((g / 100) % ` + strconv.Itoa(queues) + `), 'kind.' || ((g / 3) % ` + strconv.Itoa(kinds) + `), '{"n":' || g || '}', 0, st, ts,
   CASE st WHEN 'available' THEN 0 WHEN 'dead' THEN 3 ELSE 1 END, 3, 0,
   CASE st WHEN 'claimed' THEN randomblob(16) END,
   CASE st WHEN 'claimed' THEN ` + own + ` END,

@@ -41,8 +41,13 @@ func TestFill_PostgresRowsAreItemsCoreReads(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer db.Close()
-	t.Cleanup(func() { _ = migrations.Drop(context.Background(), db, postgres.Dialect(), "lt_fill_") })
+	// Cleanups run last first: the drop, then the close.
+	t.Cleanup(func() { db.Close() })
+	t.Cleanup(func() {
+		if err := migrations.Drop(context.Background(), db, postgres.Dialect(), "lt_fill_"); err != nil {
+			t.Errorf("drop: %v", err)
+		}
+	})
 	checkFill(t, db, postgres.Dialect())
 }
 

@@ -170,8 +170,3 @@ const qOldestAvailableScan = "SELECT MIN(available_at) FROM {items} WHERE queue 
 func qFinishedWindow(d dialect.Dialect, n int) string {
 	return "SELECT queue, COUNT(*) FROM (SELECT queue FROM {items} WHERE finished_at >= {now+?}" + d.Limit(n) + ") w GROUP BY queue"
 }
-
-// qFinishedWindowQueue is qFinishedWindow for one queue.
-func qFinishedWindowQueue(d dialect.Dialect, n int) string {
-	return "SELECT queue, COUNT(*) FROM (SELECT queue FROM {items} WHERE finished_at >= {now+?} AND queue = ?" + d.Limit(n) + ") w GROUP BY queue"
-}

@@ -440,7 +440,6 @@ var catalog = []entry{
 	{name: "browse.oldest-available", render: func(s *Store, _ int) []string { return []string{s.sql(qOldestAvailable(s.d))} }},
 	fixed("browse.oldest-available-scan", qOldestAvailableScan),
 	sized("browse.finished-window", countMax, func(s *Store, n int) string { return qFinishedWindow(s.d, n) }),
-	sized("browse.finished-window-queue", countMax, func(s *Store, n int) string { return qFinishedWindowQueue(s.d, n) }),
 }
 
 func listMax(*Store) int  { return MaxListLimit }

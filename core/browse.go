@@ -68,7 +68,6 @@ func (s *Store) Items(ctx context.Context, f ItemFilter) ([]Item, error) {
 	}
 	if f.State != "" {
 		bits |= 2
-		eq = append(eq, string(f.State))
 	}
 	if f.Kind != "" {
 		bits |= 4
@@ -78,8 +77,8 @@ func (s *Store) Items(ctx context.Context, f ItemFilter) ([]Item, error) {
 		bits |= 8
 		eq = append(eq, s.d.UUID(f.Run))
 	}
-	args := s.pageArgs(itemShape(bits), eq, f.Before)
-	return readRows(ctx, s, "items", s.sql(qItemsPage(s.d, bits, limit)), func(r scanner) (Item, error) { return scanItem(s.d, r) }, args...)
+	args := s.pageArgs(itemShape(bits, f.State), eq, f.Before)
+	return readRows(ctx, s, "items", s.sql(qItemsPage(s.d, bits, f.State, limit)), func(r scanner) (Item, error) { return scanItem(s.d, r) }, args...)
 }
 
 // pageArgs are the arguments of a qNewestFirst page: the equality values

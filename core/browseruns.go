@@ -45,10 +45,9 @@ func (s *Store) Runs(ctx context.Context, f RunFilter) ([]Run, error) {
 	}
 	if f.State != "" {
 		bits |= 2
-		eq = append(eq, string(f.State))
 	}
-	args := s.pageArgs(runShape(bits), eq, f.Before)
-	return readRows(ctx, s, "runs", s.sql(qRunsPage(s.d, bits, limit)), func(r scanner) (Run, error) { return scanRun(s.d, r) }, args...)
+	args := s.pageArgs(runShape(bits, f.State), eq, f.Before)
+	return readRows(ctx, s, "runs", s.sql(qRunsPage(s.d, bits, f.State, limit)), func(r scanner) (Run, error) { return scanRun(s.d, r) }, args...)
 }
 
 // RunBarriersParams page through the barriers of a run.

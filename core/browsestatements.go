@@ -23,7 +23,11 @@ var (
 // compared with a bound value, in argument order, and the column whose
 // every value gets a page of its own to merge (split; "" for none).
 type listShape struct {
-	eq     []string
+	eq []string
+	// lit is a condition written into the text (a state, validated): a
+	// plan made for the statement, generic or not, sees its value, and
+	// does not take another state's index on a guess.
+	lit    string
 	split  string
 	values []string
 }
@@ -39,6 +43,9 @@ func qNewestFirst(d dialect.Dialect, cols, table string, sh listShape, n int) st
 		b.WriteString("SELECT " + cols + " FROM " + table + " WHERE ")
 		for _, c := range sh.eq {
 			b.WriteString(c + " = ? AND ")
+		}
+		if sh.lit != "" {
+			b.WriteString(sh.lit + " AND ")
 		}
 		b.WriteString(extra + "id < ? ORDER BY id DESC" + d.Limit(n))
 		return b.String()
@@ -57,13 +64,13 @@ func qNewestFirst(d dialect.Dialect, cols, table string, sh listShape, n int) st
 // 2, kind 4, run 8.
 const itemShapes = 16
 
-func itemShape(bits int) listShape {
+func itemShape(bits int, state State) listShape {
 	var sh listShape
 	if bits&1 != 0 {
 		sh.eq = append(sh.eq, "queue")
 	}
 	if bits&2 != 0 {
-		sh.eq = append(sh.eq, "state")
+		sh.lit = "state = '" + string(state) + "'"
 	}
 	if bits&4 != 0 {
 		sh.eq = append(sh.eq, "kind")
@@ -80,21 +87,22 @@ func itemShape(bits int) listShape {
 	return sh
 }
 
-// qItemsPage is one page of n items of the filter combination bits.
-func qItemsPage(d dialect.Dialect, bits, n int) string {
-	return qNewestFirst(d, itemColumns, "{items}", itemShape(bits), n)
+// qItemsPage is one page of n items of the filter combination bits (and
+// the state, when bits has one).
+func qItemsPage(d dialect.Dialect, bits int, state State, n int) string {
+	return qNewestFirst(d, itemColumns, "{items}", itemShape(bits, state), n)
 }
 
 // runShapes are the filter combinations of Runs, by bit: name 1, state 2.
 const runShapes = 4
 
-func runShape(bits int) listShape {
+func runShape(bits int, state RunState) listShape {
 	var sh listShape
 	if bits&1 != 0 {
 		sh.eq = append(sh.eq, "name")
 	}
 	if bits&2 != 0 {
-		sh.eq = append(sh.eq, "state")
+		sh.lit = "state = '" + string(state) + "'"
 	}
 	if bits == 1 {
 		sh.split = "state"
@@ -105,9 +113,10 @@ func runShape(bits int) listShape {
 	return sh
 }
 
-// qRunsPage is one page of n runs of the filter combination bits.
-func qRunsPage(d dialect.Dialect, bits, n int) string {
-	return qNewestFirst(d, runColumns, "{runs}", runShape(bits), n)
+// qRunsPage is one page of n runs of the filter combination bits (and
+// the state, when bits has one).
+func qRunsPage(d dialect.Dialect, bits int, state RunState, n int) string {
+	return qNewestFirst(d, runColumns, "{runs}", runShape(bits, state), n)
 }
 
 // qRunBarriers is one page of n barriers of a run, in id order.
@@ -160,9 +169,4 @@ const qOldestAvailableScan = "SELECT MIN(available_at) FROM {items} WHERE queue 
 // n of them in all: a bounded range of the finished index.
 func qFinishedWindow(d dialect.Dialect, n int) string {
 	return "SELECT queue, COUNT(*) FROM (SELECT queue FROM {items} WHERE finished_at >= {now+?}" + d.Limit(n) + ") w GROUP BY queue"
-}
-
-// qFinishedWindowQueue is qFinishedWindow for one queue.
-func qFinishedWindowQueue(d dialect.Dialect, n int) string {
-	return "SELECT queue, COUNT(*) FROM (SELECT queue FROM {items} WHERE finished_at >= {now+?} AND queue = ?" + d.Limit(n) + ") w GROUP BY queue"
 }

@@ -426,8 +426,12 @@ var catalog = []entry{
 	fixed("revive.children", qReviveChildren),
 	fixed("barrier.rearm", qBarrierRearm),
 
-	{name: "browse.items", max: listMax, render: func(s *Store, n int) []string { return shapesOf(s, itemShapes, n, qItemsPage) }},
-	{name: "browse.runs", max: listMax, render: func(s *Store, n int) []string { return shapesOf(s, runShapes, n, qRunsPage) }},
+	{name: "browse.items", max: listMax, render: func(s *Store, n int) []string {
+		return shapesOf(s, itemShapes, n, itemStates, func(d dialect.Dialect, bits int, st State, n int) string { return qItemsPage(d, bits, st, n) })
+	}},
+	{name: "browse.runs", max: listMax, render: func(s *Store, n int) []string {
+		return shapesOf(s, runShapes, n, runStates, func(d dialect.Dialect, bits int, st RunState, n int) string { return qRunsPage(d, bits, st, n) })
+	}},
 	sized("browse.run-barriers", listMax, func(s *Store, n int) string { return qRunBarriers(s.d, n) }),
 	sized("browse.owners", listMax, func(s *Store, n int) string { return qOwnersPage(s.d, n) }),
 	fixed("browse.queue-first", qQueueFirst),
@@ -436,18 +440,23 @@ var catalog = []entry{
 	{name: "browse.oldest-available", render: func(s *Store, _ int) []string { return []string{s.sql(qOldestAvailable(s.d))} }},
 	fixed("browse.oldest-available-scan", qOldestAvailableScan),
 	sized("browse.finished-window", countMax, func(s *Store, n int) string { return qFinishedWindow(s.d, n) }),
-	sized("browse.finished-window-queue", countMax, func(s *Store, n int) string { return qFinishedWindowQueue(s.d, n) }),
 }
 
 func listMax(*Store) int  { return MaxListLimit }
 func countMax(*Store) int { return MaxCountCap + 1 }
 
 // shapesOf renders a keyset page of n rows in each of its filter
-// combinations.
-func shapesOf(s *Store, shapes, n int, q func(dialect.Dialect, int, int) string) []string {
-	out := make([]string, shapes)
+// combinations, those with a state (bit 2) once per state.
+func shapesOf[S ~string](s *Store, shapes, n int, states []S, q func(dialect.Dialect, int, S, int) string) []string {
+	var out []string
 	for bits := range shapes {
-		out[bits] = s.sql(q(s.d, bits, n))
+		if bits&2 == 0 {
+			out = append(out, s.sql(q(s.d, bits, "", n)))
+			continue
+		}
+		for _, st := range states {
+			out = append(out, s.sql(q(s.d, bits, st, n)))
+		}
 	}
 	return out
 }

@@ -12,7 +12,7 @@ import (
 // Bounds of QueueSummaryParams.
 const (
 	// DefaultCountCap is the CountCap of 0.
-	DefaultCountCap = 10000
+	DefaultCountCap = 1000
 	// MaxCountCap bounds QueueSummaryParams.CountCap.
 	MaxCountCap = 1000000
 	// DefaultSummaryWindow is the Window of 0.

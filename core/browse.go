@@ -44,8 +44,7 @@ type ItemFilter struct {
 // the merge of one such page per state). An item inserted while paging has
 // a newer id than the pages already read, so it never shows up in a later
 // page, and paging never repeats or skips an item that existed when it
-// began. A Kind alone is not indexed: it filters the newest items until the
-// page is full.
+// began.
 func (s *Store) Items(ctx context.Context, f ItemFilter) ([]Item, error) {
 	limit, err := listLimit(f.Limit)
 	if err != nil {

@@ -78,7 +78,9 @@ func itemShape(bits int, state State) listShape {
 	if bits&8 != 0 {
 		sh.eq = append(sh.eq, "run_id")
 	}
-	if bits&1 != 0 && bits&2 == 0 {
+	// A queue or a kind without a state is read from the index that leads
+	// with it and the state: one page per state, merged.
+	if bits&(1|4) != 0 && bits&2 == 0 {
 		sh.split = "state"
 		for _, st := range itemStates {
 			sh.values = append(sh.values, string(st))

@@ -24,7 +24,7 @@ const prefix = migrations.DefaultPrefix
 
 var (
 	wantTables  = []string{"plenum_attempts", "plenum_barriers", "plenum_items", "plenum_migrations", "plenum_processes", "plenum_queues", "plenum_runs", "plenum_schedules", "plenum_signals"}
-	wantIndexes = []string{"plenum_barriers_owner", "plenum_barriers_run", "plenum_barriers_unfired", "plenum_items_barrier", "plenum_items_browse", "plenum_items_claim", "plenum_items_finished", "plenum_items_key",
+	wantIndexes = []string{"plenum_barriers_owner", "plenum_barriers_run", "plenum_barriers_unfired", "plenum_items_barrier", "plenum_items_browse", "plenum_items_claim", "plenum_items_finished", "plenum_items_key", "plenum_items_kind",
 		"plenum_items_lease", "plenum_items_owner", "plenum_items_run", "plenum_items_state", "plenum_processes_heartbeat", "plenum_runs_browse", "plenum_runs_key", "plenum_runs_state", "plenum_signals_key"}
 	// allVersions lists every version of this build, oldest first.
 	allVersions = []int{1, 2, 3, 4}

@@ -9,6 +9,8 @@ DROP INDEX plenum_runs_state ON plenum_runs;
 
 DROP INDEX plenum_runs_browse ON plenum_runs;
 
+DROP INDEX plenum_items_kind ON plenum_items;
+
 DROP INDEX plenum_items_state ON plenum_items;
 
 DROP INDEX plenum_items_browse ON plenum_items;

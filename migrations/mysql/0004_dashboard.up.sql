@@ -5,6 +5,8 @@ CREATE INDEX plenum_items_browse ON plenum_items (queue, state, id);
 
 CREATE INDEX plenum_items_state ON plenum_items (state, id);
 
+CREATE INDEX plenum_items_kind ON plenum_items (kind, state, id);
+
 CREATE INDEX plenum_runs_browse ON plenum_runs (name, state, id);
 
 CREATE INDEX plenum_runs_state ON plenum_runs (state, id);

@@ -20,6 +20,15 @@ EXCEPTION
 END;
 
 BEGIN
+  EXECUTE IMMEDIATE 'CREATE INDEX plenum_items_kind ON plenum_items (kind, state, id)';
+EXCEPTION
+  WHEN OTHERS THEN
+    IF SQLCODE != -955 THEN
+      RAISE;
+    END IF;
+END;
+
+BEGIN
   EXECUTE IMMEDIATE 'CREATE INDEX plenum_runs_browse ON plenum_runs (name, state, id)';
 EXCEPTION
   WHEN OTHERS THEN

@@ -9,6 +9,8 @@ DROP INDEX IF EXISTS plenum_runs_state;
 
 DROP INDEX IF EXISTS plenum_runs_browse;
 
+DROP INDEX IF EXISTS plenum_items_kind;
+
 DROP INDEX IF EXISTS plenum_items_state;
 
 DROP INDEX IF EXISTS plenum_items_browse;

@@ -2,7 +2,6 @@ package dashboard_test
 
 import (
 	"context"
-	"database/sql"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -11,7 +10,6 @@ import (
 	"net/http/cookiejar"
 	"net/http/httptest"
 	"net/url"
-	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -19,55 +17,24 @@ import (
 
 	"github.com/google/uuid"
 
-	"github.com/plenumdb/plenum/conformance"
 	"github.com/plenumdb/plenum/core"
 	"github.com/plenumdb/plenum/dashboard"
-	"github.com/plenumdb/plenum/dialect"
+	"github.com/plenumdb/plenum/internal/testdb"
 	"github.com/plenumdb/plenum/migrations"
-	"github.com/plenumdb/plenum/mysql"
-	"github.com/plenumdb/plenum/postgres"
-	"github.com/plenumdb/plenum/sqlite"
 )
 
-// database is one database the handler's tests run on.
-type database struct {
-	name string
-	d    dialect.Dialect
-	open func(t testing.TB) *sql.DB
-}
+// database is one database the tests run on.
+type database = testdb.Database
 
-// databases are SQLite in a temp dir, and the PostgreSQL and MySQL/MariaDB
-// servers the environment names (a skip, or a failure where PLENUM_REQUIRE
-// lists the database).
-var databases = []database{
-	{"sqlite", sqlite.Dialect(), func(t testing.TB) *sql.DB {
-		return opened(t)(sqlite.Open(filepath.Join(t.TempDir(), "dashboard.db")))
-	}},
-	{"postgres", postgres.Dialect(), func(t testing.TB) *sql.DB {
-		return opened(t)(postgres.Open(conformance.DSN(t, "postgres")))
-	}},
-	{"mysql", mysql.Dialect(), func(t testing.TB) *sql.DB {
-		return opened(t)(mysql.Open(conformance.DSN(t, "mysql")))
-	}},
-}
-
-func opened(t testing.TB) func(*sql.DB, error) *sql.DB {
-	return func(db *sql.DB, err error) *sql.DB {
-		t.Helper()
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { db.Close() })
-		return db
-	}
-}
+// databases are SQLite, PostgreSQL and MySQL/MariaDB (package testdb).
+var databases = testdb.All("dashboard.db")
 
 // eachDatabase runs fn in a parallel subtest per database, with a store on
 // tables of the subtest's own.
 func eachDatabase(t *testing.T, fn func(t *testing.T, st *core.Store)) {
 	t.Parallel()
 	for _, dbase := range databases {
-		t.Run(dbase.name, func(t *testing.T) {
+		t.Run(dbase.Name, func(t *testing.T) {
 			t.Parallel()
 			fn(t, openStore(t, dbase))
 		})
@@ -77,20 +44,20 @@ func eachDatabase(t *testing.T, fn func(t *testing.T, st *core.Store)) {
 // openStore opens a store on new tables of dbase, dropped at the end.
 func openStore(t *testing.T, dbase database) *core.Store {
 	t.Helper()
-	db := dbase.open(t)
+	db := dbase.Open(t)
 	// The servers are shared: keep the pool small.
 	db.SetMaxOpenConns(4)
 	prefix := fmt.Sprintf("dash%08x_", rand.Uint32())
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	st, err := core.Open(ctx, db, dbase.d, core.Options{Prefix: prefix, Migrate: true})
+	st, err := core.Open(ctx, db, dbase.Dialect, core.Options{Prefix: prefix, Migrate: true})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() {
 		cctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 		defer cancel()
-		if err := migrations.Drop(cctx, db, dbase.d, prefix); err != nil {
+		if err := migrations.Drop(cctx, db, dbase.Dialect, prefix); err != nil {
 			t.Errorf("drop tables %s*: %v", prefix, err)
 		}
 	})

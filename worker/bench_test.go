@@ -23,18 +23,18 @@ import (
 func BenchmarkRuntime_Drain(b *testing.B) {
 	dbase := databases[0]
 	for _, d := range databases {
-		if d.name == os.Getenv("PLENUM_BENCH_DIALECT") {
+		if d.Name == os.Getenv("PLENUM_BENCH_DIALECT") {
 			dbase = d
 		}
 	}
 	ctx := context.Background()
-	db := dbase.open(b)
+	db := dbase.Open(b)
 	prefix := "wbench_" + strings.ReplaceAll(uuid.NewString()[:8], "-", "") + "_"
-	st, err := core.Open(ctx, db, dbase.d, core.Options{Prefix: prefix, Migrate: true})
+	st, err := core.Open(ctx, db, dbase.Dialect, core.Options{Prefix: prefix, Migrate: true})
 	if err != nil {
 		b.Fatal(err)
 	}
-	b.Cleanup(func() { _ = migrations.Drop(context.Background(), db, dbase.d, prefix) })
+	b.Cleanup(func() { _ = migrations.Drop(context.Background(), db, dbase.Dialect, prefix) })
 	specs := make([]core.ItemSpec, 0, 1000)
 	for n := 0; n < b.N; {
 		specs = specs[:0]

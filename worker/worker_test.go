@@ -18,7 +18,7 @@ import (
 // get a *worker.ConfigError, not a panic or a worker that misbehaves.
 func TestNew_RefusesBadConfig(t *testing.T) {
 	t.Parallel()
-	store, err := core.Open(t.Context(), databases[0].open(t), databases[0].d, core.Options{Prefix: "bad_", Migrate: true})
+	store, err := core.Open(t.Context(), databases[0].Open(t), databases[0].Dialect, core.Options{Prefix: "bad_", Migrate: true})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -92,38 +92,33 @@ func (h *handler) run(w http.ResponseWriter, r *http.Request) {
 
 // runItems reads up to runTreeCap items of the run, page by page.
 func (h *handler) runItems(r *http.Request, run uuid.UUID) ([]core.Item, bool, error) {
-	var all []core.Item
-	after := uuid.Nil
-	for len(all) < runTreeCap {
-		want := min(500, runTreeCap-len(all))
-		page, err := h.store.RunItems(r.Context(), core.RunItemsParams{Run: run, After: after, Limit: want})
-		if err != nil {
-			return nil, false, err
-		}
-		all = append(all, page...)
-		if len(page) < want {
-			return all, false, nil
-		}
-		after = page[len(page)-1].ID
-	}
-	return all, true, nil
+	return upToTreeCap(func(after uuid.UUID, n int) ([]core.Item, error) {
+		return h.store.RunItems(r.Context(), core.RunItemsParams{Run: run, After: after, Limit: n})
+	}, func(it core.Item) uuid.UUID { return it.ID })
 }
 
 // runBarriers reads up to runTreeCap barriers of the run, page by page.
 func (h *handler) runBarriers(r *http.Request, run uuid.UUID) ([]core.Barrier, bool, error) {
-	var all []core.Barrier
+	return upToTreeCap(func(after uuid.UUID, n int) ([]core.Barrier, error) {
+		return h.store.RunBarriers(r.Context(), core.RunBarriersParams{Run: run, After: after, Limit: n})
+	}, func(b core.Barrier) uuid.UUID { return b.ID })
+}
+
+// upToTreeCap reads keyset pages of up to 500 rows until a short page or
+// runTreeCap rows; cut says the cap stopped it.
+func upToTreeCap[T any](page func(after uuid.UUID, n int) ([]T, error), id func(T) uuid.UUID) (all []T, cut bool, err error) {
 	after := uuid.Nil
 	for len(all) < runTreeCap {
 		want := min(500, runTreeCap-len(all))
-		page, err := h.store.RunBarriers(r.Context(), core.RunBarriersParams{Run: run, After: after, Limit: want})
+		rows, err := page(after, want)
 		if err != nil {
 			return nil, false, err
 		}
-		all = append(all, page...)
-		if len(page) < want {
+		all = append(all, rows...)
+		if len(rows) < want {
 			return all, false, nil
 		}
-		after = page[len(page)-1].ID
+		after = id(rows[len(rows)-1])
 	}
 	return all, true, nil
 }

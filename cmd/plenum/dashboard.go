@@ -10,7 +10,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/plenumdb/plenum/core"
 	"github.com/plenumdb/plenum/dashboard"
 	"github.com/plenumdb/plenum/migrations"
 )
@@ -73,22 +72,11 @@ func runDashboard(ctx context.Context, w io.Writer, o dashboardOptions) error {
 		return usagef("--actions on %s: refused, this command has no authentication; listen on 127.0.0.1 (or ::1), or mount package dashboard behind your own authentication", o.Listen)
 	}
 	src := inspectOptions{Dialect: o.Dialect, DSN: o.DSN, DB: o.DB, Prefix: o.Prefix}
-	db, d, where, err := src.open()
+	db, _, where, _, st, err := src.openStore(ctx)
 	if err != nil {
 		return err
 	}
 	defer db.Close()
-	v, err := migrations.Version(ctx, db, d, o.Prefix)
-	if err != nil {
-		return err
-	}
-	if v == 0 {
-		return fmt.Errorf("%s has no Plenum tables under prefix %s (is --prefix right?)", where, o.Prefix)
-	}
-	st, err := core.Open(ctx, db, d, core.Options{Prefix: o.Prefix})
-	if err != nil {
-		return err
-	}
 	h, err := dashboard.New(st, dashboard.Options{
 		Prefix:  o.BasePath,
 		Actions: o.Actions,

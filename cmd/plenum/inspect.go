@@ -58,22 +58,11 @@ func runInspect(ctx context.Context, w io.Writer, o inspectOptions) error {
 	if o.Limit < 1 || o.Limit > 10000 {
 		return usagef("--limit %d: want 1 to 10,000", o.Limit)
 	}
-	db, d, where, err := o.open()
+	db, d, where, v, st, err := o.openStore(ctx)
 	if err != nil {
 		return err
 	}
 	defer db.Close()
-	v, err := migrations.Version(ctx, db, d, o.Prefix)
-	if err != nil {
-		return err
-	}
-	if v == 0 {
-		return fmt.Errorf("%s has no Plenum tables under prefix %s (is --prefix right?)", where, o.Prefix)
-	}
-	st, err := core.Open(ctx, db, d, core.Options{Prefix: o.Prefix})
-	if err != nil {
-		return err
-	}
 	now, err := st.Now(ctx)
 	if err != nil {
 		return err
@@ -87,6 +76,32 @@ func runInspect(ctx context.Context, w io.Writer, o inspectOptions) error {
 		}
 	}
 	return nil
+}
+
+// openStore opens the database o names and a store on its tables under
+// o.Prefix, which must exist: it migrates nothing. It returns where the
+// database is (see open) and its schema version. The caller closes db.
+func (o inspectOptions) openStore(ctx context.Context) (db *sql.DB, d dialect.Dialect, where string, version int, st *core.Store, err error) {
+	db, d, where, err = o.open()
+	if err != nil {
+		return nil, nil, "", 0, nil, err
+	}
+	fail := func(err error) (*sql.DB, dialect.Dialect, string, int, *core.Store, error) {
+		db.Close()
+		return nil, nil, "", 0, nil, err
+	}
+	version, err = migrations.Version(ctx, db, d, o.Prefix)
+	if err != nil {
+		return fail(err)
+	}
+	if version == 0 {
+		return fail(fmt.Errorf("%s has no Plenum tables under prefix %s (is --prefix right?)", where, o.Prefix))
+	}
+	st, err = core.Open(ctx, db, d, core.Options{Prefix: o.Prefix})
+	if err != nil {
+		return fail(err)
+	}
+	return db, d, where, version, st, nil
 }
 
 // open opens the database o names, and says where it is for the header:

@@ -4,12 +4,12 @@ import (
 	"context"
 	"encoding/json"
 	"os"
-	"strings"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/plenumdb/plenum/core"
+	"github.com/plenumdb/plenum/internal/readmetest"
 	"github.com/plenumdb/plenum/sqlite"
 )
 
@@ -17,29 +17,7 @@ import (
 // file the same, so that the README's program is the one that compiles and
 // is run below.
 func TestREADME_ShowsThisProgram(t *testing.T) {
-	readme, err := os.ReadFile("../../../README.md")
-	if err != nil {
-		t.Fatal(err)
-	}
-	src, err := os.ReadFile("main.go")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if n := strings.Count(string(src), "\n"); n >= 40 {
-		t.Errorf("the program has %d lines, want under 40", n)
-	}
-	_, use, ok := strings.Cut(string(readme), "## Use it\n")
-	if !ok {
-		t.Fatal(`README has no "## Use it" section`)
-	}
-	_, block, ok := strings.Cut(use, "```go\n")
-	if !ok {
-		t.Fatal(`README's "Use it" has no Go block`)
-	}
-	block, _, _ = strings.Cut(block, "```")
-	if block != string(src) {
-		t.Errorf("README's \"Use it\" program differs from worker/internal/readme/main.go:\n%s", block)
-	}
+	readmetest.SameProgram(t, "## Use it", 40)
 }
 
 // TestProgram_WelcomesThenStopsOnInterrupt runs the program: it completes

@@ -95,22 +95,25 @@ func TestDashboard_ServesAndStopsOnCancel(t *testing.T) {
 // is opened.
 func TestDashboard_RefusesActionsOffLoopback(t *testing.T) {
 	t.Parallel()
+	dir := t.TempDir()
+	file := filepath.Join(dir, "x.db")
 	for _, listen := range []string{"0.0.0.0:8080", ":8080", "192.0.2.1:8080", "[::]:8080", "example.com:80"} {
-		code, _, errOut := cli(t, "dashboard", "--db", "nowhere.db", "--listen", listen, "--actions")
+		code, _, errOut := cli(t, "dashboard", "--db", file, "--listen", listen, "--actions")
 		if code != exitUsage || !strings.Contains(errOut, "--actions") {
 			t.Errorf("--listen %s --actions: exit %d, want %d; stderr: %s", listen, code, exitUsage, errOut)
 		}
 	}
 	for _, args := range [][]string{
 		{"dashboard"},
-		{"dashboard", "--db", "x.db", "--listen", "nonsense"},
-		{"dashboard", "--db", "x.db", "--prefix", "Bad-Prefix"},
-		{"dashboard", "--db", "x.db", "extra"},
+		{"dashboard", "--db", file, "--listen", "nonsense"},
+		{"dashboard", "--db", file, "--prefix", "Bad-Prefix"},
+		{"dashboard", "--db", file, "extra"},
 	} {
 		if code, _, errOut := cli(t, args...); code != exitUsage {
 			t.Errorf("%q: exit %d, want %d; stderr: %s", args, code, exitUsage, errOut)
 		}
 	}
+	assertEmptyDir(t, dir)
 	for _, h := range []string{"127.0.0.1", "::1", "localhost", "127.1.2.3"} {
 		if !loopback(h) {
 			t.Errorf("loopback(%q) = false", h)

@@ -5,13 +5,15 @@ import (
 	"context"
 	"encoding/json"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
 
 // TestMain lets a test run the command in a subprocess of the test binary
 // (PLENUM_CLI_ARGS holds its arguments as a JSON list): the conformance
-// command ends the process, so it cannot run in the test's own.
+// command ends the process, so it cannot run in the test's own. It fails
+// the run if the tests left a file in the package directory.
 func TestMain(m *testing.M) {
 	if raw := os.Getenv("PLENUM_CLI_ARGS"); raw != "" {
 		var args []string
@@ -21,7 +23,7 @@ func TestMain(m *testing.M) {
 		}
 		os.Exit(run(context.Background(), args, os.Stdout, os.Stderr))
 	}
-	os.Exit(m.Run())
+	os.Exit(checkCleanDir(m))
 }
 
 // cli runs a command line in-process and returns its exit status and
@@ -100,6 +102,7 @@ func TestCommandHelp(t *testing.T) {
 
 func TestBadFlagsAreUsageErrors(t *testing.T) {
 	t.Parallel()
+	dir := t.TempDir()
 	for _, args := range [][]string{
 		{"demo", "--no-such-flag"},
 		{"demo", "extra"},
@@ -112,9 +115,9 @@ func TestBadFlagsAreUsageErrors(t *testing.T) {
 		{"bench", "--workers", "0"},
 		{"bench", "--dialect", "nope"},
 		{"bench", "--dialect", "postgres"}, // not linked yet, or linked and missing --dsn
-		{"bench", "--db", "a.db", "--dsn", "b.db"},
+		{"bench", "--db", filepath.Join(dir, "a.db"), "--dsn", filepath.Join(dir, "b.db")},
 		{"inspect"},
-		{"inspect", "--db", "x.db", "--limit", "0"},
+		{"inspect", "--db", filepath.Join(dir, "x.db"), "--limit", "0"},
 		{"migrations"},
 		{"migrations", "sideways"},
 	} {
@@ -126,6 +129,7 @@ func TestBadFlagsAreUsageErrors(t *testing.T) {
 			t.Errorf("%q: nothing on stderr", args)
 		}
 	}
+	assertEmptyDir(t, dir)
 }
 
 func TestCommas(t *testing.T) {

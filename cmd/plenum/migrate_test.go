@@ -94,8 +94,14 @@ func TestMigrationsUp_AppliesOnce(t *testing.T) {
 	}
 }
 
+// A command line the CLI refuses as a usage error touches nothing: the
+// database file it names is not created, let alone migrated. (A refused
+// "--to" that became a valid version once a schema version landed once
+// migrated a file into this package's directory.)
 func TestMigrationsUp_Errors(t *testing.T) {
 	t.Parallel()
+	dir := t.TempDir()
+	file := filepath.Join(dir, "x.db")
 	for _, cmd := range [][]string{{"migrations", "up"}, {"migrate", "up"}, {"migrate", "down"}, {"migrate", "status"}} {
 		for _, c := range []struct {
 			args []string
@@ -103,11 +109,11 @@ func TestMigrationsUp_Errors(t *testing.T) {
 			want string
 		}{
 			{[]string{"--dialect", "sqlite"}, exitUsage, "missing --dsn"},
-			{[]string{"--dsn", "x.db"}, exitUsage, "missing --dialect"},
+			{[]string{"--dsn", file}, exitUsage, "missing --dialect"},
 			{[]string{"--dialect", "oracle", "--dsn", "u:p@/db"}, exitFailure, "--dsn: oracle: invalid DSN: want oracle://"},
-			{[]string{"--dialect", "sqlite", "--dsn", "x.db", "--prefix", "No"}, exitUsage, "--prefix"},
+			{[]string{"--dialect", "sqlite", "--dsn", file, "--prefix", "No"}, exitUsage, "--prefix"},
 			{[]string{"--dialect", "sqlite", "--dsn", ":memory:"}, exitFailure, "in-memory"},
-			{[]string{"--dialect", "sqlite", "--dsn", filepath.Join(t.TempDir(), "no", "such", "dir", "x.db")}, exitFailure, "sqlite: open"},
+			{[]string{"--dialect", "sqlite", "--dsn", filepath.Join(dir, "no", "such", "dir", "x.db")}, exitFailure, "sqlite: open"},
 		} {
 			code, _, errOut := cli(t, append(slices.Clone(cmd), c.args...)...)
 			if code != c.code || !strings.Contains(errOut, c.want) {
@@ -115,21 +121,24 @@ func TestMigrationsUp_Errors(t *testing.T) {
 			}
 		}
 	}
+	latest := migrations.LatestVersion
 	for _, c := range []struct {
 		args []string
 		want string
 	}{
 		{[]string{"migrate"}, "Usage: plenum migrate <up|down|status>"},
 		{[]string{"migrate", "sideways"}, `unknown subcommand "sideways" (want up, down or status)`},
-		{[]string{"migrate", "up", "--dialect", "sqlite", "--dsn", "x.db", "--to", "0"}, "--to 0: want a version from 1 to 4"},
-		{[]string{"migrate", "up", "--dialect", "sqlite", "--dsn", "x.db", "--to", "5"}, "--to 5: want a version from 1 to 4"},
-		{[]string{"migrate", "down", "--dialect", "sqlite", "--dsn", "x.db", "--to", "-2"}, "--to -2: want a version from 0 to 4"},
+		{[]string{"migrate", "up", "--dialect", "sqlite", "--dsn", file, "--to", "0"}, fmt.Sprintf("--to 0: want a version from 1 to %d", latest)},
+		{[]string{"migrate", "up", "--dialect", "sqlite", "--dsn", file, "--to", fmt.Sprint(latest + 1)}, fmt.Sprintf("--to %d: want a version from 1 to %d", latest+1, latest)},
+		{[]string{"migrate", "down", "--dialect", "sqlite", "--dsn", file, "--to", "-2"}, fmt.Sprintf("--to -2: want a version from 0 to %d", latest)},
+		{[]string{"migrate", "down", "--dialect", "sqlite", "--dsn", file, "--to", fmt.Sprint(latest + 1)}, fmt.Sprintf("--to %d: want a version from 0 to %d", latest+1, latest)},
 	} {
 		code, _, errOut := cli(t, c.args...)
 		if code != exitUsage || !strings.Contains(errOut, c.want) {
 			t.Errorf("%q: exit %d, stderr %q; want exit %d and %q", c.args, code, errOut, exitUsage, c.want)
 		}
 	}
+	assertEmptyDir(t, dir)
 }
 
 // up, status, down and status again, through the CLI, on SQLite and on

@@ -93,11 +93,9 @@ func RunKilled(t *testing.T, cfg KilledConfig) {
 // and the dead process's claims are released as crashes (no attempt used).
 func runKilledWorker(t *testing.T, d dialect.Dialect, open func(string) (*sql.DB, error), dsnFor func(t *testing.T) string) {
 	if dsn := os.Getenv(crashDSNEnv); dsn != "" {
-		if err := crashWorker(d, open, dsn, os.Getenv(crashPrefixEnv)); err != nil {
-			fmt.Fprintln(os.Stderr, "crash worker:", err)
-			os.Exit(2)
-		}
-		os.Exit(0)
+		err := crashWorker(d, open, dsn, os.Getenv(crashPrefixEnv))
+		fmt.Fprintln(os.Stderr, "crash worker:", err)
+		os.Exit(2)
 	}
 	t.Parallel()
 	dsn := dsnFor(t)
@@ -236,7 +234,8 @@ func runKilledWorker(t *testing.T, d dialect.Dialect, open func(string) (*sql.DB
 // crashWorker is the process to kill: a worker that completes crashDone
 // items through fences, then has its other handlers wait; the first of
 // them enters a fence, writes its effect and hangs there; it then says so
-// on stdout and waits to be killed.
+// on stdout and waits to be killed. It returns only when it fails to get
+// there, so its error is never nil.
 func crashWorker(d dialect.Dialect, open func(string) (*sql.DB, error), dsn, prefix string) error {
 	ctx := context.Background()
 	db, err := open(dsn)

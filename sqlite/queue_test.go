@@ -60,7 +60,8 @@ func TestWriterQueuePerDB(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer b.Close()
-	if writerQueue(a) != writerQueue(a) || writerQueue(a) == writerQueue(b) {
+	first := writerQueue(a)
+	if writerQueue(a) != first || first == writerQueue(b) {
 		t.Fatal("writer queues are not one per *sql.DB")
 	}
 }

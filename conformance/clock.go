@@ -24,7 +24,7 @@ func testClock(e *env) {
 	if !between(it.AvailableAt, t0.Add(time.Hour), t1.Add(time.Hour), slack) {
 		e.t.Errorf("AvailableAt %v of an item delayed 1h is outside [%v, %v]", it.AvailableAt, t0.Add(time.Hour), t1.Add(time.Hour))
 	}
-	e.t.Logf("database clock minus Go clock: %v", t1.Sub(time.Now()).Round(time.Millisecond))
+	e.t.Logf("database clock minus Go clock: %v", time.Until(t1).Round(time.Millisecond))
 
 	o := e.owner(e.s)
 	if cs := e.claim(e.s, o, queue, 10); len(cs) != 0 {

@@ -38,7 +38,7 @@ func openRecorder(r *recorder) *sql.DB { return sql.OpenDB(recorderConnector{r})
 type recorderConnector struct{ r *recorder }
 
 func (c recorderConnector) Connect(context.Context) (driver.Conn, error) {
-	return recorderConn{c.r}, nil
+	return recorderConn(c), nil
 }
 func (c recorderConnector) Driver() driver.Driver { return recorderDriver{} }
 

@@ -7,9 +7,6 @@ import (
 	"github.com/plenumdb/plenum/pipeline/pipelinesuite"
 )
 
-// database is one database the tests run on.
-type database = testdb.Database
-
 // databases are SQLite, PostgreSQL and MySQL/MariaDB (package testdb).
 var databases = testdb.All("pipeline.db")
 

@@ -39,7 +39,7 @@ func preflight(ctx context.Context, db *sql.DB, r dialect.Registration) (string,
 	case applyErr != nil:
 		return "", fmt.Errorf("--dsn: the suite cannot create tables in this %s database (%s): %w\n"+
 			"It needs a database (or schema) where it may create and drop tables of its own, under random prefixes such as %s; "+
-			"it never touches existing tables. Grant the right to create tables, or point --dsn at a scratch database.",
+			"it never touches existing tables. Grant the right to create tables, or point --dsn at a scratch database",
 			d.Name(), version, applyErr, prefix)
 	case dropErr != nil:
 		return "", fmt.Errorf("--dsn: the suite cannot drop the tables it creates in this %s database (it made and could not drop %s*): %w", d.Name(), prefix, dropErr)

@@ -284,10 +284,31 @@ func testBrowseQueueSummaries(e *env) {
 
 // Owners: keyset pages by id, the heartbeat's age on the database clock
 // (an owner registered by a store whose clock is two hours behind has a
-// heartbeat two hours old), and the claims each holds.
+// heartbeat two hours old), the claims each holds, and the name each
+// registered with: none, a short one, and one of MaxOwnerNameLen
+// characters of two bytes each (a column sized in bytes would refuse it).
+// A name no database could store is refused with an *core.InputError and
+// registers nothing.
 func testBrowseOwners(e *env) {
 	old := e.owner(e.at(-2 * time.Hour))
-	fresh := e.owner(e.s)
+	register := func(name string) (uuid.UUID, error) {
+		return e.s.RegisterOwner(e.ctx, core.OwnerParams{Host: "conformance", Name: name})
+	}
+	fresh, err := register("billing worker")
+	if err != nil {
+		e.t.Fatalf("RegisterOwner: %v", err)
+	}
+	longName := strings.Repeat("é", core.MaxOwnerNameLen)
+	long, err := register(longName)
+	if err != nil {
+		e.t.Fatalf("RegisterOwner with a %d-character name: %v", core.MaxOwnerNameLen, err)
+	}
+	for _, bad := range []string{strings.Repeat("a", core.MaxOwnerNameLen+1), "a\x00b", "\xff"} {
+		var ie *core.InputError
+		if _, err := register(bad); !errors.As(err, &ie) || ie.Field != "Name" {
+			e.t.Errorf("RegisterOwner with name %.20q: %v, want an *InputError on Name", bad, err)
+		}
+	}
 	e.enqueue(e.s, core.ItemSpec{Queue: "o"}, core.ItemSpec{Queue: "o"}, core.ItemSpec{Queue: "o"}, core.ItemSpec{Queue: "o"})
 	cs := e.claimAll(e.s, fresh, "o", 4)
 	e.complete(e.s, cs[0], "")
@@ -304,8 +325,11 @@ func testBrowseOwners(e *env) {
 		}
 		p.After = page[0].ID
 	}
-	if len(got) != 2 || got[0].ID != old || got[1].ID != fresh {
-		e.t.Fatalf("Owners = %+v; want %s then %s", got, old, fresh)
+	if len(got) != 3 || got[0].ID != old || got[1].ID != fresh || got[2].ID != long {
+		e.t.Fatalf("Owners = %+v; want %s, %s then %s", got, old, fresh, long)
+	}
+	if got[0].Name != "" || got[1].Name != "billing worker" || got[2].Name != longName {
+		e.t.Errorf("owner names %q, %q, %.20q...; want none, %q and %d × é", got[0].Name, got[1].Name, got[2].Name, "billing worker", core.MaxOwnerNameLen)
 	}
 	slack := e.clockSlack() + time.Minute
 	if age := got[0].HeartbeatAge; age < 2*time.Hour-e.clockSlack() || age > 2*time.Hour+slack {
@@ -314,7 +338,7 @@ func testBrowseOwners(e *env) {
 	if age := got[1].HeartbeatAge; age < -e.clockSlack() || age > slack {
 		e.t.Errorf("fresh owner's heartbeat age %v, want about 0", age)
 	}
-	if got[0].Claims != 0 || got[1].Claims != 3 || got[1].Host != "conformance" || got[1].PID == 0 {
+	if got[0].Claims != 0 || got[1].Claims != 3 || got[2].Claims != 0 || got[1].Host != "conformance" || got[1].PID == 0 {
 		e.t.Errorf("owners = %+v; want 0 and 3 claims", got)
 	}
 }

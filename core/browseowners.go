@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+
+	"github.com/plenumdb/plenum/dialect"
 )
 
 // OwnersParams page through the registered owners.
@@ -22,8 +24,8 @@ type OwnersParams struct {
 // store sees it.
 type OwnerInfo struct {
 	ID uuid.UUID
-	// Name is reserved for a name the owner registers with; the store
-	// keeps none yet, so it is empty.
+	// Name is the label the owner registered with (OwnerParams.Name);
+	// empty if none.
 	Name string
 	Host string
 	PID  int
@@ -45,21 +47,30 @@ func (s *Store) Owners(ctx context.Context, p OwnersParams) ([]OwnerInfo, error)
 	if err != nil {
 		return nil, err
 	}
-	return readRows(ctx, s, "owners", s.sql(qOwnersPage(s.d, limit)), s.scanOwner, s.d.UUID(p.After))
+	return readRows(ctx, s, "owners", s.sql(qOwnerPage(s.d, limit)), s.scanOwner, s.d.UUID(p.After))
 }
 
 func (s *Store) scanOwner(r scanner) (OwnerInfo, error) {
 	var (
 		o                   OwnerInfo
-		host                sql.NullString
+		name, host          sql.NullString
 		pid                 int64
 		started, beat, now1 = timeValue{d: s.d}, timeValue{d: s.d}, timeValue{d: s.d}
 	)
-	if err := r.Scan(&o.ID, &host, &pid, &started, &beat, &now1, &o.Claims); err != nil {
+	if err := r.Scan(&o.ID, &name, &host, &pid, &started, &beat, &now1, &o.Claims); err != nil {
 		return OwnerInfo{}, err
 	}
-	o.Host, o.PID = host.String, int(pid)
+	o.Name, o.Host, o.PID = name.String, host.String, int(pid)
 	o.StartedAt, o.LastHeartbeatAt = started.t, beat.t
 	o.HeartbeatAge = now1.t.Sub(beat.t)
 	return o, nil
+}
+
+// qOwnerPage is one page of n owners in id order, with their names, the
+// database's clock (for the heartbeat's age) and the claims each holds,
+// counted from the index of claimed items by owner.
+func qOwnerPage(d dialect.Dialect, n int) string {
+	return "SELECT id, name, host, pid, started_at, last_heartbeat_at, {now}," +
+		" (SELECT COUNT(*) FROM {items} i WHERE i.claimed_by = {processes}.id AND i.state = 'claimed')" +
+		" FROM {processes} WHERE id > ? ORDER BY id" + d.Limit(n)
 }

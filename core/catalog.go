@@ -433,7 +433,7 @@ var catalog = []entry{
 		return shapesOf(s, runShapes, n, runStates, func(d dialect.Dialect, bits int, st RunState, n int) string { return qRunsPage(d, bits, st, n) })
 	}},
 	sized("browse.run-barriers", listMax, func(s *Store, n int) string { return qRunBarriers(s.d, n) }),
-	sized("browse.owners", listMax, func(s *Store, n int) string { return qOwnersPage(s.d, n) }),
+	sized("browse.owners", listMax, func(s *Store, n int) string { return qOwnerPage(s.d, n) }),
 	fixed("browse.queue-first", qQueueFirst),
 	fixed("browse.queue-next", qQueueNext),
 	sized("browse.queue-counts", countMax, func(s *Store, n int) string { return qQueueCounts(s.d, n) }),

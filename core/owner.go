@@ -9,8 +9,18 @@ import (
 	"github.com/plenumdb/plenum/dialect"
 )
 
+// MaxOwnerNameLen is the longest OwnerParams.Name, in characters: the
+// size of the processes table's name column (schema version 2).
+const MaxOwnerNameLen = 255
+
 // OwnerParams describe a process that claims work.
 type OwnerParams struct {
+	// Name is an optional label for the process, for people reading the
+	// owners (Owners, the dashboard, inspect), such as a service name; up
+	// to MaxOwnerNameLen characters of valid UTF-8 without NUL bytes. It
+	// need not be unique: the owner's identity is its random id. Empty
+	// means none.
+	Name string
 	// Host defaults to os.Hostname(); up to 255 characters of valid UTF-8
 	// without NUL bytes.
 	Host string
@@ -31,10 +41,19 @@ func (s *Store) RegisterOwner(ctx context.Context, p OwnerParams) (uuid.UUID, er
 	if err := validName("Host", p.Host, 255, false); err != nil {
 		return uuid.Nil, err
 	}
+	if err := validName("Name", p.Name, MaxOwnerNameLen, false); err != nil {
+		return uuid.Nil, err
+	}
+	// No name is NULL on every database, as Oracle stores an empty
+	// string anyway.
+	var name any
+	if p.Name != "" {
+		name = p.Name
+	}
 	id := uuid.Must(uuid.NewV7())
 	err := s.inTx(ctx, "register owner", func(tx dialect.Tx) error {
 		_, err := tx.ExecContext(ctx, s.sql(qOwnerRegister),
-			s.d.UUID(id), p.Host, p.PID)
+			s.d.UUID(id), name, p.Host, p.PID)
 		return err
 	})
 	if err != nil {

@@ -42,7 +42,7 @@ const (
 // Owners.
 const (
 	qOwnerExists       = "SELECT COUNT(*) FROM {processes} WHERE id = ?"
-	qOwnerRegister     = "INSERT INTO {processes} (id, host, pid, started_at, last_heartbeat_at, heartbeats) VALUES (?, ?, ?, {now}, {now}, 0)"
+	qOwnerRegister     = "INSERT INTO {processes} (id, name, host, pid, started_at, last_heartbeat_at, heartbeats) VALUES (?, ?, ?, ?, {now}, {now}, 0)"
 	qOwnerHeartbeat    = "UPDATE {processes} SET last_heartbeat_at = {now}, heartbeats = heartbeats + 1 WHERE id = ?"
 	qOwnerReleaseItems = "UPDATE {items} SET state = 'available', available_at = {now}, lease_expires_at = NULL, attempt = attempt - 1 WHERE claimed_by = ? AND state = 'claimed'"
 	qOwnerDelete       = "DELETE FROM {processes} WHERE id = ?"

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/plenumdb/plenum/dialect"
+	"github.com/plenumdb/plenum/internal/fault"
 	"github.com/plenumdb/plenum/migrations"
 )
 
@@ -84,16 +85,25 @@ func Open(ctx context.Context, db *sql.DB, d dialect.Dialect, opts Options) (*St
 			return nil, fmt.Errorf("plenum: migrate: %w", err)
 		}
 	}
-	v, err := migrations.Version(ctx, db, d, opts.Prefix)
-	if err != nil {
-		return nil, wrapDBError("read schema version", err)
+
+	s := &Store{db: db, d: d, caps: d.Capabilities(), opts: opts, log: opts.Logger, names: migrations.NamesFor(opts.Prefix)}
+	if err := fault.Hit(ctx, fault.OpenBeforeVersion); err != nil {
+		return nil, err
+	}
+	// A read like any other: retried on a transient error or a lost
+	// connection (a pool's idle connection the server has ended).
+	var v int
+	if err := s.read(ctx, "read schema version", func() (err error) {
+		v, err = migrations.Version(ctx, db, d, opts.Prefix)
+		return err
+	}); err != nil {
+		return nil, err
 	}
 	if v < migrations.LatestVersion {
 		return nil, fmt.Errorf("%w: tables %q* are at version %d, this build needs %d: migrate them with core.Options{Migrate: true}, \"plenum migrate up --dialect %s --dsn DSN --prefix %s\", or migrations.Apply",
 			ErrSchemaOutdated, opts.Prefix, v, migrations.LatestVersion, d.Name(), opts.Prefix)
 	}
 
-	s := &Store{db: db, d: d, caps: d.Capabilities(), opts: opts, log: opts.Logger, names: migrations.NamesFor(opts.Prefix)}
 	s.seek = claimIndex(opts.Prefix)
 	s.lister, _ = d.(dialect.UUIDLister)
 	s.expand = strings.NewReplacer(expansions(d, s.names, opts.ClockOffset)...)

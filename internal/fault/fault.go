@@ -52,12 +52,16 @@ const (
 	// there leaves the item claimed, for its lease or the reaper to give
 	// back and a handler to run again.
 	BeforeCompletion Point = "before-completion"
+	// OpenBeforeVersion is in core.Open, after the connection check and
+	// any migration and before the schema version is read: a test kills
+	// the session there to show that the read is retried like any other.
+	OpenBeforeVersion Point = "open-before-version"
 )
 
 // Points lists every injection point.
 func Points() []Point {
 	return []Point{AfterClaim, FenceBeforeCommit, CompleteBeforeArrival, FireBeforeJoin,
-		DispatchBetweenPages, ReapBeforeCrashCount, RetainBetweenBatches, BeforeCompletion}
+		DispatchBetweenPages, ReapBeforeCrashCount, RetainBetweenBatches, BeforeCompletion, OpenBeforeVersion}
 }
 
 // Action is what a rule does when it fires.

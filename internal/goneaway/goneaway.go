@@ -48,9 +48,14 @@ type env struct {
 }
 
 // Run runs the subtests: a completion whose session dies between the
-// items' update and their barrier's count, and a fence whose session dies
-// just before its commit.
+// items' update and their barrier's count, a fence whose session dies
+// just before its commit, and core.Open whose session dies before it reads
+// the schema version.
 func Run(t *testing.T, cfg Config) {
+	t.Run("OpenSessionKilledBeforeVersionRead", func(t *testing.T) {
+		t.Parallel()
+		openKilled(newEnv(t, cfg))
+	})
 	t.Run("CompletionSessionKilledBeforeArrival", func(t *testing.T) {
 		t.Parallel()
 		completionKilled(newEnv(t, cfg))
@@ -222,5 +227,23 @@ func fenceKilled(e *env) {
 	}
 	if n := e.count("SELECT COUNT(*) FROM " + e.names.Items + " WHERE queue = 'effects'"); n != 1 || out == uuid.Nil {
 		e.t.Errorf("after the fence ran again %d effects, want 1", n)
+	}
+}
+
+// The session dies inside core.Open, after its connection check and
+// before it reads the schema version on that same session: the read is
+// retried on a new session, as every read outside a transaction is, and
+// the store opens.
+func openKilled(e *env) {
+	ctx := e.killAt(fault.OpenBeforeVersion)
+	err := e.call("Open", func() error {
+		_, err := core.Open(ctx, e.db, e.cfg.Dialect, core.Options{Prefix: e.store.Prefix()})
+		return err
+	})
+	if fault.Fired(fault.OpenBeforeVersion) == 0 {
+		e.t.Fatal("the kill never ran")
+	}
+	if err != nil {
+		e.t.Errorf("Open on a killed session: %v, want the version read retried on a new session", err)
 	}
 }

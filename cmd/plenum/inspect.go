@@ -290,7 +290,7 @@ func (in inspector) owners(ctx context.Context) error {
 	if err := in.db.QueryRowContext(ctx, "SELECT COUNT(*) FROM "+in.names.Processes).Scan(&total); err != nil {
 		return fmt.Errorf("read owners: %w", err)
 	}
-	rows, err := in.db.QueryContext(ctx, "SELECT id, host, pid, started_at, last_heartbeat_at FROM "+
+	rows, err := in.db.QueryContext(ctx, "SELECT id, name, host, pid, started_at, last_heartbeat_at FROM "+
 		in.names.Processes+" ORDER BY last_heartbeat_at, id"+in.d.Limit(in.limit))
 	if err != nil {
 		return fmt.Errorf("read owners: %w", err)
@@ -301,19 +301,23 @@ func (in inspector) owners(ctx context.Context) error {
 		return rows.Err()
 	}
 	tw := indented(in.w)
-	fmt.Fprint(tw, "id\thost\tpid\tstarted\tlast heartbeat\n")
+	fmt.Fprint(tw, "id\tname\thost\tpid\tstarted\tlast heartbeat\n")
 	for rows.Next() {
 		var (
 			id        uuid.UUID
+			name      sql.NullString // NULL when the owner registered none
 			host      sql.NullString // Oracle stores an empty host as NULL
 			pid       int64
 			started   = dbTime{d: in.d}
 			heartbeat = dbTime{d: in.d}
 		)
-		if err := rows.Scan(&id, &host, &pid, &started, &heartbeat); err != nil {
+		if err := rows.Scan(&id, &name, &host, &pid, &started, &heartbeat); err != nil {
 			return fmt.Errorf("read owners: %w", err)
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%s ago\t%s ago\n", id, host.String, pid, in.age(started), in.age(heartbeat))
+		if name.String == "" {
+			name.String = "-"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s ago\t%s ago\n", id, name.String, host.String, pid, in.age(started), in.age(heartbeat))
 	}
 	if err := rows.Err(); err != nil {
 		return fmt.Errorf("read owners: %w", err)

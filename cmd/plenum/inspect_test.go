@@ -76,7 +76,7 @@ func checkInspect(t *testing.T, db *sql.DB, d dialect.Dialect, prefix string, o 
 	if err != nil {
 		t.Fatal(err)
 	}
-	owner, err := st.RegisterOwner(ctx, core.OwnerParams{Host: "inspect-host"})
+	owner, err := st.RegisterOwner(ctx, core.OwnerParams{Host: "inspect-host", Name: "inspect-worker"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -117,7 +117,7 @@ func checkInspect(t *testing.T, db *sql.DB, d dialect.Dialect, prefix string, o 
 		`Unfired barriers \(1, oldest first`,
 		`fan +[\d.]+m?s ago +2 +0 +0 +yes\n`,
 		`Owners \(1,`,
-		owner.String() + ` +inspect-host +\d+ +[\d.]+m?s ago +[\d.]+m?s ago`,
+		owner.String() + ` +inspect-worker +inspect-host +\d+ +[\d.]+m?s ago +[\d.]+m?s ago`,
 	} {
 		if !regexp.MustCompile(want).MatchString(s) {
 			t.Errorf("output does not match %q:\n%s", want, s)

@@ -36,6 +36,9 @@ type run struct {
 	// fenced is set once Job.Fence completed the item, or Job.Settle
 	// settled it (settled).
 	fenced, settled bool
+	// started is when the run's goroutine began (UnixNano; 0 before),
+	// for the watcher.
+	started atomic.Int64
 }
 
 // slots counts a queue's running handlers.
@@ -285,6 +288,7 @@ func (w *Worker) execute(queue string, r *run) {
 	h := r.h
 	var err error
 	start := time.Now()
+	r.started.Store(start.UnixNano())
 	if h == nil {
 		err = fmt.Errorf("no handler registered for kind %q", r.claim.Kind)
 	} else if err = fault.Hit(r.ctx, fault.AfterClaim); err == nil {

@@ -50,15 +50,19 @@ func (s *Store) CompleteMany(ctx context.Context, cs []Completion) (lost []uuid.
 	}
 	seen := make(map[uuid.UUID]bool, len(cs))
 	for i, c := range cs {
-		if err := validClaim(fmt.Sprintf("completions[%d].Claim", i), c.Claim); err != nil {
-			return nil, err
+		// The field names are formatted only for an error: a batch's
+		// checks are on every completion's path.
+		if c.Claim.incomplete() {
+			return nil, validClaim(fmt.Sprintf("completions[%d].Claim", i), c.Claim)
 		}
 		if seen[c.Claim.ID] {
 			return nil, invalid(fmt.Sprintf("completions[%d].Claim", i), "item %s appears twice", c.Claim.ID)
 		}
 		seen[c.Claim.ID] = true
-		if err := s.validJSON(fmt.Sprintf("completions[%d].Result", i), c.Result); err != nil {
-			return nil, err
+		if c.Result != nil {
+			if err := s.validJSON(fmt.Sprintf("completions[%d].Result", i), c.Result); err != nil {
+				return nil, err
+			}
 		}
 	}
 	err = s.inTx(ctx, "complete", func(tx dialect.Tx) error {
@@ -414,11 +418,14 @@ func (s *Store) Extend(ctx context.Context, c Claim, lease time.Duration) error 
 
 // validClaim refuses a Claim that did not come from Claim.
 func validClaim(field string, c Claim) error {
-	if c.ID == uuid.Nil || c.Token == uuid.Nil {
+	if c.incomplete() {
 		return invalid(field, "has no id or token: pass the Claim that Claim returned")
 	}
 	return nil
 }
+
+// incomplete reports whether c lacks an id or a token.
+func (c Claim) incomplete() bool { return c.ID == uuid.Nil || c.Token == uuid.Nil }
 
 // held is what a locked claim's item looks like.
 type held struct {

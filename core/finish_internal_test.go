@@ -2,8 +2,12 @@ package core
 
 import (
 	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
 	"testing"
 
+	"github.com/google/uuid"
 	"github.com/plenumdb/plenum/dialect"
 )
 
@@ -51,6 +55,29 @@ func TestCompletionBatches_BoundedByCountAndBytes(t *testing.T) {
 			if lens[i] != tc.want[i] {
 				t.Fatalf("%s: batches %v, want %v", tc.name, lens, tc.want)
 			}
+		}
+	}
+}
+
+// TestCompleteMany_RefusesBadCompletionsNamingThem checks that
+// CompleteMany's checks, which format the field names only on an error,
+// still name the completion they refuse, before touching the database.
+func TestCompleteMany_RefusesBadCompletionsNamingThem(t *testing.T) {
+	s := &Store{opts: Options{MaxPayloadBytes: DefaultMaxPayloadBytes}}
+	good := Claim{Item: Item{ID: uuid.New()}, Token: uuid.New()}
+	for _, tc := range []struct {
+		name  string
+		cs    []Completion
+		field string
+	}{
+		{"no token", []Completion{{Claim: good}, {Claim: Claim{Item: Item{ID: uuid.New()}}}}, "completions[1].Claim"},
+		{"twice", []Completion{{Claim: good}, {Claim: good}}, "completions[1].Claim"},
+		{"result not JSON", []Completion{{Claim: good, Result: json.RawMessage("{")}}, "completions[0].Result"},
+	} {
+		_, err := s.CompleteMany(context.Background(), tc.cs)
+		var ie *InputError
+		if !errors.As(err, &ie) || ie.Field != tc.field {
+			t.Errorf("%s: CompleteMany = %v, want an InputError on %s", tc.name, err, tc.field)
 		}
 	}
 }

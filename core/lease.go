@@ -29,8 +29,8 @@ func (s *Store) ExtendMany(ctx context.Context, cs []Claim, lease time.Duration)
 	}
 	seen := make(map[uuid.UUID]bool, len(cs))
 	for i, c := range cs {
-		if err := validClaim(fmt.Sprintf("claims[%d]", i), c); err != nil {
-			return nil, err
+		if c.incomplete() {
+			return nil, validClaim(fmt.Sprintf("claims[%d]", i), c)
 		}
 		if seen[c.ID] {
 			return nil, invalid(fmt.Sprintf("claims[%d]", i), "item %s appears twice", c.ID)
@@ -107,8 +107,8 @@ func (s *Store) extendGroup(ctx context.Context, tx dialect.Querier, token uuid.
 // handler whose item was cancelled.
 func (s *Store) Lost(ctx context.Context, cs []Claim) ([]uuid.UUID, error) {
 	for i, c := range cs {
-		if err := validClaim(fmt.Sprintf("claims[%d]", i), c); err != nil {
-			return nil, err
+		if c.incomplete() {
+			return nil, validClaim(fmt.Sprintf("claims[%d]", i), c)
 		}
 	}
 	var lost []uuid.UUID

@@ -50,6 +50,9 @@ func (w *Worker) complete(ctx context.Context, r *run) error {
 	}
 	c := &completion{c: core.Completion{Claim: r.claim, Result: r.result}, r: r, done: make(chan error, 1)}
 	r.left = true // the completer counts it out when it takes it
+	if r.slots != nil {
+		r.slots.landing.Add(1) // until the flight frees its slot
+	}
 	w.completions <- c
 	return <-c.done
 }
@@ -146,6 +149,7 @@ func (w *Worker) flush(batch []*completion, landed chan<- struct{}) {
 	for _, c := range batch {
 		if c.r != nil && c.r.slots != nil {
 			c.r.slotFreed = true
+			c.r.slots.landing.Add(-1)
 			c.r.slots.running.Add(-1)
 		}
 	}

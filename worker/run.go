@@ -36,12 +36,18 @@ type run struct {
 	// fenced is set once Job.Fence completed the item, or Job.Settle
 	// settled it (settled).
 	fenced, settled bool
+	// started is when the run's goroutine began (UnixNano; 0 before),
+	// for the watcher.
+	started atomic.Int64
 }
 
 // slots counts a queue's running handlers.
 type slots struct {
 	max     int
 	running atomic.Int64
+	// landing counts the runs whose completion the completer holds: their
+	// slots free when its flight lands.
+	landing atomic.Int64
 	freed   chan struct{} // one pending wake-up at most
 }
 
@@ -62,6 +68,17 @@ func (s *slots) wake() {
 // others to free before it claims.
 const gatherDelay = 2 * time.Millisecond
 
+// landWait bounds how long a queue with free slots waits for the slots of
+// runs whose completions are landing before it claims. A claim split in
+// two (say one batch's completion in two flights) otherwise stays split:
+// each part is claimed, run and completed on its own, and every batch
+// after it costs two claims and two completions. Only a queue whose slots
+// all fit in one completion batch waits: its best cycle is one claim and
+// one completion for every slot. A larger queue's completions go in
+// several flights whatever it does, and waiting for all of them would
+// leave its free slots idle behind the slowest.
+const landWait = 50 * time.Millisecond
+
 // claimLoop claims queue's items in batches sized to its free slots and
 // starts a handler on each, until claiming stops.
 func (w *Worker) claimLoop(queue string, q QueueConfig) {
@@ -71,6 +88,9 @@ func (w *Worker) claimLoop(queue string, q QueueConfig) {
 	defer poll.Stop()
 	defer gather.Stop()
 	threshold := max(1, sl.max/4)
+	// Whether to wait for landing completions before claiming: see
+	// landWait.
+	merge := sl.max <= w.cfg.CompleteBatch
 	var waiting time.Time // since when the loop waits for free slots
 	// wake receives the store's wake-ups for the queue; nil (never ready)
 	// when polling only. Subscribed before the first claim, so that an
@@ -95,14 +115,22 @@ func (w *Worker) claimLoop(queue string, q QueueConfig) {
 		free := sl.max - int(sl.running.Load())
 		// Claim in batches: with fewer than a quarter of the slots free,
 		// wait for more (up to a poll interval) before claiming what is
-		// free; with none free, wait for one.
-		if free <= 0 || (free < threshold && !woken && (waiting.IsZero() || time.Since(waiting) < w.cfg.PollInterval)) {
+		// free; with slots about to free as a completion lands, wait for
+		// it (up to landWait); with none free, wait for one.
+		var limit time.Duration
+		switch {
+		case free < threshold:
+			limit = w.cfg.PollInterval
+		case merge && free < sl.max && sl.landing.Load() > 0:
+			limit = w.landWait
+		}
+		if free <= 0 || (limit > 0 && !woken && (waiting.IsZero() || time.Since(waiting) < limit)) {
 			if waiting.IsZero() {
 				waiting = time.Now()
 			}
 			var timeout <-chan time.Time
 			if free > 0 {
-				poll.Reset(w.cfg.PollInterval - time.Since(waiting))
+				poll.Reset(limit - time.Since(waiting))
 				timeout = poll.C
 			}
 			select {
@@ -260,6 +288,7 @@ func (w *Worker) execute(queue string, r *run) {
 	h := r.h
 	var err error
 	start := time.Now()
+	r.started.Store(start.UnixNano())
 	if h == nil {
 		err = fmt.Errorf("no handler registered for kind %q", r.claim.Kind)
 	} else if err = fault.Hit(r.ctx, fault.AfterClaim); err == nil {

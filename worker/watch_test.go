@@ -10,10 +10,11 @@ import (
 	"github.com/plenumdb/plenum/core"
 )
 
-// The watcher asks the store only about runs claimed a whole poll
-// interval ago or more, and cancels those whose claims are lost: a busy
-// queue's short runs cost it no statement.
-func TestWatch_AsksOnlyAboutRunsOlderThanAnInterval(t *testing.T) {
+// The watcher asks the store only about runs begun a whole poll interval
+// ago or more, and cancels those whose claims are lost: a busy queue's
+// short runs, and runs claimed long ago whose goroutines have not begun
+// yet, cost it no statement.
+func TestWatch_AsksOnlyAboutRunsBegunAnIntervalAgo(t *testing.T) {
 	t.Parallel()
 	const interval = 20 * time.Millisecond
 	asked := make(chan []core.Claim, 1)
@@ -30,14 +31,18 @@ func TestWatch_AsksOnlyAboutRunsOlderThanAnInterval(t *testing.T) {
 		}
 		return ids, nil // every claim asked about is lost
 	}
-	runFrom := func(requested time.Time) *run {
+	runFrom := func(requested, started time.Time) *run {
 		ctx, cancel := context.WithCancelCause(context.Background())
 		r := &run{claim: core.Claim{Item: core.Item{ID: uuid.New()}}, ctx: ctx, cancel: cancel, deadlines: &deadlines{requested: requested}}
+		if !started.IsZero() {
+			r.started.Store(started.UnixNano())
+		}
 		w.running[r.claim.ID] = r
 		return r
 	}
-	old := runFrom(time.Now().Add(-time.Hour))
-	young := runFrom(time.Now().Add(time.Hour)) // claimed after any tick of this test
+	old := runFrom(time.Now().Add(-time.Hour), time.Now().Add(-time.Hour))
+	young := runFrom(time.Now().Add(-time.Hour), time.Now().Add(time.Hour)) // begun after any tick of this test
+	waiting := runFrom(time.Now().Add(-time.Hour), time.Time{})             // claimed long ago, not begun
 	w.background.Add(1)
 	go w.watch()
 	defer func() { w.bgCancel(); w.background.Wait() }()
@@ -49,7 +54,7 @@ func TestWatch_AsksOnlyAboutRunsOlderThanAnInterval(t *testing.T) {
 		t.Fatal("the watcher asked nothing within a minute")
 	}
 	if len(cs) != 1 || cs[0].ID != old.claim.ID {
-		t.Errorf("the watcher asked about %d claims, want only the one claimed an interval ago", len(cs))
+		t.Errorf("the watcher asked about %d claims, want only the one begun an interval ago", len(cs))
 	}
 	select {
 	case <-old.ctx.Done():
@@ -60,6 +65,9 @@ func TestWatch_AsksOnlyAboutRunsOlderThanAnInterval(t *testing.T) {
 		t.Fatal("the lost run was not cancelled")
 	}
 	if young.ctx.Err() != nil {
-		t.Error("a run claimed since the last check was cancelled unasked")
+		t.Error("a run begun since the last check was cancelled unasked")
+	}
+	if waiting.ctx.Err() != nil {
+		t.Error("a run not begun was asked about and cancelled")
 	}
 }

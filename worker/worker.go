@@ -51,6 +51,8 @@ type Worker struct {
 	flow flow
 	// linger is completeLinger (longer in the completer's own tests).
 	linger time.Duration
+	// landWait is landWait (longer in the claim loop's own tests).
+	landWait time.Duration
 	// completeMany is the store's CompleteMany (a test's stand-in in the
 	// completer's own tests).
 	completeMany func(ctx context.Context, cs []core.Completion) ([]uuid.UUID, error)
@@ -79,6 +81,7 @@ func New(store *core.Store, cfg Config) (*Worker, error) {
 		completions: make(chan *completion),
 		completed:   make(chan struct{}),
 		linger:      completeLinger,
+		landWait:    landWait,
 	}
 	w.completeMany, w.lost = store.CompleteMany, store.Lost
 	return w, nil

@@ -217,9 +217,34 @@ func qReapLock(n int) string {
 	return "SELECT id, claim_token, barrier_id, crash_count, attempt, max_attempts, state, CASE WHEN lease_expires_at < {now} THEN 1 ELSE 0 END FROM {items} WHERE id IN (" + dialect.Placeholders(n) + ") ORDER BY id{lock}"
 }
 
-// qPurgeSelect reads up to n ids of table meeting cond.
-func qPurgeSelect(d dialect.Dialect, table, cond string, n int) string {
-	return "SELECT id FROM " + table + " WHERE " + cond + d.Limit(n)
+// qPurgeSelect reads up to n ids of table meeting cond, lowest order
+// first when order is not empty.
+func qPurgeSelect(d dialect.Dialect, table, cond, order string, n int) string {
+	q := "SELECT id FROM " + table + " WHERE " + cond
+	if order != "" {
+		q += " ORDER BY " + order
+	}
+	return q + d.Limit(n)
+}
+
+// purgeItemOrder is the order retention deletes items in, oldest finished
+// first, along the items_finished index: a read that stops at its limit
+// finds the oldest at the index's start, rather than scanning the table
+// past the unfinished items and (on PostgreSQL, until a vacuum) past the
+// dead rows of the batches deleted before.
+const purgeItemOrder = "finished_at"
+
+// qPurgeItems is the dialect's one statement (dialect.Purger) that deletes
+// up to n items meeting purgeItemGone for age, oldest finished first, with
+// their history, and its arguments.
+func (s *Store) qPurgeItems(n int, age int64) (string, []any) {
+	q, args := s.purger.PurgeSQL(dialect.PurgeSpec{
+		Table: s.names.Items, Key: "id",
+		Cond: s.expand.Replace(purgeItemGone), CondArgs: []any{age},
+		OrderBy: purgeItemOrder, Limit: n,
+		Dependent: s.names.Attempts, DependentKey: "item_id",
+	})
+	return s.sql(q), args
 }
 
 // qPurgeDelete deletes n rows of table that still meet cond.

@@ -394,7 +394,7 @@ var catalog = []entry{
 	sized("reap.timeout-retry", (*Store).releaseMax, func(_ *Store, n int) string { return qUpdateIDs(reapTimeoutRetry(n), n) }),
 	sized("reap.timeout-dead", (*Store).releaseMax, func(_ *Store, n int) string { return qUpdateIDs(reapTimeoutDead, n) }),
 	sized("purge.barriers.select", limitMax, func(s *Store, n int) string { return qPurgeSelect(s.d, "{barriers}", purgeBarrierGone, "", n) }),
-	sized("purge.items.select", limitMax, func(s *Store, n int) string { return qPurgeSelect(s.d, "{items}", purgeItemGone, purgeItemOrder, n) }).onStore(notPurging),
+	sized("purge.items.select", limitMax, func(s *Store, n int) string { return qPurgeSelect(s.d, "{items}", purgeItemRead, purgeItemOrder, n) }).onStore(notPurging),
 	sized("purge.barriers.delete", (*Store).purgeDeleteMax, func(s *Store, n int) string { return s.qPurgeDelete("{barriers}", purgeBarrierGone, n) }),
 	sized("purge.items.delete", (*Store).purgeDeleteMax, func(s *Store, n int) string { return s.qPurgeDelete("{items}", purgeItemGone, n) }).onStore(notPurging),
 	{name: "purge.items.one-statement", max: (*Store).purgeDeleteMax, when: purging, render: func(s *Store, n int) []string {

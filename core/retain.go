@@ -80,14 +80,14 @@ func (s *Store) purge(ctx context.Context, table, cond string, age int64, limit 
 	if err := s.insideFence(ctx, "purge"); err != nil {
 		return 0, err
 	}
-	order := ""
+	read, order := cond, ""
 	if table == itemsTable {
-		order = purgeItemOrder
+		read, order = purgeItemRead, purgeItemOrder
 	}
 	var ids []uuid.UUID
 	err := s.read(ctx, "purge", func() error {
 		ids = ids[:0]
-		rows, err := s.db.QueryContext(ctx, s.sql(qPurgeSelect(s.d, table, cond, order, limit)), age)
+		rows, err := s.db.QueryContext(ctx, s.sql(qPurgeSelect(s.d, table, read, order, limit)), age)
 		if err != nil {
 			return err
 		}

@@ -227,6 +227,16 @@ func qPurgeSelect(d dialect.Dialect, table, cond, order string, n int) string {
 	return q + d.Limit(n)
 }
 
+// purgeItemRead is what retention's read of item ids asks (the delete
+// checks purgeItemGone): finished_at is set exactly when an item reaches
+// a terminal state and cleared when it is revived, so its range alone
+// finds the finished items, and leaves the items_finished index the only
+// one a planner can read them by. With the state test as well, SQLite
+// without statistics reads the items_state index and sorts every
+// finished item for the ORDER BY (4.5 s against 0.06 s for a batch of 500
+// among 100,000, measured with the sqlite3 shell).
+const purgeItemRead = "finished_at < {now+?} AND (barrier_id IS NULL OR NOT EXISTS (SELECT 1 FROM {barriers} b WHERE b.id = {items}.barrier_id))"
+
 // purgeItemOrder is the order retention deletes items in, oldest finished
 // first, along the items_finished index: a read that stops at its limit
 // finds the oldest at the index's start, rather than scanning the table

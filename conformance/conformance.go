@@ -122,6 +122,7 @@ var guarantees = []guarantee{
 	{"Fence_StoreCallInsideRefused", testFenceStoreCallRefused},
 	{"Fence_FailCommitsWithWrites", testFenceFail},
 	{"Retention_PurgeKeepsWhatBarriersNeed", testPurge},
+	{"Retention_ConcurrentPurgersDeleteEachOnce", testPurgeConcurrent},
 	{"Periodic_EachTickEnqueuedOnceWhileRetentionRuns", testPeriodicOnce},
 	{"Periodic_CatchUpInClosedForm", testPeriodicCatchUp},
 	{"Queue_PausedClaimsNothingAnywhere", testPausedQueue},

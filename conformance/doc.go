@@ -33,7 +33,8 @@
 //     release each claim once.
 //   - Retention: Purge deletes finished items and fired barriers past an
 //     age, in bounded passes, and never the children a barrier or its
-//     join still needs; an item's history goes with it.
+//     join still needs; an item's history goes with it; purgers running
+//     at once delete each item once, and no live one.
 //   - Periodic work: stores on both sides of several clock offsets calling
 //     EnqueueDue at once enqueue each tick once while retention deletes
 //     finished ticks, none brought back; after a clock jump of years the

@@ -2,6 +2,8 @@ package conformance
 
 import (
 	"errors"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/google/uuid"
@@ -105,5 +107,90 @@ func testPurge(e *env) {
 	e.wantCounts(queue, map[core.State]int64{core.StateClaimed: 1, core.StateAvailable: 1})
 	if _, err := e.s.Purge(e.ctx, core.PurgeParams{}); !errors.Is(err, core.ErrInvalidInput) {
 		e.t.Errorf("Purge without an age = %v, want ErrInvalidInput", err)
+	}
+}
+
+// Retention run by several processes at once: every old finished item is
+// deleted once, with its history, each purger's count adds up to what is
+// gone, and live items and the children of a barrier that has not fired
+// stay, however many purgers race over them.
+func testPurgeConcurrent(e *env) {
+	const (
+		queue    = "purge-race"
+		n        = 600
+		purgers  = 4
+		passSize = 70
+	)
+	specs := make([]core.ItemSpec, n)
+	for i := range specs {
+		specs[i] = core.ItemSpec{Queue: queue, MaxAttempts: 2}
+	}
+	e.enqueue(e.s, specs...)
+	o := e.owner(e.s)
+	// Half of them carry a failed attempt in their history.
+	for i, c := range e.claimAll(e.s, o, queue, n) {
+		if i%2 == 0 {
+			if _, err := e.s.Fail(e.ctx, c, core.FailParams{Error: "first", RetryIn: time.Millisecond}); err != nil {
+				e.t.Fatalf("Fail: %v", err)
+			}
+			continue
+		}
+		e.complete(e.s, c, "")
+	}
+	var done []core.Completion
+	for _, c := range e.claimAll(e.at(time.Minute), o, queue, n/2) {
+		done = append(done, core.Completion{Claim: c})
+	}
+	if lost, err := e.s.CompleteMany(e.ctx, done); err != nil || len(lost) != 0 {
+		e.t.Fatalf("CompleteMany = lost %v, %v", lost, err)
+	}
+	// Live items, and the finished child of a barrier that has not fired.
+	e.enqueue(e.s, core.ItemSpec{Queue: queue + ".live"}, core.ItemSpec{Queue: queue + ".live"})
+	e.claimOne(e.s, o, queue+".live")
+	e.enqueueOne(e.s, core.ItemSpec{Queue: queue + ".parent"})
+	open := e.fanOut(e.s, e.claimOne(e.s, o, queue+".parent"), core.BarrierSpec{Name: "open", Join: core.JoinSpec{Queue: queue + ".join"}},
+		kids(queue+".kids", "k", 2))
+	e.complete(e.s, e.claimOne(e.s, o, queue+".kids"), "")
+
+	later := e.at(2 * time.Hour)
+	var (
+		wg      sync.WaitGroup
+		deleted atomic.Int64
+		errs    = make(chan error, purgers)
+	)
+	for range purgers {
+		wg.Go(func() {
+			for {
+				r, err := later.Purge(e.ctx, core.PurgeParams{OlderThan: time.Hour, Limit: passSize})
+				if err != nil {
+					errs <- err
+					return
+				}
+				deleted.Add(int64(r.Items))
+				if r.Items == 0 {
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		e.t.Errorf("Purge: %v", err)
+	}
+	// The n items, and the parent (completed at the seal, a member of no
+	// barrier).
+	if got := deleted.Load(); got != n+1 {
+		e.t.Errorf("purgers reported %d items deleted, want %d", got, n+1)
+	}
+	if left := e.total(queue); left != 0 {
+		e.t.Errorf("%d old finished items left after the purgers", left)
+	}
+	if h := e.sqlCount("SELECT COUNT(*) FROM {attempts} a WHERE NOT EXISTS (SELECT 1 FROM {items} i WHERE i.id = a.item_id)"); h != 0 {
+		e.t.Errorf("%d attempts outlive their items", h)
+	}
+	e.wantCounts(queue+".live", map[core.State]int64{core.StateClaimed: 1, core.StateAvailable: 1})
+	if got := len(e.children(open.ID)); got != 2 {
+		e.t.Errorf("unfired barrier: %d children kept, want 2", got)
 	}
 }

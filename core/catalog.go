@@ -74,6 +74,7 @@ func NewCatalog(d dialect.Dialect, opts Options) (*Catalog, error) {
 	}
 	s := &Store{d: d, caps: d.Capabilities(), opts: opts, log: opts.Logger, names: migrations.NamesFor(opts.Prefix)}
 	s.lister, _ = d.(dialect.UUIDLister)
+	s.purger, _ = d.(dialect.Purger)
 	s.expand = strings.NewReplacer(expansions(d, s.names, opts.ClockOffset)...)
 	s.claimFilter, s.claimSet = s.expand.Replace(claimFilter), s.expand.Replace(claimSet)
 	c := &Catalog{s: s, matched: map[string]match{}}
@@ -283,10 +284,24 @@ type entry struct {
 	// only, when set, says whether the store sends the statement on a
 	// database of these capabilities (one completion path or the other).
 	only func(dialect.Capabilities) bool
+	// when, when set, says the same of the store (the dialect's optional
+	// capabilities).
+	when func(s *Store) bool
 }
 
 // sends reports whether s sends e's statements at all.
-func (e entry) sends(s *Store) bool { return e.only == nil || e.only(s.caps) }
+func (e entry) sends(s *Store) bool {
+	return (e.only == nil || e.only(s.caps)) && (e.when == nil || e.when(s))
+}
+
+// onStore restricts e to the stores of which when holds.
+func (e entry) onStore(when func(s *Store) bool) entry {
+	e.when = when
+	return e
+}
+
+func purging(s *Store) bool    { return s.purger != nil }
+func notPurging(s *Store) bool { return s.purger == nil }
 
 func returning(c dialect.Capabilities) bool    { return c.ReturningUpdate }
 func notReturning(c dialect.Capabilities) bool { return !c.ReturningUpdate }
@@ -378,17 +393,24 @@ var catalog = []entry{
 	sized("reap.crash-dead", (*Store).releaseMax, func(_ *Store, n int) string { return qUpdateIDs(reapCrashDead, n) }),
 	sized("reap.timeout-retry", (*Store).releaseMax, func(_ *Store, n int) string { return qUpdateIDs(reapTimeoutRetry(n), n) }),
 	sized("reap.timeout-dead", (*Store).releaseMax, func(_ *Store, n int) string { return qUpdateIDs(reapTimeoutDead, n) }),
-	sized("purge.barriers.select", limitMax, func(s *Store, n int) string { return qPurgeSelect(s.d, "{barriers}", purgeBarrierGone, n) }),
-	sized("purge.items.select", limitMax, func(s *Store, n int) string { return qPurgeSelect(s.d, "{items}", purgeItemGone, n) }),
+	sized("purge.barriers.select", limitMax, func(s *Store, n int) string { return qPurgeSelect(s.d, "{barriers}", purgeBarrierGone, "", n) }),
+	sized("purge.items.select", limitMax, func(s *Store, n int) string { return qPurgeSelect(s.d, "{items}", purgeItemRead, purgeItemOrder, n) }).onStore(notPurging),
 	sized("purge.barriers.delete", (*Store).purgeDeleteMax, func(s *Store, n int) string { return s.qPurgeDelete("{barriers}", purgeBarrierGone, n) }),
-	sized("purge.items.delete", (*Store).purgeDeleteMax, func(s *Store, n int) string { return s.qPurgeDelete("{items}", purgeItemGone, n) }),
+	sized("purge.items.delete", (*Store).purgeDeleteMax, func(s *Store, n int) string { return s.qPurgeDelete("{items}", purgeItemGone, n) }).onStore(notPurging),
+	{name: "purge.items.one-statement", max: (*Store).purgeDeleteMax, when: purging, render: func(s *Store, n int) []string {
+		if s.purger == nil {
+			return nil
+		}
+		q, _ := s.qPurgeItems(n, 0)
+		return []string{q}
+	}},
 
 	{name: "queue.open", render: func(s *Store, _ int) []string { return []string{s.queueOpenSQL()} }},
 	fixed("queue.set-paused", qQueueSetPause),
 	fixed("queue.list", qQueueList),
 	fixed("attempts.list", qAttemptsList),
 	sized("attempts.insert", (*Store).releaseMax, func(_ *Store, n int) string { return qAttemptsInsert(n) }),
-	sized("attempts.orphaned", (*Store).purgeDeleteMax, func(s *Store, n int) string { return s.qAttemptsOrphaned(n) }),
+	sized("attempts.orphaned", (*Store).purgeDeleteMax, func(s *Store, n int) string { return s.qAttemptsOrphaned(n) }).onStore(notPurging),
 	fixed("schedule.read", qScheduleRead),
 	{name: "schedule.open", render: func(s *Store, _ int) []string { return []string{s.scheduleOpenSQL()} }},
 	fixed("schedule.advance", qScheduleAdvance),

@@ -69,12 +69,25 @@ const itemsTable = "{items}"
 // purge deletes up to limit rows of table meeting cond (which binds the
 // age once): a read of their ids, then deletes in batches, each checking
 // cond again, so that a row that changed since the read (an item revived)
-// stays.
+// stays. The read is a plain one, outside any transaction: on a
+// single-writer database it does not wait for, nor hold up, the writer.
+// Where the dialect deletes a batch in one statement (dialect.Purger),
+// items go that way instead (purgeItems).
 func (s *Store) purge(ctx context.Context, table, cond string, age int64, limit int) (int, error) {
+	if table == itemsTable && s.purger != nil {
+		return s.purgeItems(ctx, age, limit)
+	}
+	if err := s.insideFence(ctx, "purge"); err != nil {
+		return 0, err
+	}
+	read, order := cond, ""
+	if table == itemsTable {
+		read, order = purgeItemRead, purgeItemOrder
+	}
 	var ids []uuid.UUID
-	err := s.inTx(ctx, "purge", func(tx dialect.Tx) error {
+	err := s.read(ctx, "purge", func() error {
 		ids = ids[:0]
-		rows, err := tx.QueryContext(ctx, s.sql(qPurgeSelect(s.d, table, cond, limit)), age)
+		rows, err := s.db.QueryContext(ctx, s.sql(qPurgeSelect(s.d, table, read, order, limit)), age)
 		if err != nil {
 			return err
 		}
@@ -111,6 +124,35 @@ func (s *Store) purge(ctx context.Context, table, cond string, age int64, limit 
 			return deleted, err
 		}
 		deleted += int(n)
+		if err := fault.Hit(ctx, fault.RetainBetweenBatches); err != nil {
+			return deleted, err
+		}
+	}
+	return deleted, nil
+}
+
+// purgeItems deletes up to limit old finished items with their history,
+// a batch of at most purgeDeleteMax in each of the dialect's single
+// statements, outside any transaction (each is atomic, and one that runs
+// again after an unknown outcome deletes only what is left), until a
+// batch comes back short.
+func (s *Store) purgeItems(ctx context.Context, age int64, limit int) (int, error) {
+	if err := s.insideFence(ctx, "purge"); err != nil {
+		return 0, err
+	}
+	deleted := 0
+	for deleted < limit {
+		want := min(limit-deleted, s.purgeDeleteMax())
+		q, args := s.qPurgeItems(want, age)
+		var n int
+		err := s.retry(ctx, "purge", func() error { return s.db.QueryRowContext(ctx, q, args...).Scan(&n) })
+		if err != nil {
+			return deleted, err
+		}
+		deleted += n
+		if n < want {
+			break
+		}
 		if err := fault.Hit(ctx, fault.RetainBetweenBatches); err != nil {
 			return deleted, err
 		}

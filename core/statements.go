@@ -217,9 +217,44 @@ func qReapLock(n int) string {
 	return "SELECT id, claim_token, barrier_id, crash_count, attempt, max_attempts, state, CASE WHEN lease_expires_at < {now} THEN 1 ELSE 0 END FROM {items} WHERE id IN (" + dialect.Placeholders(n) + ") ORDER BY id{lock}"
 }
 
-// qPurgeSelect reads up to n ids of table meeting cond.
-func qPurgeSelect(d dialect.Dialect, table, cond string, n int) string {
-	return "SELECT id FROM " + table + " WHERE " + cond + d.Limit(n)
+// qPurgeSelect reads up to n ids of table meeting cond, lowest order
+// first when order is not empty.
+func qPurgeSelect(d dialect.Dialect, table, cond, order string, n int) string {
+	q := "SELECT id FROM " + table + " WHERE " + cond
+	if order != "" {
+		q += " ORDER BY " + order
+	}
+	return q + d.Limit(n)
+}
+
+// purgeItemRead is what retention's read of item ids asks (the delete
+// checks purgeItemGone): finished_at is set exactly when an item reaches
+// a terminal state and cleared when it is revived, so its range alone
+// finds the finished items, and leaves the items_finished index the only
+// one a planner can read them by. With the state test as well, SQLite
+// without statistics reads the items_state index and sorts every
+// finished item for the ORDER BY (4.5 s against 0.06 s for a batch of 500
+// among 100,000, measured with the sqlite3 shell).
+const purgeItemRead = "finished_at < {now+?} AND (barrier_id IS NULL OR NOT EXISTS (SELECT 1 FROM {barriers} b WHERE b.id = {items}.barrier_id))"
+
+// purgeItemOrder is the order retention deletes items in, oldest finished
+// first, along the items_finished index: a read that stops at its limit
+// finds the oldest at the index's start, rather than scanning the table
+// past the unfinished items and (on PostgreSQL, until a vacuum) past the
+// dead rows of the batches deleted before.
+const purgeItemOrder = "finished_at"
+
+// qPurgeItems is the dialect's one statement (dialect.Purger) that deletes
+// up to n items meeting purgeItemGone for age, oldest finished first, with
+// their history, and its arguments.
+func (s *Store) qPurgeItems(n int, age int64) (string, []any) {
+	q, args := s.purger.PurgeSQL(dialect.PurgeSpec{
+		Table: s.names.Items, Key: "id",
+		Cond: s.expand.Replace(purgeItemGone), CondArgs: []any{age},
+		OrderBy: purgeItemOrder, Limit: n,
+		Dependent: s.names.Attempts, DependentKey: "item_id",
+	})
+	return s.sql(q), args
 }
 
 // qPurgeDelete deletes n rows of table that still meet cond.

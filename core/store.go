@@ -31,6 +31,9 @@ type Store struct {
 	seek *dialect.Index
 	// lister binds a batch's ids as one parameter, where the dialect can.
 	lister dialect.UUIDLister
+	// purger deletes a retention batch in one statement, where the
+	// dialect can.
+	purger dialect.Purger
 
 	expand *strings.Replacer
 	// claimFilter and claimSet are the claim's condition and assignments,
@@ -106,6 +109,7 @@ func Open(ctx context.Context, db *sql.DB, d dialect.Dialect, opts Options) (*St
 
 	s.seek = claimIndex(opts.Prefix)
 	s.lister, _ = d.(dialect.UUIDLister)
+	s.purger, _ = d.(dialect.Purger)
 	s.expand = strings.NewReplacer(expansions(d, s.names, opts.ClockOffset)...)
 	s.claimFilter, s.claimSet = s.expand.Replace(claimFilter), s.expand.Replace(claimSet)
 	if n, ok := d.(dialect.Notifier); ok && !opts.DisableNotify {

@@ -221,21 +221,24 @@ func TestRetentionPlan_UsesFinishedIndex(t *testing.T) {
 	if _, err := db.ExecContext(ctx, "ANALYZE "+names.Items); err != nil {
 		t.Fatal(err)
 	}
-	// The batch's ids as one array, so that the delete itself goes by
-	// primary key (with IN (SELECT ...) the planner may hash-join them
-	// against a scan of the whole table).
-	query := "DELETE FROM " + names.Items + " WHERE id = ANY (ARRAY(SELECT id FROM " + names.Items +
-		" WHERE finished_at < statement_timestamp() - $1 * INTERVAL '1 microsecond' AND state IN ('completed', 'dead', 'cancelled')" +
-		" ORDER BY finished_at LIMIT 500))"
-	planRows, err := db.QueryContext(ctx, "EXPLAIN "+query, (10 * time.Hour).Microseconds())
+	// The statement the core sends (dialect.Purger): the batch's ids read
+	// through the index and bound as one array, so that the delete itself
+	// goes by primary key (with IN (SELECT ...) the planner may hash-join
+	// them against a scan of the whole table).
+	cond := "finished_at < statement_timestamp() - ? * INTERVAL '1 microsecond' AND state IN ('completed', 'dead', 'cancelled')"
+	q, args := postgres.Dialect().(dialect.Purger).PurgeSQL(dialect.PurgeSpec{
+		Table: names.Items, Key: "id", Cond: cond, CondArgs: []any{(10 * time.Hour).Microseconds()},
+		OrderBy: "finished_at", Limit: 500, Dependent: names.Attempts, DependentKey: "item_id",
+	})
+	planRows, err := db.QueryContext(ctx, "EXPLAIN "+postgres.Dialect().Rebind(q), args...)
 	if err != nil {
 		t.Fatal(err)
 	}
 	plan := planText(t, planRows)
 	t.Logf("EXPLAIN of a retention batch of 500 (%d items, 90%% finished):\n%s", rows, plan)
 	index := prefix + "items_finished"
-	if !strings.Contains(plan, "Index Scan using "+index+" on "+names.Items) {
-		t.Errorf("the retention plan does not scan %s:\n%s", index, plan)
+	if !strings.Contains(plan, "Index Scan using "+index+" on "+names.Items) || !strings.Contains(plan, "on "+prefix+"items_pkey") || !strings.Contains(plan, "on "+prefix+"attempts_pkey") {
+		t.Errorf("the retention plan does not read %s, then the primary keys of the items and their history:\n%s", index, plan)
 	}
 	if strings.Contains(plan, "Seq Scan on "+names.Items) || strings.Contains(plan, "Sort") {
 		t.Errorf("the retention plan scans or sorts the items table:\n%s", plan)

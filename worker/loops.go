@@ -98,10 +98,16 @@ func (w *Worker) watch() {
 }
 
 // purge deletes what is past RetainFor, in bounded passes with a pause
-// between them, so that claiming goes on at full speed meanwhile; a tick
-// stops after purgePasses passes and the next one goes on.
+// between them, so that claiming goes on at full speed meanwhile. A tick
+// goes on while passes come back full, for up to one ReapInterval: a
+// backlog (an application finishing more than a tick's worth of items
+// per tick) is deleted at the passes' pace, not at one tick's worth of
+// passes every interval (20 passes of 500 every 10 s, 1,000 items a
+// second, were behind any queue claimed faster than that), and the next
+// reap comes at most one interval late.
 func (w *Worker) purge() {
-	for range purgePasses {
+	until := time.Now().Add(w.cfg.ReapInterval)
+	for {
 		r, err := w.store.Purge(w.bg, core.PurgeParams{OlderThan: w.cfg.RetainFor, Limit: purgeLimit})
 		if err != nil {
 			if w.bg.Err() == nil {
@@ -112,7 +118,7 @@ func (w *Worker) purge() {
 		if r != (core.PurgeResult{}) {
 			w.event(w.bg, Event{Kind: EventPurged, Purge: r})
 		}
-		if r.Items < purgeLimit && r.Barriers < purgeLimit {
+		if r.Items < purgeLimit && r.Barriers < purgeLimit || !time.Now().Before(until) {
 			return
 		}
 		select {
@@ -123,12 +129,12 @@ func (w *Worker) purge() {
 	}
 }
 
-// Retention's pace: passes of purgeLimit rows, purgePause apart, at most
-// purgePasses per maintenance tick.
+// Retention's pace: passes of purgeLimit rows, purgePause apart (which
+// bounds the rate at purgeLimit / (a pass's time + purgePause)), for up to
+// one ReapInterval per maintenance tick.
 const (
-	purgeLimit  = 500
-	purgePause  = 20 * time.Millisecond
-	purgePasses = 20
+	purgeLimit = 500
+	purgePause = 20 * time.Millisecond
 )
 
 // maintain runs a reaper pass and retention every ReapInterval (with

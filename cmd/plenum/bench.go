@@ -64,12 +64,15 @@ baseline's writers take turns on an in-process mutex, as Plenum's do.
 At scale, behind flags (with --no-table, only these): --fanout N fans out
 N children of one barrier against a bare multi-row INSERT of keyed rows
 that skips existing keys (ON CONFLICT DO NOTHING, INSERT IGNORE) and
-prints each side's peak resident memory; --completed N measures
-claim+complete on empty tables, fills both with N completed items of the
-claimed queue and measures again, with the plans of the claim's read
-(PostgreSQL and SQLite);
---retention then measures Plenum's claim+complete while Store.Purge deletes
-the old items, and prints the slowdown and the rate of deletion.
+prints each side's peak resident memory; --completed N fills both with N
+completed items of the claimed queue and measures claim+complete on them
+and on a second pair of empty tables in alternating rounds (--rounds),
+printing full / empty per side and round, with the plans of the claim's
+read (PostgreSQL and SQLite); --retention then measures Plenum's
+claim+complete in rounds alternately without and with Store.Purge deleting
+the old items meanwhile (passes of --purge-limit, --purge-pause apart: the
+runtime's pace by default), and prints the slowdown per round and overall
+and the rate of deletion.
 
 Then the pickup latency, from enqueue to handler start (p50 and p99 of
 --pickups single enqueues, each to an idle worker polling every %v):

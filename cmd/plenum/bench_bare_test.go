@@ -232,7 +232,7 @@ func TestBench_ScaleFlags(t *testing.T) {
 	var out bytes.Buffer
 	// Small, for CI: more filler than one purge pass takes.
 	o := benchOptions{DB: filepath.Join(t.TempDir(), "bench.db"), Items: 40, Batch: 10, Workers: 2,
-		Scale: scaleOptions{NoTable: true, FanOut: 300, Completed: 1200, Retention: true}}
+		Rounds: 2, Scale: scaleOptions{NoTable: true, FanOut: 300, Completed: 1200, Retention: true, PurgeLimit: 50}}
 	rep, err := runBench(t.Context(), &out, o)
 	if err != nil {
 		t.Fatalf("runBench: %v\n%s", err, out.String())
@@ -248,10 +248,14 @@ func TestBench_ScaleFlags(t *testing.T) {
 	if e, full := rep.Scale.Empty, rep.Scale.Full; e == nil || full == nil || e.Plenum <= 0 || full.Baseline <= 0 {
 		t.Errorf("flat tables: empty %+v, full %+v", e, full)
 	}
-	if rep.Scale.Retained <= 0 || rep.Scale.Purged <= 0 {
-		t.Errorf("retention: claims %v/s, purged %v/s", rep.Scale.Retained, rep.Scale.Purged)
+	if len(rep.Scale.FlatRounds) != 2 || !rep.Scale.FlatRounds[0].EmptyFirst || rep.Scale.FlatRounds[1].EmptyFirst {
+		t.Errorf("flat rounds %+v, want two, the empty tables first in the first", rep.Scale.FlatRounds)
 	}
-	for _, want := range []string{"peak RSS", "plan of the claim's read, plenum, 1,200 completed items", "full / empty", "retention deleted"} {
+	if rep.Scale.Retained <= 0 || rep.Scale.Unretained <= 0 || rep.Scale.Purged <= 0 || len(rep.Scale.RetentionRounds) != 2 {
+		t.Errorf("retention: claims %v/s with, %v/s without, purged %v/s, rounds %+v", rep.Scale.Retained, rep.Scale.Unretained, rep.Scale.Purged, rep.Scale.RetentionRounds)
+	}
+	for _, want := range []string{"peak RSS", "plan of the claim's read, plenum, 1,200 completed items", "plan of the claim's read, bare SQL, empty tables",
+		"round 2 (full first)", "full / empty, over all rounds", "round 2 (with first)", "retention deleted"} {
 		if !strings.Contains(text, want) {
 			t.Errorf("output lacks %q:\n%s", want, text)
 		}

@@ -27,9 +27,14 @@ type scaleOptions struct {
 	// before claim+complete is measured again against the empty-table
 	// rate, the claim's plans shown; 0 skips it.
 	Completed int
-	// Retention measures claim+complete again while the runtime's
-	// retention (Store.Purge) deletes old completed items.
+	// Retention measures claim+complete again, in rounds with and
+	// without the runtime's retention (Store.Purge) deleting old
+	// completed items meanwhile.
 	Retention bool
+	// PurgeLimit and PurgePause are retention's pace: passes of
+	// PurgeLimit items, PurgePause apart (the runtime's by default).
+	PurgeLimit int
+	PurgePause time.Duration
 	// NoTable skips the table's rows (and the pickup latency): only what
 	// the flags above ask for is measured.
 	NoTable bool
@@ -38,7 +43,9 @@ type scaleOptions struct {
 func (s *scaleOptions) flags(fs *flag.FlagSet) {
 	fs.IntVar(&s.FanOut, "fanout", 0, "fan out this many children of one barrier, against a bare multi-row INSERT, peak RSS printed (0: skip)")
 	fs.IntVar(&s.Completed, "completed", 0, "then measure claim+complete again with this many completed items in both tables, plans shown (0: skip)")
-	fs.BoolVar(&s.Retention, "retention", false, "then measure claim+complete again while retention (Store.Purge) deletes old completed items (needs --completed)")
+	fs.BoolVar(&s.Retention, "retention", false, "then measure claim+complete again in rounds with and without retention (Store.Purge) deleting old completed items (needs --completed)")
+	fs.IntVar(&s.PurgeLimit, "purge-limit", runtimePurgeLimit, "--retention: items per Store.Purge pass")
+	fs.DurationVar(&s.PurgePause, "purge-pause", runtimePurgePause, "--retention: pause between Store.Purge passes")
 	fs.BoolVar(&s.NoTable, "no-table", false, "measure only what --fanout, --completed and --retention ask for")
 }
 
@@ -50,6 +57,10 @@ func (s scaleOptions) validate() error {
 		return usagef("--completed %d: want 0 to 100,000,000", s.Completed)
 	case s.Retention && s.Completed == 0:
 		return usagef("--retention needs --completed: old completed items for retention to delete")
+	case s.PurgeLimit < 0 || s.PurgeLimit > core.MaxClaimLimit:
+		return usagef("--purge-limit %d: want 1 to %d", s.PurgeLimit, core.MaxClaimLimit)
+	case s.PurgePause < 0:
+		return usagef("--purge-pause %v: want 0 or more", s.PurgePause)
 	}
 	return nil
 }
@@ -60,13 +71,19 @@ type scaleReport struct {
 	// second, with the peak resident memory of each side.
 	FanOut *fanOutRow
 	// Full is claim+complete with Completed items in the tables; Empty
-	// the same measured on empty tables in the same run.
+	// the same on a pair of empty tables, in rounds alternating with
+	// Full's: the rates over all rounds.
 	Empty, Full *benchRow
-	// Retained is Plenum's claim+complete while retention ran, and
-	// Purged the rate at which retention deleted.
-	Retained       float64
-	Purged         float64
-	RetentionSlows float64
+	// FlatRounds are the full / empty ratios of each round.
+	FlatRounds []flatRound
+	// Retained is Plenum's claim+complete over the rounds with retention
+	// running, Unretained over those without; Purged the rate at which
+	// retention deleted, over its passes' own time.
+	Retained, Unretained float64
+	Purged               float64
+	RetentionSlows       float64
+	// RetentionRounds are each round's rates.
+	RetentionRounds []retentionRound
 }
 
 // fanOutRow is the fan-out at scale.
@@ -197,143 +214,6 @@ func peakRSS(f func() error) (int64, error) {
 		peak.Store(r)
 	}
 	return peak.Load(), err
-}
-
-// scaleCompleted measures claim+complete on empty tables, fills both
-// sides' tables with o.Scale.Completed completed items of the claimed
-// queue, shows the claim's plans, and measures again; with --retention,
-// once more while Store.Purge deletes the old items.
-func scaleCompleted(ctx context.Context, w io.Writer, rep *benchReport, sd sides, o benchOptions, settle func() error) error {
-	n := o.Scale.Completed
-	filler, ok := fillers[sd.b.d.Name()]
-	if !ok {
-		return usagef("--completed: no fast way to fill %s tables is known (postgres and sqlite have one)", sd.b.d.Name())
-	}
-	const queue = "bench.flat"
-	drainPairOf := func(o benchOptions, name string, round, already int) (*benchRow, error) {
-		q := fmt.Sprintf("%s.%d", queue, round)
-		if err := plenumEnqueue(ctx, sd.st, q, o.Items); err != nil {
-			return nil, err
-		}
-		if err := sd.b.enqueue(ctx, q, o.Items, uuid.Nil); err != nil {
-			return nil, err
-		}
-		row := &benchRow{Name: name, Items: o.Items}
-		if err := settle(); err != nil {
-			return nil, err
-		}
-		took, err := timedRun(ctx, func(ctx context.Context) error { return plenumDrain(ctx, sd.st, q, o) })
-		if err != nil {
-			return nil, fmt.Errorf("bench: %s (plenum): %w", name, err)
-		}
-		row.Plenum = perSecond(o.Items, took)
-		if err := settle(); err != nil {
-			return nil, err
-		}
-		took, err = timedRun(ctx, func(ctx context.Context) error { return sd.b.drain(ctx, q, o.Workers, nil) })
-		if err != nil {
-			return nil, fmt.Errorf("bench: %s (baseline): %w", name, err)
-		}
-		row.Baseline = perSecond(o.Items, took)
-		return row, checkDrainedAfter(ctx, sd.st, sd.b, q, o.Items, already)
-	}
-	drainPair := func(name string, round, already int) (*benchRow, error) {
-		return drainPairOf(o, name, round, already)
-	}
-	// A first drain on each side, unmeasured, so that the empty-table
-	// rate does not pay for opening connections and preparing
-	// statements that the full-table rate finds ready.
-	warm := o
-	warm.Items = max(o.Items/10, o.Batch)
-	if _, err := drainPairOf(warm, "warm-up", -1, 0); err != nil {
-		return err
-	}
-	empty, err := drainPair("claim+complete, empty tables", 0, 0)
-	if err != nil {
-		return err
-	}
-	fmt.Fprintf(w, "\nclaim+complete as tables grow (%s items, the same queue as the %s completed ones):\n", commas(int64(o.Items)), commas(int64(n)))
-	fmt.Fprintf(w, "  %-36s %12s/s %12s/s %8.2f\n", empty.Name, commas(int64(empty.Plenum)), commas(int64(empty.Baseline)), empty.Ratio())
-	plans(ctx, w, sd, queue+".1", "empty tables")
-	start := time.Now()
-	for _, t := range []string{migrations.NamesFor(sd.st.Prefix()).Items, sd.b.names.Items} {
-		if err := filler(ctx, sd.b, t, queue+".1", n); err != nil {
-			return fmt.Errorf("bench: fill %s with %s completed items: %w", t, commas(int64(n)), err)
-		}
-	}
-	fmt.Fprintf(w, "  (filled both tables with %s completed items each in %v)\n", commas(int64(n)), time.Since(start).Round(time.Second))
-	plans(ctx, w, sd, queue+".1", commas(int64(n))+" completed items")
-	full, err := drainPair(fmt.Sprintf("claim+complete, %s completed", shortCount(n)), 1, n)
-	if err != nil {
-		return err
-	}
-	fmt.Fprintf(w, "  %-36s %12s/s %12s/s %8.2f\n", full.Name, commas(int64(full.Plenum)), commas(int64(full.Baseline)), full.Ratio())
-	fmt.Fprintf(w, "  full / empty: plenum %.2f, bare SQL %.2f\n", full.Plenum/empty.Plenum, full.Baseline/empty.Baseline)
-	rep.Scale.Empty, rep.Scale.Full = empty, full
-	if o.Scale.Retention {
-		return scaleRetention(ctx, w, rep, sd, o, queue+".2", full.Plenum)
-	}
-	return nil
-}
-
-// shortCount writes 10000000 as 10M.
-func shortCount(n int) string {
-	switch {
-	case n >= 1_000_000 && n%1_000_000 == 0:
-		return fmt.Sprintf("%dM", n/1_000_000)
-	case n >= 1000 && n%1000 == 0:
-		return fmt.Sprintf("%dk", n/1000)
-	}
-	return commas(int64(n))
-}
-
-// scaleRetention measures Plenum's claim+complete of queue while another
-// goroutine purges old completed items as the runtime's retention does
-// (Store.Purge passes of 1,000 until none are left or the claims end), and
-// reports the slowdown against without.
-func scaleRetention(ctx context.Context, w io.Writer, rep *benchReport, sd sides, o benchOptions, queue string, without float64) error {
-	if err := plenumEnqueue(ctx, sd.st, queue, o.Items); err != nil {
-		return err
-	}
-	// Passes run to their end: the last one may outlast the claims a
-	// little, and the deletion rate is over the passes' own time.
-	var (
-		stop      atomic.Bool
-		purged    atomic.Int64
-		purgeErr  error
-		purgeTook time.Duration
-		wg        sync.WaitGroup
-	)
-	wg.Go(func() {
-		start := time.Now()
-		defer func() { purgeTook = time.Since(start) }()
-		for !stop.Load() {
-			res, err := sd.st.Purge(ctx, core.PurgeParams{OlderThan: time.Hour, Limit: 1000})
-			if err != nil {
-				purgeErr = err
-				return
-			}
-			purged.Add(int64(res.Items))
-			if res.Items == 0 {
-				return
-			}
-		}
-	})
-	took, err := timedRun(ctx, func(ctx context.Context) error { return plenumDrain(ctx, sd.st, queue, o) })
-	stop.Store(true)
-	wg.Wait()
-	if err != nil {
-		return fmt.Errorf("bench: claim+complete with retention: %w", err)
-	}
-	if purgeErr != nil {
-		return fmt.Errorf("bench: retention: %w", purgeErr)
-	}
-	with := perSecond(o.Items, took)
-	purgedRate := float64(purged.Load()) / max(purgeTook, time.Microsecond).Seconds()
-	rep.Scale.Retained, rep.Scale.Purged, rep.Scale.RetentionSlows = with, purgedRate, 1-with/without
-	fmt.Fprintf(w, "  plenum claim+complete with retention running: %s/s (%s/s without: %.0f%% slower); retention deleted %s items, %s/s\n",
-		commas(int64(with)), commas(int64(without)), 100*(1-with/without), commas(purged.Load()), commas(int64(purgedRate)))
-	return nil
 }
 
 // plans prints the database's plan of each side's candidate read (the

@@ -95,6 +95,9 @@ func (d *pgDialect) Capabilities() dialect.Capabilities {
 		TransactionalDDL: true,
 		// The wire protocol counts parameters in 16 bits.
 		MaxBindParams: 65535,
+		// A page of a fan-out (1,000 children, say) goes in one INSERT:
+		// the rows are bounded by the bind limit alone (ten binds a row).
+		MaxInsertRows: 65535,
 		// The server refuses a message over 1 GB; a batch of big payloads
 		// stays well below it.
 		MaxStatementBytes: 256 << 20,

@@ -223,7 +223,8 @@ type Capabilities struct {
 	// carry, within MaxBindParams; 0 leaves the core's default (500), which
 	// suits a database whose prepare time grows with the statement
 	// (SQLite). A database that plans a long VALUES list cheaply can take
-	// a fan-out's whole page in one statement.
+	// a fan-out's whole page in one statement; the plan a session keeps of
+	// a prepared INSERT grows with its rows too.
 	MaxInsertRows int
 
 	// DualTable names the table a SELECT of expressions alone must read

@@ -183,7 +183,8 @@ const (
 	insertRowLater = "?, ?, ?, ?, {json?}, ?, 'available', {now+?}, 0, ?, 0, ?, {now}, ?"
 	argsPerInsert  = 10
 	rowOverhead    = 256 // bytes per row besides its payload, for packet limits
-	// maxInsertRows caps the rows of one INSERT: past a few hundred rows a
+	// maxInsertRows caps the rows of one INSERT unless the dialect says
+	// otherwise (Capabilities.MaxInsertRows): past a few hundred rows a
 	// bigger statement saves no round trips worth having and costs prepare
 	// time.
 	maxInsertRows = 500
@@ -391,26 +392,50 @@ func (s *Store) resolveExisting(ctx context.Context, q dialect.Querier, batch []
 }
 
 // insertSQL is the insert-or-ignore of n item rows, each written as row.
-// The full-size statement, the one a large enqueue or a fan-out sends page
-// after page, is built once per row shape: it is too long for Store.sql's
-// cache, and rebuilding it cost a fan-out a tenth of its client time.
+// The statements a large enqueue or a fan-out sends page after page (the
+// full size, and a fan-out's page, which may be smaller where the dialect
+// takes long INSERTs) are built once per row shape and size: they are too
+// long for Store.sql's cache, and rebuilding one cost a fan-out a tenth of
+// its client time. Besides the full size, only the first
+// maxCachedInsertSizes sizes of at least minCachedInsertRows rows met are
+// kept, so that the cache stays small whatever sizes come.
 func (s *Store) insertSQL(row string, n int) string {
-	if n != s.insertRowsMax() {
-		return s.d.InsertIgnore(s.names.Items, insertColumns, s.expand.Replace(row), n, itemConflict)
-	}
-	if q, ok := s.inserts.Load(row); ok {
+	key := insertKey{row, n}
+	if q, ok := s.inserts.Load(key); ok {
 		return q.(string)
 	}
 	q := s.d.InsertIgnore(s.names.Items, insertColumns, s.expand.Replace(row), n, itemConflict)
-	s.inserts.Store(row, q)
+	if n == s.insertRowsMax() || (n >= minCachedInsertRows && s.insertSizes.Load() < maxCachedInsertSizes && s.insertSizes.Add(1) <= maxCachedInsertSizes) {
+		s.inserts.Store(key, q)
+	}
 	return q
 }
 
-// insertRowsMax is the most rows one INSERT of items carries: maxInsertRows,
-// within the bind-parameter limit and the IN-list limit (the lookup of the
-// keys that existed lists them).
+// insertKey names a cached INSERT: its row shape and its rows.
+type insertKey struct {
+	row string
+	n   int
+}
+
+// maxCachedInsertSizes bounds the sizes of INSERT, besides the full one,
+// that insertSQL keeps, and minCachedInsertRows is the fewest rows of one
+// it keeps: a short statement costs little to build, and small enqueues of
+// many sizes would otherwise take the places of a fan-out's page.
+const (
+	maxCachedInsertSizes = 8
+	minCachedInsertRows  = 64
+)
+
+// insertRowsMax is the most rows one INSERT of items carries: the
+// dialect's MaxInsertRows (default maxInsertRows), within the
+// bind-parameter limit and the IN-list limit (the lookup of the keys that
+// existed lists them).
 func (s *Store) insertRowsMax() int {
-	maxRows := min(maxInsertRows, max(1, s.caps.MaxBindParams/argsPerInsert))
+	rows := maxInsertRows
+	if s.caps.MaxInsertRows > 0 {
+		rows = s.caps.MaxInsertRows
+	}
+	maxRows := min(rows, max(1, s.caps.MaxBindParams/argsPerInsert))
 	if s.caps.MaxInList > 0 {
 		maxRows = min(maxRows, s.caps.MaxInList)
 	}

@@ -40,8 +40,11 @@ type Store struct {
 	// expanded once.
 	claimFilter, claimSet string
 	cache                 sync.Map // raw statement -> rebound statement
-	// inserts holds the full-size item INSERT of each row shape (insertSQL).
-	inserts sync.Map
+	// inserts holds item INSERTs by row shape and size (insertSQL): the
+	// full size, and the first few other sizes met (a fan-out's page),
+	// insertSizes counting those.
+	inserts     sync.Map
+	insertSizes atomic.Int32
 
 	retries      atomic.Uint64
 	exhausted    atomic.Uint64

@@ -219,6 +219,14 @@ type Capabilities struct {
 	// only MaxBindParams bounds it.
 	MaxInList int
 
+	// MaxInsertRows is the most rows one multi-row INSERT of items may
+	// carry, within MaxBindParams; 0 leaves the core's default (500), which
+	// suits a database whose prepare time grows with the statement
+	// (SQLite). A database that plans a long VALUES list cheaply can take
+	// a fan-out's whole page in one statement; the plan a session keeps of
+	// a prepared INSERT grows with its rows too.
+	MaxInsertRows int
+
 	// DualTable names the table a SELECT of expressions alone must read
 	// from ("dual" on Oracle); empty where "SELECT expr" is valid.
 	DualTable string

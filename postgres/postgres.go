@@ -95,6 +95,13 @@ func (d *pgDialect) Capabilities() dialect.Capabilities {
 		TransactionalDDL: true,
 		// The wire protocol counts parameters in 16 bits.
 		MaxBindParams: 65535,
+		// A fan-out's page of 1,000 children goes in one INSERT (the
+		// server executed it in 100 ms where two of 500 took 138). Not
+		// the bind limit's 6,553 rows: every session keeps the plan of
+		// each statement pgx prepared on it, and a prepared INSERT of
+		// 6,553 rows holds 26.5 MB of the server's memory (1,000 rows:
+		// 4.4 MB; 500: 2.2 MB).
+		MaxInsertRows: 1000,
 		// The server refuses a message over 1 GB; a batch of big payloads
 		// stays well below it.
 		MaxStatementBytes: 256 << 20,

@@ -44,6 +44,7 @@ func TestCapabilities(t *testing.T) {
 		TransactionalDDL:  true,
 		MaxBindParams:     65535,
 		MaxStatementBytes: 256 << 20,
+		MaxInsertRows:     1000,
 		ClockResolution:   time.Microsecond,
 	}
 	if got := d.Capabilities(); got != want {

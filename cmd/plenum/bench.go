@@ -347,7 +347,7 @@ func benchOn(ctx context.Context, w io.Writer, db *sql.DB, d dialect.Dialect, pa
 		return rep, fmt.Errorf("bench: %w", err)
 	}
 	counted := &stmtCounter{}
-	pc, err := core.Open(ctx, db, countingDialect{Dialect: d, c: counted}, core.Options{Prefix: pPrefix})
+	pc, err := core.Open(ctx, db, countingDialectOf(d, counted), core.Options{Prefix: pPrefix})
 	if err != nil {
 		return rep, fmt.Errorf("bench: %w", err)
 	}

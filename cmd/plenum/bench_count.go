@@ -71,11 +71,31 @@ func (c *stmtCounter) recorded() []string {
 // its own. Every statement of the hot path runs inside a transaction begun
 // by the dialect (statements a store runs on the *sql.DB outside any
 // transaction are not counted; the hot path has none). It hides the
-// dialect's optional interfaces (dialect.Notifier): the measured stores
-// claim in a loop and need no wake-ups.
+// dialect's notifier (dialect.Notifier): the measured stores claim in a
+// loop and need no wake-ups. The optional interfaces that shape the
+// statements a user's store sends (dialect.UUIDLister) it keeps, through
+// countingDialectOf: hiding them measured statements no user runs (on
+// PostgreSQL, completions with an IN list of 100 placeholders instead of
+// one uuid[]).
 type countingDialect struct {
 	dialect.Dialect
 	c *stmtCounter
+}
+
+// countingListerDialect is a countingDialect over a dialect.UUIDLister.
+type countingListerDialect struct {
+	countingDialect
+	dialect.UUIDLister
+}
+
+// countingDialectOf returns d counted by c, with the statement-shaping
+// optional interfaces d has.
+func countingDialectOf(d dialect.Dialect, c *stmtCounter) dialect.Dialect {
+	cd := countingDialect{Dialect: d, c: c}
+	if l, ok := d.(dialect.UUIDLister); ok {
+		return countingListerDialect{cd, l}
+	}
+	return cd
 }
 
 func (d countingDialect) Begin(ctx context.Context, db *sql.DB, opts dialect.TxOptions) (dialect.Tx, error) {

@@ -1,0 +1,22 @@
+package main
+
+import (
+	"testing"
+
+	"github.com/plenumdb/plenum/dialect"
+	"github.com/plenumdb/plenum/postgres"
+)
+
+// The store the bench measures sends the statements a user's store sends:
+// its counting dialect keeps the interfaces that shape them (a batch's ids
+// bound as one uuid[] on PostgreSQL), and hides only the notifier.
+func TestBench_CountingDialectKeepsStatementShapes(t *testing.T) {
+	t.Parallel()
+	d := countingDialectOf(postgres.Dialect(), &stmtCounter{})
+	if _, ok := d.(dialect.UUIDLister); !ok {
+		t.Error("the counting dialect over postgres is no dialect.UUIDLister: Plenum's side would complete with IN lists no user's store sends")
+	}
+	if _, ok := d.(dialect.Notifier); ok {
+		t.Error("the counting dialect over postgres is a dialect.Notifier, want it hidden")
+	}
+}

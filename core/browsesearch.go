@@ -80,6 +80,9 @@ func (s *Store) searchItems(ctx context.Context, f ItemFilter) (ItemPage, error)
 	// some stream was not read.
 	found = slices.DeleteFunc(found, func(it Item) bool { return idLess(it.ID, frontier) })
 	sortNewestFirst(found)
+	// Each stream is its own statement: an item that changed state
+	// between two of them can be read in both.
+	found = slices.CompactFunc(found, func(a, b Item) bool { return a.ID == b.ID })
 	if len(found) >= f.Limit {
 		found = found[:f.Limit]
 		return ItemPage{Items: found, Next: found[len(found)-1].ID, Examined: examined}, nil

@@ -121,9 +121,9 @@ func TestMigrationsUp_Errors(t *testing.T) {
 	}{
 		{[]string{"migrate"}, "Usage: plenum migrate <up|down|status>"},
 		{[]string{"migrate", "sideways"}, `unknown subcommand "sideways" (want up, down or status)`},
-		{[]string{"migrate", "up", "--dialect", "sqlite", "--dsn", "x.db", "--to", "0"}, "--to 0: want a version from 1 to 4"},
-		{[]string{"migrate", "up", "--dialect", "sqlite", "--dsn", "x.db", "--to", "5"}, "--to 5: want a version from 1 to 4"},
-		{[]string{"migrate", "down", "--dialect", "sqlite", "--dsn", "x.db", "--to", "-2"}, "--to -2: want a version from 0 to 4"},
+		{[]string{"migrate", "up", "--dialect", "sqlite", "--dsn", "x.db", "--to", "0"}, "--to 0: want a version from 1 to 5"},
+		{[]string{"migrate", "up", "--dialect", "sqlite", "--dsn", "x.db", "--to", "6"}, "--to 6: want a version from 1 to 5"},
+		{[]string{"migrate", "down", "--dialect", "sqlite", "--dsn", "x.db", "--to", "-2"}, "--to -2: want a version from 0 to 5"},
 	} {
 		code, _, errOut := cli(t, c.args...)
 		if code != exitUsage || !strings.Contains(errOut, c.want) {

@@ -151,6 +151,7 @@ var guarantees = []guarantee{
 	{"History_KeptAcrossCancelAndRevive", testRunHistory},
 	{"Browse_ItemsEveryFilterInKeysetPages", testBrowseItems},
 	{"Browse_ItemPagesNeverRepeatOrSkipUnderInserts", testBrowseItemsConcurrent},
+	{"Browse_ItemsByKindSearchBoundedAndResumable", testBrowseItemsByKindBounded},
 	{"Browse_QueueSummariesCappedOnDatabaseClock", testBrowseQueueSummaries},
 	{"Browse_OwnersHeartbeatAgeAndClaims", testBrowseOwners},
 	{"Browse_RunsAndRunBarriersInKeysetPages", testBrowseRuns},

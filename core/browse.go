@@ -34,30 +34,81 @@ type ItemFilter struct {
 	// Limit is the page size: 1 to MaxListLimit; 0 means
 	// DefaultListLimit.
 	Limit int
+	// SearchRows bounds the rows a Kind filter (without a Run) examines
+	// in one call of ItemsPage: 1 to ItemSearchRows; 0 means
+	// ItemSearchRows. The other filters ignore it.
+	SearchRows int
 }
 
 // Items lists the items matching f, newest first (ids are UUIDv7: creation
 // order), one keyset page at a time: pass the last id of a page as the
-// next page's Before. A page costs the same however deep it is and however
-// many items the table holds: each filter combination is read in id order
-// from an index that leads with its filters (a queue without a state is
-// the merge of one such page per state). An item inserted while paging has
-// a newer id than the pages already read, so it never shows up in a later
-// page, and paging never repeats or skips an item that existed when it
-// began.
+// next page's Before. It is ItemsPage's Items: see ItemsPage for what a
+// page costs, and for a Kind filter, whose page may be short before the
+// end (ItemPage.Next says where to go on).
 func (s *Store) Items(ctx context.Context, f ItemFilter) ([]Item, error) {
+	p, err := s.ItemsPage(ctx, f)
+	return p.Items, err
+}
+
+// ItemPage is one page of Items, and where the next one starts.
+type ItemPage struct {
+	Items []Item
+	// Next is the Before of the next page: the last item's id when the
+	// page is full, the bound of the rows searched when a Kind filter's
+	// search stopped there (Searched), and uuid.Nil at the end.
+	Next uuid.UUID
+	// Searched is set when the page stopped at the bound of the rows a
+	// Kind filter examines in one call (SearchRows), not at the end:
+	// it may hold fewer than Limit items, even none, and older matches
+	// may follow from Next.
+	Searched bool
+	// Examined is the most rows a Kind filter's search read: the newest
+	// rows of each queue and state it searched, SearchRows at most
+	// unless there are more queues and states than that (0 for the other
+	// filters).
+	Examined int
+}
+
+// ItemsPage lists the items matching f, newest first, as Items does, and
+// says where the next page starts. A page costs the same however deep it
+// is and however many items the table holds:
+//
+//   - a queue, with or without a state, and a run are read in id order
+//     from an index that leads with them (a queue without a state is the
+//     merge of one page per state); no filter reads the primary key;
+//   - a state without a queue is the merge of one page per queue (the
+//     queues found one index probe each), so it costs one probe and one
+//     page per queue;
+//   - a kind (without a run) is not indexed: its items are searched for
+//     among the newest rows of each queue and state the other filters
+//     allow, at most f.SearchRows rows in all per call (spread over the
+//     queues and states, at least one each), so a kind that matches
+//     nothing costs a bounded read, not a scan of the table. Its page
+//     holds the matches newer than where the search stopped; when that
+//     is fewer than Limit, Searched is set and Next goes on below.
+//
+// An item inserted while paging has a newer id than the pages already
+// read, so it never shows up in a later page, and paging never repeats or
+// skips an item that existed, in the state filtered on, when it began.
+func (s *Store) ItemsPage(ctx context.Context, f ItemFilter) (ItemPage, error) {
 	limit, err := listLimit(f.Limit)
 	if err != nil {
-		return nil, err
+		return ItemPage{}, err
 	}
 	if err := validName("Queue", f.Queue, migrations.MaxQueueLen, false); err != nil {
-		return nil, err
+		return ItemPage{}, err
 	}
 	if err := validState("State", f.State); err != nil {
-		return nil, err
+		return ItemPage{}, err
 	}
 	if err := validName("Kind", f.Kind, migrations.MaxKindLen, false); err != nil {
-		return nil, err
+		return ItemPage{}, err
+	}
+	if f.SearchRows == 0 {
+		f.SearchRows = ItemSearchRows
+	}
+	if f.SearchRows < 1 || f.SearchRows > ItemSearchRows {
+		return ItemPage{}, invalid("SearchRows", "%d is outside [1, %d]", f.SearchRows, ItemSearchRows)
 	}
 	bits := 0
 	var eq []any
@@ -76,8 +127,25 @@ func (s *Store) Items(ctx context.Context, f ItemFilter) ([]Item, error) {
 		bits |= 8
 		eq = append(eq, s.d.UUID(f.Run))
 	}
+	if !pagedShape(bits) {
+		f.Limit = limit
+		return s.searchItems(ctx, f)
+	}
 	args := s.pageArgs(itemShape(bits, f.State), eq, f.Before)
-	return readRows(ctx, s, "items", s.sql(qItemsPage(s.d, bits, f.State, limit)), func(r scanner) (Item, error) { return scanItem(s.d, r) }, args...)
+	items, err := readRows(ctx, s, "items", s.sql(qItemsPage(s.d, bits, f.State, limit)), func(r scanner) (Item, error) { return scanItem(s.d, r) }, args...)
+	if err != nil {
+		return ItemPage{}, err
+	}
+	return fullPage(items, limit), nil
+}
+
+// fullPage is a page that ends where it is short of limit.
+func fullPage(items []Item, limit int) ItemPage {
+	p := ItemPage{Items: items}
+	if len(items) == limit {
+		p.Next = items[len(items)-1].ID
+	}
+	return p
 }
 
 // pageArgs are the arguments of a qNewestFirst page: the equality values

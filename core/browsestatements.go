@@ -172,3 +172,43 @@ const qOldestAvailableScan = "SELECT MIN(available_at) FROM {items} WHERE queue 
 func qFinishedWindow(d dialect.Dialect, n int) string {
 	return "SELECT queue, COUNT(*) FROM (SELECT queue FROM {items} WHERE finished_at >= {now+?}" + d.Limit(n) + ") w GROUP BY queue"
 }
+
+// pagedShape reports whether Items reads the filter combination bits with
+// one qItemsPage statement from an index that leads with its filters. The
+// others (a state alone, a kind without a run) are searched per queue and
+// state (browsesearch.go).
+func pagedShape(bits int) bool { return bits&8 != 0 || (bits&4 == 0 && bits != 2) }
+
+// qSearchWindow is the items of kind among the w newest of a queue's items
+// in one state below a bound id, newest first, at most n of them: a
+// bounded range of the (queue, state, id) index, the kind a residual
+// filter.
+func qSearchWindow(d dialect.Dialect, st State, w, n int) string {
+	return "SELECT " + itemColumns + " FROM (SELECT " + itemColumns + " FROM {items} WHERE " + searchRange(st) +
+		d.Limit(w) + ") w WHERE kind = ? ORDER BY id DESC" + d.Limit(n)
+}
+
+// qSearchLowest is the lowest id among the w newest of a queue's items in
+// one state below a bound id: where a search window ends, read from the
+// index alone.
+func qSearchLowest(d dialect.Dialect, st State, w int) string {
+	return "SELECT id FROM (SELECT id FROM {items} WHERE " + searchRange(st) + d.Limit(w) + ") w ORDER BY id" + d.Limit(1)
+}
+
+// searchRange is a queue's items of one state below a bound id, newest
+// first, in the order of the (queue, state, id) index. Claimed items are
+// asked for as a range of one state, not an equality: PostgreSQL proves
+// that "state = 'claimed'" implies the predicate of items_owner (claimed
+// items by owner) and reads a queue's claimed items through it, every one
+// of them and from the table, to sort them by id; a range proves nothing,
+// and the index's order (state, then id) is then the id's. The price is
+// that the bound id is no longer where the index read starts: a deep page
+// steps over the newer claimed items, which are as many as the claims
+// held, not as the table's rows.
+func searchRange(st State) string {
+	v := "'" + string(st) + "'"
+	if st == StateClaimed {
+		return "queue = ? AND state >= " + v + " AND state <= " + v + " AND id < ? ORDER BY state DESC, id DESC"
+	}
+	return "queue = ? AND state = " + v + " AND id < ? ORDER BY id DESC"
+}

@@ -449,7 +449,30 @@ var catalog = []entry{
 	fixed("barrier.rearm", qBarrierRearm),
 
 	{name: "browse.items", max: listMax, render: func(s *Store, n int) []string {
-		return shapesOf(s, itemShapes, n, itemStates, func(d dialect.Dialect, bits int, st State, n int) string { return qItemsPage(d, bits, st, n) })
+		return shapesOf(s, itemShapes, n, itemStates, func(d dialect.Dialect, bits int, st State, n int) string {
+			if !pagedShape(bits) {
+				return ""
+			}
+			return qItemsPage(d, bits, st, n)
+		})
+	}},
+	{name: "browse.search-window", max: listMax, render: func(s *Store, n int) []string {
+		var out []string
+		for _, w := range searchWindows {
+			for _, st := range itemStates {
+				out = append(out, s.sql(qSearchWindow(s.d, st, w, n)))
+			}
+		}
+		return out
+	}},
+	{name: "browse.search-lowest", render: func(s *Store, _ int) []string {
+		var out []string
+		for _, w := range searchWindows {
+			for _, st := range itemStates {
+				out = append(out, s.sql(qSearchLowest(s.d, st, w)))
+			}
+		}
+		return out
 	}},
 	{name: "browse.runs", max: listMax, render: func(s *Store, n int) []string {
 		return shapesOf(s, runShapes, n, runStates, func(d dialect.Dialect, bits int, st RunState, n int) string { return qRunsPage(d, bits, st, n) })
@@ -469,15 +492,20 @@ func countMax(*Store) int { return MaxCountCap + 1 }
 
 // shapesOf renders a keyset page of n rows in each of its filter
 // combinations, those with a state (bit 2) once per state.
+// A combination whose q is "" is one the store does not send.
 func shapesOf[S ~string](s *Store, shapes, n int, states []S, q func(dialect.Dialect, int, S, int) string) []string {
 	var out []string
 	for bits := range shapes {
 		if bits&2 == 0 {
-			out = append(out, s.sql(q(s.d, bits, "", n)))
+			if t := q(s.d, bits, "", n); t != "" {
+				out = append(out, s.sql(t))
+			}
 			continue
 		}
 		for _, st := range states {
-			out = append(out, s.sql(q(s.d, bits, st, n)))
+			if t := q(s.d, bits, st, n); t != "" {
+				out = append(out, s.sql(t))
+			}
 		}
 	}
 	return out

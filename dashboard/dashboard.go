@@ -48,6 +48,12 @@ type Options struct {
 
 	// Title is shown in the header and the page titles. Default "Plenum".
 	Title string
+
+	// SearchRows bounds the rows the items list examines per page for a
+	// kind filter, which no index serves (core.ItemFilter.SearchRows): 1
+	// to core.ItemSearchRows; 0 means core.ItemSearchRows. A page that
+	// stops there says so and links to where the search goes on.
+	SearchRows int
 }
 
 // New returns the dashboard for store. It refuses Options.Actions without
@@ -62,6 +68,9 @@ func New(store *core.Store, opts Options) (http.Handler, error) {
 	}
 	if err := checkPrefix(opts.Prefix); err != nil {
 		return nil, err
+	}
+	if opts.SearchRows < 0 || opts.SearchRows > core.ItemSearchRows {
+		return nil, fmt.Errorf("dashboard: SearchRows %d is outside [0, %d]", opts.SearchRows, core.ItemSearchRows)
 	}
 	secret := opts.Secret
 	switch {

@@ -3,8 +3,6 @@ package dashboard
 import (
 	"net/http"
 
-	"github.com/google/uuid"
-
 	"github.com/plenumdb/plenum/core"
 )
 
@@ -14,10 +12,16 @@ type itemsPage struct {
 	Filter core.ItemFilter
 	Items  []core.Item
 	Pager  pager
+	// Searched is set when a kind's search stopped at its bound before
+	// filling the page: Examined rows were searched, and Pager's next
+	// link goes on below them.
+	Searched bool
+	Examined int
 }
 
 // items lists items newest first, filtered by queue, state, kind and run,
-// in keyset pages.
+// in keyset pages. A kind is searched for among a bounded number of the
+// newest rows per page: a page short because of that bound says so.
 func (h *handler) items(w http.ResponseWriter, r *http.Request) {
 	q := newQuery(r.URL.RawQuery, "queue", "state", "kind", "run", "before", "limit")
 	f := core.ItemFilter{
@@ -27,12 +31,14 @@ func (h *handler) items(w http.ResponseWriter, r *http.Request) {
 		Run:    q.id("run"),
 		Before: q.id("before"),
 		Limit:  q.limit(),
+
+		SearchRows: h.opts.SearchRows,
 	}
 	if !q.ok() {
 		h.badQuery(w, r, q)
 		return
 	}
-	list, err := h.store.Items(r.Context(), f)
+	page, err := h.store.ItemsPage(r.Context(), f)
 	if err != nil {
 		h.storeFailed(w, r, "items", err)
 		return
@@ -41,11 +47,10 @@ func (h *handler) items(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	p := itemsPage{States: stateNames, Filter: f, Items: list}
-	next := uuid.Nil
-	if len(list) == f.Limit {
-		next = list[len(list)-1].ID
+	p := itemsPage{States: stateNames, Filter: f, Items: page.Items, Searched: page.Searched, Examined: page.Examined}
+	p.Pager = keyset(baseOf(r), "/items", q.v, "before", f.Before, page.Next, true)
+	if page.Searched {
+		p.Pager.NextLabel = "search older →"
 	}
-	p.Pager = keyset(baseOf(r), "/items", q.v, "before", f.Before, next, true)
 	h.render(w, r, http.StatusOK, "items", "Items", now, p)
 }

@@ -84,6 +84,39 @@ func TestItems_FiltersAndKeysetPages(t *testing.T) {
 	})
 }
 
+// TestItems_KindSearchBoundedAndResumable: a kind's page stops at the
+// search bound, says so, and its "search older" link goes on until every
+// match is listed; a kind matching nothing says it searched.
+func TestItems_KindSearchBoundedAndResumable(t *testing.T) {
+	eachDatabase(t, func(t *testing.T, st *core.Store) {
+		ctx := context.Background()
+		var want []string
+		for i := range 12 {
+			kind := "common"
+			if i%5 == 1 {
+				kind = "rare"
+			}
+			e, err := st.Enqueue(ctx, core.ItemSpec{Queue: "search", Kind: kind})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if kind == "rare" {
+				want = append([]string{e[0].ID.String()}, want...)
+			}
+		}
+		c := serve(t, newDashboard(t, st, dashboard.Options{SearchRows: 5}), "")
+		got, pages := walk(t, c, "", "/items?queue=search&state=available&kind=rare")
+		if fmt.Sprint(got) != fmt.Sprint(want) || pages < 3 {
+			t.Errorf("kind=rare searching 5 rows a page: %d pages\n got %v\nwant %v", pages, got, want)
+		}
+		code, body := c.get("/items?queue=search&state=available&kind=nosuch")
+		wantStatus(t, "GET kind=nosuch", code, http.StatusOK, body)
+		if !strings.Contains(body, `id="searched"`) || !strings.Contains(body, "Searched the newest 5 items") || !strings.Contains(body, "search older") || strings.Contains(body, `id="empty"`) {
+			t.Errorf("kind=nosuch, searched 5 of 12 rows: the page does not say it searched:\n%s", body)
+		}
+	})
+}
+
 // TestRuns_FiltersAndPages pages through runs by name and state.
 func TestRuns_FiltersAndPages(t *testing.T) {
 	eachDatabase(t, func(t *testing.T, st *core.Store) {

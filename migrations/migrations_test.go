@@ -24,10 +24,10 @@ const prefix = migrations.DefaultPrefix
 
 var (
 	wantTables  = []string{"plenum_attempts", "plenum_barriers", "plenum_items", "plenum_migrations", "plenum_processes", "plenum_queues", "plenum_runs", "plenum_schedules", "plenum_signals"}
-	wantIndexes = []string{"plenum_barriers_owner", "plenum_barriers_run", "plenum_barriers_unfired", "plenum_items_barrier", "plenum_items_browse", "plenum_items_claim", "plenum_items_finished", "plenum_items_key", "plenum_items_kind",
-		"plenum_items_lease", "plenum_items_owner", "plenum_items_run", "plenum_items_state", "plenum_processes_heartbeat", "plenum_runs_browse", "plenum_runs_key", "plenum_runs_state", "plenum_signals_key"}
+	wantIndexes = []string{"plenum_barriers_owner", "plenum_barriers_run", "plenum_barriers_unfired", "plenum_items_barrier", "plenum_items_browse", "plenum_items_claim", "plenum_items_finished", "plenum_items_key",
+		"plenum_items_lease", "plenum_items_owner", "plenum_items_run", "plenum_processes_heartbeat", "plenum_runs_browse", "plenum_runs_key", "plenum_runs_state", "plenum_signals_key"}
 	// allVersions lists every version of this build, oldest first.
-	allVersions = []int{1, 2, 3, 4}
+	allVersions = []int{1, 2, 3, 4, 5}
 )
 
 func openDB(t *testing.T) *sql.DB {
@@ -414,9 +414,9 @@ func TestWriteFiles(t *testing.T) {
 		format string
 		names  []string
 	}{
-		{migrations.FormatPlain, []string{"0001_init.up.sql", "0001_init.down.sql", "0002_runtime.up.sql", "0002_runtime.down.sql", "0003_pipelines.up.sql", "0003_pipelines.down.sql", "0004_dashboard.up.sql", "0004_dashboard.down.sql"}},
-		{migrations.FormatGolangMigrate, []string{"0001_init.up.sql", "0001_init.down.sql", "0002_runtime.up.sql", "0002_runtime.down.sql", "0003_pipelines.up.sql", "0003_pipelines.down.sql", "0004_dashboard.up.sql", "0004_dashboard.down.sql"}},
-		{migrations.FormatGoose, []string{"0001_init.sql", "0002_runtime.sql", "0003_pipelines.sql", "0004_dashboard.sql"}},
+		{migrations.FormatPlain, []string{"0001_init.up.sql", "0001_init.down.sql", "0002_runtime.up.sql", "0002_runtime.down.sql", "0003_pipelines.up.sql", "0003_pipelines.down.sql", "0004_dashboard.up.sql", "0004_dashboard.down.sql", "0005_lean.up.sql", "0005_lean.down.sql"}},
+		{migrations.FormatGolangMigrate, []string{"0001_init.up.sql", "0001_init.down.sql", "0002_runtime.up.sql", "0002_runtime.down.sql", "0003_pipelines.up.sql", "0003_pipelines.down.sql", "0004_dashboard.up.sql", "0004_dashboard.down.sql", "0005_lean.up.sql", "0005_lean.down.sql"}},
+		{migrations.FormatGoose, []string{"0001_init.sql", "0002_runtime.sql", "0003_pipelines.sql", "0004_dashboard.sql", "0005_lean.sql"}},
 	} {
 		dir := filepath.Join(t.TempDir(), "nested", c.format)
 		paths, err := migrations.WriteFiles(dir, d, "p_", c.format)
@@ -583,9 +583,9 @@ func TestUpDownStatus_Edges(t *testing.T) {
 		err  error
 		want string
 	}{
-		{"Up(0)", func() error { _, err := migrations.Up(ctx, db, d, prefix, 0); return err }(), "version 0: this build knows versions 1 to 4"},
-		{"Up(5)", func() error { _, err := migrations.Up(ctx, db, d, prefix, 5); return err }(), "version 5: this build knows versions 1 to 4"},
-		{"Down(-1)", func() error { _, err := migrations.Down(ctx, db, d, prefix, -1); return err }(), "version -1: this build knows versions 0 to 4"},
+		{"Up(0)", func() error { _, err := migrations.Up(ctx, db, d, prefix, 0); return err }(), "version 0: this build knows versions 1 to 5"},
+		{"Up(6)", func() error { _, err := migrations.Up(ctx, db, d, prefix, 6); return err }(), "version 6: this build knows versions 1 to 5"},
+		{"Down(-1)", func() error { _, err := migrations.Down(ctx, db, d, prefix, -1); return err }(), "version -1: this build knows versions 0 to 5"},
 		{"Down(nil db)", func() error { _, err := migrations.Down(ctx, nil, d, prefix, 0); return err }(), "nil database"},
 		{"Status(nil dialect)", func() error { _, err := migrations.Status(ctx, db, nil, prefix); return err }(), "nil database or dialect"},
 		{"Status(bad prefix)", func() error { _, err := migrations.Status(ctx, db, d, "X"); return err }(), "invalid table prefix"},
@@ -599,21 +599,21 @@ func TestUpDownStatus_Edges(t *testing.T) {
 	if _, err := migrations.Apply(ctx, db, d, prefix); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := db.Exec("INSERT INTO plenum_migrations (version, name, applied_at) VALUES (5, 'future', 0)"); err != nil {
+	if _, err := db.Exec("INSERT INTO plenum_migrations (version, name, applied_at) VALUES (6, 'future', 0)"); err != nil {
 		t.Fatal(err)
 	}
 	st, err := migrations.Status(ctx, db, d, prefix)
-	if err != nil || len(st) != 5 || !st[4].Unknown || st[4].State != migrations.Applied || st[4].Name != "future" {
+	if err != nil || len(st) != 6 || !st[5].Unknown || st[5].State != migrations.Applied || st[5].Name != "future" {
 		t.Fatalf("Status with a newer version = %+v, %v", st, err)
 	}
-	if v := version(t, db, d); v != 5 {
-		t.Fatalf("Version = %d, want 5", v)
+	if v := version(t, db, d); v != 6 {
+		t.Fatalf("Version = %d, want 6", v)
 	}
-	if _, err := migrations.Down(ctx, db, d, prefix, 1); err == nil || !strings.Contains(err.Error(), "version 5 (future) was applied by a newer build") {
+	if _, err := migrations.Down(ctx, db, d, prefix, 1); err == nil || !strings.Contains(err.Error(), "version 6 (future) was applied by a newer build") {
 		t.Fatalf("Down past a newer version = %v", err)
 	}
-	if _, err := migrations.Down(ctx, db, d, prefix, 4); err == nil {
-		t.Fatal("Down(4) under a newer version 5 succeeded")
+	if _, err := migrations.Down(ctx, db, d, prefix, 5); err == nil {
+		t.Fatal("Down(5) under a newer version 6 succeeded")
 	}
 	checkSchema(t, db)
 }

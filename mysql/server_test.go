@@ -641,16 +641,27 @@ func checkSchema(t *testing.T, db *sql.DB, p string) {
 	for _, m := range migrations.All(p) {
 		changes = append(changes, m.Changes...)
 	}
+	// An index a later version drops must be gone.
+	indexes := map[string]bool{}
+	var order []migrations.Change
 	for _, c := range changes {
 		if c.Table != nil {
 			if ok, err := d.(migrations.TableProber).TableExists(ctx, db, c.Table.Name); err != nil || !ok {
 				t.Errorf("table %s: exists %v, %v", c.Table.Name, ok, err)
 			}
 		}
-		if c.Index != nil {
-			if ok, err := d.(migrations.IndexProber).IndexExists(ctx, db, c.IndexTable, c.Index.Name); err != nil || !ok {
-				t.Errorf("index %s: exists %v, %v", c.Index.Name, ok, err)
-			}
+		switch {
+		case c.Index != nil:
+			indexes[c.Index.Name] = true
+			order = append(order, c)
+		case c.DropIndex != nil:
+			indexes[c.DropIndex.Name] = false
+		}
+	}
+	for _, c := range order {
+		want := indexes[c.Index.Name]
+		if ok, err := d.(migrations.IndexProber).IndexExists(ctx, db, c.IndexTable, c.Index.Name); err != nil || ok != want {
+			t.Errorf("index %s: exists %v, %v; want %v", c.Index.Name, ok, err, want)
 		}
 	}
 	var n, sum int

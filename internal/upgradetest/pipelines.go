@@ -34,7 +34,7 @@ func upgradeFrom2WithData(t *testing.T, c Config) {
 		t.Fatalf("core.Open at version 2 = %v, want ErrSchemaOutdated", err)
 	}
 	for round := 1; round <= 2; round++ {
-		if applied, err := migrations.Apply(ctx, db, d, p); err != nil || !slices.Equal(applied, []int{3, 4}) {
+		if applied, err := migrations.Apply(ctx, db, d, p); err != nil || !slices.Equal(applied, up(2)) {
 			t.Fatalf("round %d: Apply from version 2 = %v, %v", round, applied, err)
 		}
 		s, err := core.Open(ctx, db, d, core.Options{Prefix: p})
@@ -55,7 +55,7 @@ func upgradeFrom2WithData(t *testing.T, c Config) {
 		if it, err := s.Get(ctx, enq[0].ID); err != nil || it.Run != rc.ID {
 			t.Fatalf("round %d: the run's first item = %+v, %v; want run %s", round, it, err, rc.ID)
 		}
-		if rolled, err := migrations.Down(ctx, db, d, p, 2); err != nil || !slices.Equal(rolled, []int{4, 3}) {
+		if rolled, err := migrations.Down(ctx, db, d, p, 2); err != nil || !slices.Equal(rolled, down(2)) {
 			t.Fatalf("round %d: Down to 2 = %v, %v", round, rolled, err)
 		}
 		for _, table := range []string{n.Runs, n.Signals} {

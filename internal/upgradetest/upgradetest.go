@@ -41,6 +41,25 @@ func Run(t *testing.T, c Config) {
 	t.Run("FailureHalfWay", func(t *testing.T) { t.Parallel(); failureHalfWay(t, c) })
 	t.Run("UpgradeFromVersion2WithData", func(t *testing.T) { t.Parallel(); upgradeFrom2WithData(t, c) })
 	t.Run("UpgradeFromVersion3WithData", func(t *testing.T) { t.Parallel(); upgradeFrom3WithData(t, c) })
+	t.Run("UpgradeFromVersion4WithData", func(t *testing.T) { t.Parallel(); upgradeFrom4WithData(t, c) })
+}
+
+// up lists the versions above from, oldest first: what Apply applies to a
+// schema at version from.
+func up(from int) []int {
+	var out []int
+	for v := from + 1; v <= migrations.LatestVersion; v++ {
+		out = append(out, v)
+	}
+	return out
+}
+
+// down lists the versions above to, newest first: what Down to version to
+// rolls back from the latest.
+func down(to int) []int {
+	out := up(to)
+	slices.Reverse(out)
+	return out
 }
 
 // Prefix returns a random table prefix, and drops its tables when t ends.
@@ -186,7 +205,7 @@ func upgradeWithData(t *testing.T, c Config) {
 	p := Prefix(t, db, d)
 	n := migrations.NamesFor(p)
 
-	if got, want := states(t, db, d, p), "1 pending, 2 pending, 3 pending, 4 pending"; got != want {
+	if got, want := states(t, db, d, p), "1 pending, 2 pending, 3 pending, 4 pending, 5 pending"; got != want {
 		t.Fatalf("status of an empty database = %q, want %q", got, want)
 	}
 	if applied, err := migrations.Up(ctx, db, d, p, 1); err != nil || !slices.Equal(applied, []int{1}) {
@@ -196,15 +215,15 @@ func upgradeWithData(t *testing.T, c Config) {
 	if _, err := core.Open(ctx, db, d, core.Options{Prefix: p}); !errors.Is(err, core.ErrSchemaOutdated) {
 		t.Fatalf("core.Open at version 1 = %v, want ErrSchemaOutdated", err)
 	}
-	if got, want := states(t, db, d, p), "1 applied, 2 pending, 3 pending, 4 pending"; got != want {
+	if got, want := states(t, db, d, p), "1 applied, 2 pending, 3 pending, 4 pending, 5 pending"; got != want {
 		t.Fatalf("status at version 1 = %q, want %q", got, want)
 	}
 
 	for round := 1; round <= 2; round++ {
-		if applied, err := migrations.Apply(ctx, db, d, p); err != nil || !slices.Equal(applied, []int{2, 3, 4}) {
+		if applied, err := migrations.Apply(ctx, db, d, p); err != nil || !slices.Equal(applied, up(1)) {
 			t.Fatalf("round %d: Apply from version 1 = %v, %v", round, applied, err)
 		}
-		if got, want := states(t, db, d, p), "1 applied, 2 applied, 3 applied, 4 applied"; got != want {
+		if got, want := states(t, db, d, p), "1 applied, 2 applied, 3 applied, 4 applied, 5 applied"; got != want {
 			t.Fatalf("round %d: status = %q, want %q", round, got, want)
 		}
 		checkBackfill(t, db, d, p)
@@ -216,7 +235,7 @@ func upgradeWithData(t *testing.T, c Config) {
 			t.Fatalf("round %d: write a schedule's watermark: %v", round, err)
 		}
 
-		if rolled, err := migrations.Down(ctx, db, d, p, 1); err != nil || !slices.Equal(rolled, []int{4, 3, 2}) {
+		if rolled, err := migrations.Down(ctx, db, d, p, 1); err != nil || !slices.Equal(rolled, down(1)) {
 			t.Fatalf("round %d: Down to 1 = %v, %v", round, rolled, err)
 		}
 		if v := version(t, db, d, p); v != 1 {
@@ -268,7 +287,7 @@ func upgradeWithData(t *testing.T, c Config) {
 	}
 
 	// Down to 0 leaves nothing of Plenum's, and up again starts afresh.
-	if rolled, err := migrations.Down(ctx, db, d, p, 0); err != nil || !slices.Equal(rolled, []int{4, 3, 2, 1}) {
+	if rolled, err := migrations.Down(ctx, db, d, p, 0); err != nil || !slices.Equal(rolled, down(0)) {
 		t.Fatalf("Down to 0 = %v, %v", rolled, err)
 	}
 	for _, table := range []string{n.Items, n.Processes, n.Barriers, n.Migrations} {
@@ -276,7 +295,7 @@ func upgradeWithData(t *testing.T, c Config) {
 			t.Errorf("%s still readable after Down to 0", table)
 		}
 	}
-	if applied, err := migrations.Apply(ctx, db, d, p); err != nil || !slices.Equal(applied, []int{1, 2, 3, 4}) {
+	if applied, err := migrations.Apply(ctx, db, d, p); err != nil || !slices.Equal(applied, up(0)) {
 		t.Fatalf("Apply after Down to 0 = %v, %v", applied, err)
 	}
 }
@@ -363,7 +382,7 @@ func concurrentUp(t *testing.T, c Config) {
 	}
 	wg.Wait()
 	slices.Sort(all)
-	if want := []int{1, 2, 3, 4}; !slices.Equal(all, want) {
+	if want := up(0); !slices.Equal(all, want) {
 		t.Fatalf("versions applied across the migrators = %v, want %v once each", all, want)
 	}
 	if got, err := count(ctx, first, migrations.NamesFor(p).Migrations); err != nil || got != migrations.LatestVersion {

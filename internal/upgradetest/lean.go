@@ -1,0 +1,125 @@
+package upgradetest
+
+import (
+	"errors"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/google/uuid"
+
+	"github.com/plenumdb/plenum/core"
+	"github.com/plenumdb/plenum/migrations"
+)
+
+// upgradeFrom4WithData: a database at version 4 holding items of several
+// queues, states and kinds, a run and a barrier goes up to 5, which drops
+// the indexes of items by state and by kind, and the reads that used them
+// (a state without a queue, a kind) find every earlier row through the
+// index that stays; down to 4 keeps the rows and creates the indexes
+// again, and up again.
+func upgradeFrom4WithData(t *testing.T, c Config) {
+	ctx := t.Context()
+	d := c.Dialect
+	db := c.Open(t)
+	p := Prefix(t, db, d)
+	n := migrations.NamesFor(p)
+	if _, err := migrations.Apply(ctx, db, d, p); err != nil {
+		t.Fatal(err)
+	}
+	// Version 5 adds no column: rows a store writes are rows as version 4
+	// holds them.
+	s, err := core.Open(ctx, db, d, core.Options{Prefix: p})
+	if err != nil {
+		t.Fatal(err)
+	}
+	run, barrier, items := seedVersion3(t, s)
+	kinds := map[uuid.UUID]string{}
+	for i, k := range []string{"mail.send", "mail.send", "mail.bounce"} {
+		enq, err := s.Enqueue(ctx, core.ItemSpec{Queue: "hooks", Kind: k})
+		if err != nil {
+			t.Fatal(err)
+		}
+		items[enq[0].ID], kinds[enq[0].ID] = "hooks/available", k
+		if i == 2 {
+			if err := s.Cancel(ctx, enq[0].ID); err != nil {
+				t.Fatal(err)
+			}
+			items[enq[0].ID] = "hooks/cancelled"
+		}
+	}
+	if rolled, err := migrations.Down(ctx, db, d, p, 4); err != nil || !slices.Equal(rolled, []int{5}) {
+		t.Fatalf("Down to 4 = %v, %v", rolled, err)
+	}
+	checkIndexes(t, c, p, true)
+	if _, err := core.Open(ctx, db, d, core.Options{Prefix: p}); !errors.Is(err, core.ErrSchemaOutdated) {
+		t.Fatalf("core.Open at version 4 = %v, want ErrSchemaOutdated", err)
+	}
+	for round := 1; round <= 2; round++ {
+		if applied, err := migrations.Apply(ctx, db, d, p); err != nil || !slices.Equal(applied, []int{5}) {
+			t.Fatalf("round %d: Apply from version 4 = %v, %v", round, applied, err)
+		}
+		checkIndexes(t, c, p, false)
+		s, err := core.Open(ctx, db, d, core.Options{Prefix: p})
+		if err != nil {
+			t.Fatalf("round %d: core.Open at version 5: %v", round, err)
+		}
+		if runs, err := s.Runs(ctx, core.RunFilter{Name: "upgrade"}); err != nil || len(runs) != 1 || runs[0].ID != run {
+			t.Errorf("round %d: Runs = %+v, %v; want the run", round, runs, err)
+		}
+		if bs, err := s.RunBarriers(ctx, core.RunBarriersParams{Run: run}); err != nil || len(bs) != 1 || bs[0].ID != barrier {
+			t.Errorf("round %d: RunBarriers = %+v, %v; want the barrier", round, bs, err)
+		}
+		for _, f := range []struct {
+			filter core.ItemFilter
+			want   int
+		}{
+			{core.ItemFilter{Kind: "mail.send"}, 2},
+			{core.ItemFilter{Kind: "mail.bounce"}, 1},
+			{core.ItemFilter{Kind: "mail.bounce", State: core.StateAvailable}, 0},
+			{core.ItemFilter{Kind: "mail.send", Queue: "hooks", State: core.StateAvailable}, 2},
+			{core.ItemFilter{}, len(items)},
+			{core.ItemFilter{State: core.StateAvailable}, 6},
+			{core.ItemFilter{State: core.StateCancelled}, 2},
+			{core.ItemFilter{State: core.StateClaimed}, 1},
+			{core.ItemFilter{Queue: "hooks"}, 3},
+		} {
+			page, err := s.ItemsPage(ctx, f.filter)
+			if err != nil || len(page.Items) != f.want || page.Next != uuid.Nil {
+				t.Errorf("round %d: ItemsPage(%+v) = %d items, next %s, %v; want %d, the end", round, f.filter, len(page.Items), page.Next, err, f.want)
+			}
+			for _, it := range page.Items {
+				if f.filter.Kind != "" && kinds[it.ID] != f.filter.Kind {
+					t.Errorf("round %d: ItemsPage(%+v) lists %s of kind %q", round, f.filter, it.ID, kinds[it.ID])
+				}
+				if where := items[it.ID]; where == "" || f.filter.State != "" && !strings.HasSuffix(where, "/"+string(f.filter.State)) {
+					t.Errorf("round %d: ItemsPage(%+v) lists %s (%q)", round, f.filter, it.ID, where)
+				}
+			}
+		}
+		if rolled, err := migrations.Down(ctx, db, d, p, 4); err != nil || !slices.Equal(rolled, []int{5}) {
+			t.Fatalf("round %d: Down to 4 = %v, %v", round, rolled, err)
+		}
+		checkIndexes(t, c, p, true)
+		if got, err := count(ctx, db, n.Items); err != nil || got != len(items) {
+			t.Errorf("round %d: %d items after Down to 4, %v; want %d", round, got, err, len(items))
+		}
+	}
+}
+
+// checkIndexes checks, where the dialect can tell (IndexProber), whether
+// version 4's items_state and items_kind exist.
+func checkIndexes(t *testing.T, c Config, prefix string, want bool) {
+	t.Helper()
+	pr, ok := c.Dialect.(migrations.IndexProber)
+	if !ok {
+		return
+	}
+	db := c.Open(t)
+	for _, name := range []string{"items_state", "items_kind"} {
+		got, err := pr.IndexExists(t.Context(), db, migrations.NamesFor(prefix).Items, prefix+name)
+		if err != nil || got != want {
+			t.Errorf("index %s%s exists = %v, %v; want %v", prefix, name, got, err, want)
+		}
+	}
+}

@@ -126,15 +126,6 @@ func qRunBarriers(d dialect.Dialect, n int) string {
 	return "SELECT " + barrierColumns + " FROM {barriers} WHERE run_id = ? AND id > ? ORDER BY id" + d.Limit(n)
 }
 
-// qOwnersPage is one page of n owners in id order, with the database's
-// clock (for the heartbeat's age) and the claims each holds, counted from
-// the index of claimed items by owner.
-func qOwnersPage(d dialect.Dialect, n int) string {
-	return "SELECT id, host, pid, started_at, last_heartbeat_at, {now}," +
-		" (SELECT COUNT(*) FROM {items} i WHERE i.claimed_by = {processes}.id AND i.state = 'claimed')" +
-		" FROM {processes} WHERE id > ? ORDER BY id" + d.Limit(n)
-}
-
 // The distinct queues, one index probe each (a loose index scan): the
 // smallest name after a name, among the items' queues and the queues
 // table's rows. The first probe has no lower bound (Oracle reads an empty string as

@@ -9,9 +9,6 @@ import (
 	"github.com/plenumdb/plenum/worker/workersuite"
 )
 
-// database is one database the tests run on.
-type database = testdb.Database
-
 // databases are SQLite, PostgreSQL and MySQL/MariaDB (package testdb).
 var databases = testdb.All("worker.db")
 

@@ -31,7 +31,7 @@ var notCore = []struct{ shape, sender string }{
 	{"SELECT queue, state, COUNT(*) FROM plenum_items GROUP BY queue, state", "plenum inspect"},
 	{"SELECT COUNT(*) FROM plenum_processes", "plenum inspect"},
 	{"SELECT COUNT(*) FROM plenum_barriers", "plenum inspect"},
-	{"SELECT id, host, pid, started_at, last_heartbeat_at FROM plenum_processes ORDER BY last_heartbeat_at, id LIMIT 1", "plenum inspect"},
+	{"SELECT id, name, host, pid, started_at, last_heartbeat_at FROM plenum_processes ORDER BY last_heartbeat_at, id LIMIT 1", "plenum inspect"},
 	{"SELECT id, name, expected, arrived, failed, sealed, fired_at, join_item_id FROM plenum_barriers ORDER BY created_at DESC, id DESC LIMIT 1", "plenum inspect"},
 	// The suite's own reads and writes (conformance/conformance.go,
 	// fanout.go, keys.go, attempts.go, recovery.go, faults.go): counts it checks,

@@ -135,8 +135,8 @@ func (s *pgSetup) through(rec *Recorder) string {
 // standIn is the cockroach dialect as it runs on PostgreSQL here: every
 // statement, the isolation level, the lock, the retry classification and
 // Check are CockroachDB's; the DDL is PostgreSQL's (PostgreSQL refuses
-// USING HASH; the cockroach DDL itself is checked from the generated
-// files), and the retry budget is ten times the dialect's, as in the
+// USING HASH and DROP INDEX table@index; the cockroach DDL itself is
+// checked from the generated files), and the retry budget is ten times the dialect's, as in the
 // cockroach package's own stand-in: PostgreSQL aborts a serializable
 // writer that CockroachDB would queue.
 type standIn struct{ dialect.Dialect }
@@ -153,6 +153,10 @@ func (s standIn) CreateTable(t dialect.Table) []string { return postgres.Dialect
 
 func (s standIn) CreateIndex(table string, ix dialect.Index) []string {
 	return postgres.Dialect().CreateIndex(table, ix)
+}
+
+func (s standIn) DropIndex(table string, ix dialect.Index) []string {
+	return postgres.Dialect().DropIndex(table, ix)
 }
 
 func (s standIn) TableExists(ctx context.Context, q dialect.Querier, table string) (bool, error) {

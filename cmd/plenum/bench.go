@@ -375,9 +375,23 @@ func benchOn(ctx context.Context, w io.Writer, db *sql.DB, d dialect.Dialect, pa
 
 	// Each side starts with the database settled (for SQLite an empty
 	// write-ahead log), so that neither pays for the other's leftovers.
-	settle := func() error { return nil }
-	if c := checkpointFor(d); c != nil {
-		settle = func() error { return c(ctx, db) }
+	// On PostgreSQL both sides' tables are vacuumed too (vacuumFor).
+	pNames, bNames := migrations.NamesFor(pPrefix), migrations.NamesFor(bPrefix)
+	checkpoint := checkpointFor(d)
+	vacuum := vacuumFor(d, pNames.Items, pNames.Barriers, bNames.Items, bNames.Barriers)
+	if vacuum != nil {
+		fmt.Fprintln(w, "before each side: VACUUM (ANALYZE) of both sides' items and barriers")
+	}
+	settle := func() error {
+		if checkpoint != nil {
+			if err := checkpoint(ctx, db); err != nil {
+				return err
+			}
+		}
+		if vacuum != nil {
+			return vacuum(ctx, db)
+		}
+		return nil
 	}
 	if o.Shapes {
 		if err := measureShapes(ctx, w, &rep, b, o, settle); err != nil {

@@ -16,7 +16,7 @@ import (
 // database both sides use: they share the *sql.DB, and so its session
 // settings, and begin their transactions the same way.
 var settingQueries = map[string][]string{
-	"postgres": {"SHOW server_version", "SHOW synchronous_commit", "SHOW fsync", "SHOW wal_sync_method", "SHOW transaction_isolation"},
+	"postgres": {"SHOW server_version", "SHOW synchronous_commit", "SHOW fsync", "SHOW wal_sync_method", "SHOW transaction_isolation", "SHOW autovacuum"},
 	"mysql":    {"SELECT VERSION()", "SELECT @@innodb_flush_log_at_trx_commit", "SELECT @@sync_binlog", "SELECT @@log_bin"},
 	"sqlite":   {"SELECT sqlite_version()", "PRAGMA synchronous", "PRAGMA journal_mode", "PRAGMA busy_timeout"},
 }

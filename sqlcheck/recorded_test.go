@@ -83,6 +83,13 @@ func TestRecorded_Cockroach(t *testing.T) {
 				notifier++
 				return nil
 			}
+			// The bench vacuums its tables between measurements on
+			// PostgreSQL alone (cmd/plenum's vacuumFor goes by the
+			// dialect's name): CockroachDB, which has no VACUUM, never
+			// gets one.
+			if strings.HasPrefix(stmt, "VACUUM ") {
+				return nil
+			}
 			claim, err := CheckCockroach(stmt)
 			if claim {
 				claims++

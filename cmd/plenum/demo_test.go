@@ -131,7 +131,9 @@ func TestDemo_CancelledRunStops(t *testing.T) {
 	defer cancel()
 	start := time.Now()
 	_, err := runDemo(ctx, &bytes.Buffer{}, o)
-	if err == nil || !strings.Contains(err.Error(), "interrupted") {
+	// The deadline may pass before the run has begun (a loaded machine
+	// is slow to set up): then the step it was at reports the deadline.
+	if err == nil || !strings.Contains(err.Error(), "interrupted") && !errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("cancelled run: %v", err)
 	}
 	if d := time.Since(start); d > 30*time.Second {

@@ -197,9 +197,8 @@ func qSearchLowest(d dialect.Dialect, st State, w int) string {
 // steps over the newer claimed items, which are as many as the claims
 // held, not as the table's rows.
 func searchRange(st State) string {
-	v := "'" + string(st) + "'"
 	if st == StateClaimed {
-		return "queue = ? AND state >= " + v + " AND state <= " + v + " AND id < ? ORDER BY state DESC, id DESC"
+		return "queue = ? AND " + oneState(st) + " AND id < ? ORDER BY state DESC, id DESC"
 	}
-	return "queue = ? AND state = " + v + " AND id < ? ORDER BY id DESC"
+	return "queue = ? AND state = '" + string(st) + "' AND id < ? ORDER BY id DESC"
 }

@@ -73,27 +73,46 @@ func (c *stmtCounter) recorded() []string {
 // transaction are not counted; the hot path has none). It hides the
 // dialect's notifier (dialect.Notifier): the measured stores claim in a
 // loop and need no wake-ups. The optional interfaces that shape the
-// statements a user's store sends (dialect.UUIDLister) it keeps, through
-// countingDialectOf: hiding them measured statements no user runs (on
-// PostgreSQL, completions with an IN list of 100 placeholders instead of
-// one uuid[]).
+// statements a user's store sends (dialect.UUIDLister, dialect.Purger) it
+// keeps, through countingDialectOf: hiding them measured statements no
+// user runs (on PostgreSQL, completions with an IN list of 100
+// placeholders instead of one uuid[], and retention by a read and a
+// transaction of deletes instead of one statement a batch).
 type countingDialect struct {
 	dialect.Dialect
 	c *stmtCounter
 }
 
-// countingListerDialect is a countingDialect over a dialect.UUIDLister.
-type countingListerDialect struct {
-	countingDialect
-	dialect.UUIDLister
-}
+// The counting dialects over each set of the optional interfaces.
+type (
+	countingListerDialect struct {
+		countingDialect
+		dialect.UUIDLister
+	}
+	countingPurgerDialect struct {
+		countingDialect
+		dialect.Purger
+	}
+	countingListerPurgerDialect struct {
+		countingDialect
+		dialect.UUIDLister
+		dialect.Purger
+	}
+)
 
 // countingDialectOf returns d counted by c, with the statement-shaping
 // optional interfaces d has.
 func countingDialectOf(d dialect.Dialect, c *stmtCounter) dialect.Dialect {
 	cd := countingDialect{Dialect: d, c: c}
-	if l, ok := d.(dialect.UUIDLister); ok {
+	l, isLister := d.(dialect.UUIDLister)
+	p, isPurger := d.(dialect.Purger)
+	switch {
+	case isLister && isPurger:
+		return countingListerPurgerDialect{cd, l, p}
+	case isLister:
 		return countingListerDialect{cd, l}
+	case isPurger:
+		return countingPurgerDialect{cd, p}
 	}
 	return cd
 }

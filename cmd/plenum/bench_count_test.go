@@ -16,6 +16,9 @@ func TestBench_CountingDialectKeepsStatementShapes(t *testing.T) {
 	if _, ok := d.(dialect.UUIDLister); !ok {
 		t.Error("the counting dialect over postgres is no dialect.UUIDLister: Plenum's side would complete with IN lists no user's store sends")
 	}
+	if _, ok := d.(dialect.Purger); !ok {
+		t.Error("the counting dialect over postgres is no dialect.Purger: retention would delete through a read and a transaction no user's store runs")
+	}
 	if _, ok := d.(dialect.Notifier); ok {
 		t.Error("the counting dialect over postgres is a dialect.Notifier, want it hidden")
 	}

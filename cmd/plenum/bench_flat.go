@@ -69,7 +69,7 @@ func emptySides(ctx context.Context, sd sides, o benchOptions) (e sides, drop fu
 	if _, err := core.Open(ctx, db, d, core.Options{Prefix: pPrefix, Migrate: true}); err != nil {
 		return e, drop, fmt.Errorf("bench: %w", err)
 	}
-	st, err := core.Open(ctx, db, countingDialect{Dialect: d, c: counted}, core.Options{Prefix: pPrefix})
+	st, err := core.Open(ctx, db, countingDialectOf(d, counted), core.Options{Prefix: pPrefix})
 	if err != nil {
 		return e, drop, fmt.Errorf("bench: %w", err)
 	}
@@ -97,6 +97,19 @@ func scaleCompleted(ctx context.Context, w io.Writer, rep *benchReport, sd sides
 	defer func() { err = errors.Join(err, drop()) }()
 	if err != nil {
 		return err
+	}
+	// The empty pair settles as the full one does, vacuumed before each
+	// side too: else the dead rows of its own earlier rounds weigh on its
+	// later ones.
+	en := migrations.NamesFor(empty.st.Prefix())
+	if vacuum := vacuumFor(sd.b.d, en.Items, en.Barriers, empty.b.names.Items, empty.b.names.Barriers); vacuum != nil {
+		full := settle
+		settle = func() error {
+			if err := full(); err != nil {
+				return err
+			}
+			return vacuum(ctx, sd.b.db)
+		}
 	}
 	pairs := [2]sides{empty, sd}
 	// A first drain on each side of each pair, unmeasured, so that no

@@ -76,6 +76,14 @@ func (s *Store) searchItems(ctx context.Context, f ItemFilter) (ItemPage, error)
 			}
 		}
 	}
+	page := searchPage(found, frontier, f.Limit)
+	page.Examined = examined
+	return page, nil
+}
+
+// searchPage makes the page of a search from the matches of every stream
+// and the frontier, the highest id below which some stream was not read.
+func searchPage(found []Item, frontier uuid.UUID, limit int) ItemPage {
 	// Only the matches at or above the frontier are certain: below it,
 	// some stream was not read.
 	found = slices.DeleteFunc(found, func(it Item) bool { return idLess(it.ID, frontier) })
@@ -83,11 +91,11 @@ func (s *Store) searchItems(ctx context.Context, f ItemFilter) (ItemPage, error)
 	// Each stream is its own statement: an item that changed state
 	// between two of them can be read in both.
 	found = slices.CompactFunc(found, func(a, b Item) bool { return a.ID == b.ID })
-	if len(found) >= f.Limit {
-		found = found[:f.Limit]
-		return ItemPage{Items: found, Next: found[len(found)-1].ID, Examined: examined}, nil
+	if len(found) >= limit {
+		found = found[:limit]
+		return ItemPage{Items: found, Next: found[len(found)-1].ID}
 	}
-	return ItemPage{Items: found, Next: frontier, Searched: frontier != uuid.Nil, Examined: examined}, nil
+	return ItemPage{Items: found, Next: frontier, Searched: frontier != uuid.Nil}
 }
 
 // streamLow is where the search of one queue and state stopped: the

@@ -20,18 +20,10 @@ import (
 func upgradeFrom3WithData(t *testing.T, c Config) {
 	ctx := t.Context()
 	d := c.Dialect
-	db := c.Open(t)
-	p := Prefix(t, db, d)
-	n := migrations.NamesFor(p)
-	if _, err := migrations.Apply(ctx, db, d, p); err != nil {
-		t.Fatal(err)
-	}
 	// The rows are written by a store, then the schema goes down to 3:
 	// version 4 adds no column, so they are rows as version 3 holds them.
-	s, err := core.Open(ctx, db, d, core.Options{Prefix: p})
-	if err != nil {
-		t.Fatal(err)
-	}
+	db, p, s := storeAtLatest(t, c)
+	n := migrations.NamesFor(p)
 	run, barrier, items := seedVersion3(t, s)
 	if rolled, err := migrations.Down(ctx, db, d, p, 3); err != nil || !slices.Equal(rolled, down(3)) {
 		t.Fatalf("Down to 3 = %v, %v", rolled, err)

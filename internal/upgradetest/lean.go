@@ -21,18 +21,10 @@ import (
 func upgradeFrom4WithData(t *testing.T, c Config) {
 	ctx := t.Context()
 	d := c.Dialect
-	db := c.Open(t)
-	p := Prefix(t, db, d)
-	n := migrations.NamesFor(p)
-	if _, err := migrations.Apply(ctx, db, d, p); err != nil {
-		t.Fatal(err)
-	}
 	// Version 5 adds no column: rows a store writes are rows as version 4
 	// holds them.
-	s, err := core.Open(ctx, db, d, core.Options{Prefix: p})
-	if err != nil {
-		t.Fatal(err)
-	}
+	db, p, s := storeAtLatest(t, c)
+	n := migrations.NamesFor(p)
 	run, barrier, items := seedVersion3(t, s)
 	kinds := map[uuid.UUID]string{}
 	for i, k := range []string{"mail.send", "mail.send", "mail.bounce"} {

@@ -75,6 +75,23 @@ func Prefix(t testing.TB, db *sql.DB, d dialect.Dialect) string {
 	return p
 }
 
+// storeAtLatest applies every version under a new prefix and opens a
+// store on it, for tests that write their rows through the store before
+// taking the schema down.
+func storeAtLatest(t *testing.T, c Config) (*sql.DB, string, *core.Store) {
+	t.Helper()
+	db := c.Open(t)
+	p := Prefix(t, db, c.Dialect)
+	if _, err := migrations.Apply(t.Context(), db, c.Dialect, p); err != nil {
+		t.Fatal(err)
+	}
+	s, err := core.Open(t.Context(), db, c.Dialect, core.Options{Prefix: p})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return db, p, s
+}
+
 // fixture is the version 1 data the upgrade must keep: one item per kind
 // of history the backfill reads.
 type fixture struct {

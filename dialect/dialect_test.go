@@ -217,6 +217,27 @@ func TestIndexDDL(t *testing.T) {
 	}
 }
 
+func TestIndex_ExcludesOnlyNullKeys(t *testing.T) {
+	notNull := func(c string) dialect.Cond { return dialect.Cond{Column: c, NotNull: true} }
+	for _, tc := range []struct {
+		where []dialect.Cond
+		want  bool
+	}{
+		{nil, false},
+		{[]dialect.Cond{notNull("k")}, true},
+		{[]dialect.Cond{notNull("k"), notNull("q")}, true},
+		{[]dialect.Cond{notNull("other")}, false},
+		{[]dialect.Cond{notNull("k"), {Column: "state", Value: "x"}}, false},
+		{[]dialect.Cond{{Column: "k", Null: true}}, false},
+		{[]dialect.Cond{{Column: "k", Value: "x"}}, false},
+	} {
+		ix := dialect.Index{Name: "i", Columns: []string{"q", "k"}, Unique: true, Where: tc.where}
+		if got := ix.ExcludesOnlyNullKeys(); got != tc.want {
+			t.Errorf("ExcludesOnlyNullKeys(%+v) = %v, want %v", tc.where, got, tc.want)
+		}
+	}
+}
+
 func TestClaimSpecValidate(t *testing.T) {
 	good := dialect.ClaimSpec{Table: "t", Key: "id", Filter: "1 = 1", OrderBy: "id", Limit: 1, Set: "a = 1", Returning: []string{"id"}}
 	if err := good.Validate(); err != nil {

@@ -1,5 +1,7 @@
 package dialect
 
+import "slices"
+
 // ColumnType is an abstract column type; each dialect maps it to its own
 // (UUID to uuid, BINARY(16), BLOB or RAW(16); Time to timestamptz,
 // DATETIME(6), integer microseconds or TIMESTAMP(6); and so on).
@@ -110,6 +112,24 @@ type Index struct {
 	// package. A database whose unique indexes compare keys that are only
 	// partly NULL (Oracle) needs it to keep such rows apart.
 	Nullable []string
+}
+
+// ExcludesOnlyNullKeys reports whether ix is partial only in leaving out
+// rows where one of its own columns is NULL (every condition is
+// Column IS NOT NULL, of a column it indexes). For a unique index those
+// are rows that no unique index compares where NULLs are distinct (MySQL,
+// MariaDB), so a database that must index every row anyway may render it
+// as the index over the same columns without conditions.
+func (ix Index) ExcludesOnlyNullKeys() bool {
+	if len(ix.Where) == 0 {
+		return false
+	}
+	for _, c := range ix.Where {
+		if !c.NotNull || !slices.Contains(ix.Columns, c.Column) {
+			return false
+		}
+	}
+	return true
 }
 
 // Cond is one condition of a partial index: Column IS NOT NULL when NotNull

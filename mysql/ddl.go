@@ -82,8 +82,12 @@ func (d *mysqlDialect) CreateTable(t dialect.Table) []string {
 // where every condition holds and NULL elsewhere; NULLs never collide in a
 // unique index, so exactly the rows the partial index would hold are unique.
 // The column and the index are added by one ALTER TABLE, which is atomic.
+// A unique partial index that only leaves out rows with a NULL key column
+// (dialect.Index.ExcludesOnlyNullKeys) needs no marker: InnoDB's unique
+// indexes never compare such rows, so the plain unique index over its
+// columns is exactly as strict.
 func (d *mysqlDialect) CreateIndex(table string, ix dialect.Index) []string {
-	if ix.Unique && len(ix.Where) > 0 {
+	if markedUnique(ix) {
 		marker := markerColumn(ix.Name)
 		cols := append(slices.Clone(ix.Columns), marker)
 		return []string{"ALTER TABLE " + table +
@@ -112,6 +116,12 @@ func (d *mysqlDialect) CreateIndex(table string, ix dialect.Index) []string {
 	return []string{b.String()}
 }
 
+// markedUnique reports whether ix is rendered with a marker column: a
+// unique partial index whose conditions leave out more than NULL keys.
+func markedUnique(ix dialect.Index) bool {
+	return ix.Unique && len(ix.Where) > 0 && !ix.ExcludesOnlyNullKeys()
+}
+
 // markerColumn names the generated column of a unique partial index.
 func markerColumn(index string) string { return index + "_on" }
 
@@ -128,7 +138,7 @@ func (d *mysqlDialect) DropTable(table string) []string {
 // lacks it: the migrator asks IndexExists first). A unique partial index
 // goes with its generated column, in one ALTER TABLE.
 func (d *mysqlDialect) DropIndex(table string, ix dialect.Index) []string {
-	if ix.Unique && len(ix.Where) > 0 {
+	if markedUnique(ix) {
 		return []string{"ALTER TABLE " + table + " DROP INDEX " + ix.Name + ", DROP COLUMN " + markerColumn(ix.Name)}
 	}
 	return []string{"DROP INDEX " + ix.Name + " ON " + table}

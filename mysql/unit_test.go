@@ -356,6 +356,20 @@ func TestDDL_Shapes(t *testing.T) {
 	if len(got) != 1 || got[0] != want {
 		t.Errorf("unique index on IS NULL = %q,\nwant %q", got, want)
 	}
+	// Unique and partial only in leaving out NULL keys: InnoDB's unique
+	// indexes never compare those rows, so no marker column is needed.
+	keyed := dialect.Index{Name: "t_keyed", Columns: []string{"queue", "k"}, Unique: true, Where: []dialect.Cond{{Column: "k", NotNull: true}}}
+	if got, want := d.CreateIndex("t", keyed), "CREATE UNIQUE INDEX t_keyed ON t (queue, k)"; len(got) != 1 || got[0] != want {
+		t.Errorf("unique index without NULL keys = %q, want %q", got, want)
+	}
+	if got, want := d.DropIndex("t", keyed), "DROP INDEX t_keyed ON t"; len(got) != 1 || got[0] != want {
+		t.Errorf("its drop = %q, want %q", got, want)
+	}
+	// A NOT NULL condition on a column it does not index still needs one.
+	keyed.Where = []dialect.Cond{{Column: "parent", NotNull: true}}
+	if got := d.CreateIndex("t", keyed); len(got) != 1 || !strings.Contains(got[0], "t_keyed_on") {
+		t.Errorf("unique index on another column's NOT NULL = %q, want a marker column", got)
+	}
 	if got := d.DropTable("t"); len(got) != 1 || got[0] != "DROP TABLE IF EXISTS t" {
 		t.Errorf("DropTable = %q", got)
 	}

@@ -115,9 +115,14 @@ func uniqueKey(ix dialect.Index) []string {
 	for _, c := range ix.Nullable {
 		conds = append(conds, dialect.Cond{Column: c, NotNull: true})
 	}
-	conds = append(conds, ix.Where...)
+	// A condition that one of the nullable columns is not NULL is one of
+	// those already: the index over the same columns renders the same.
+	where := slices.DeleteFunc(slices.Clone(ix.Where), func(c dialect.Cond) bool {
+		return c.NotNull && slices.Contains(ix.Nullable, c.Column)
+	})
+	conds = append(conds, where...)
 	var lead string
-	if len(ix.Nullable) == 1 && len(ix.Where) == 0 {
+	if len(ix.Nullable) == 1 && len(where) == 0 {
 		lead = ix.Nullable[0]
 	}
 	var cols []string

@@ -40,7 +40,7 @@ func upgradeFrom4WithData(t *testing.T, c Config) {
 			items[enq[0].ID] = "hooks/cancelled"
 		}
 	}
-	if rolled, err := migrations.Down(ctx, db, d, p, 4); err != nil || !slices.Equal(rolled, []int{5}) {
+	if rolled, err := migrations.Down(ctx, db, d, p, 4); err != nil || !slices.Equal(rolled, down(4)) {
 		t.Fatalf("Down to 4 = %v, %v", rolled, err)
 	}
 	checkIndexes(t, c, p, true)
@@ -48,7 +48,7 @@ func upgradeFrom4WithData(t *testing.T, c Config) {
 		t.Fatalf("core.Open at version 4 = %v, want ErrSchemaOutdated", err)
 	}
 	for round := 1; round <= 2; round++ {
-		if applied, err := migrations.Apply(ctx, db, d, p); err != nil || !slices.Equal(applied, []int{5}) {
+		if applied, err := migrations.Apply(ctx, db, d, p); err != nil || !slices.Equal(applied, up(4)) {
 			t.Fatalf("round %d: Apply from version 4 = %v, %v", round, applied, err)
 		}
 		checkIndexes(t, c, p, false)
@@ -89,7 +89,7 @@ func upgradeFrom4WithData(t *testing.T, c Config) {
 				}
 			}
 		}
-		if rolled, err := migrations.Down(ctx, db, d, p, 4); err != nil || !slices.Equal(rolled, []int{5}) {
+		if rolled, err := migrations.Down(ctx, db, d, p, 4); err != nil || !slices.Equal(rolled, down(4)) {
 			t.Fatalf("round %d: Down to 4 = %v, %v", round, rolled, err)
 		}
 		checkIndexes(t, c, p, true)

@@ -130,17 +130,7 @@ func (s *Store) claim(ctx context.Context, q dialect.Querier, p ClaimParams) ([]
 	if err := rows.Err(); err != nil {
 		return nil, err
 	}
-	// An UPDATE returns rows in no promised order: hand them out in claim
-	// order.
-	slices.SortFunc(out, func(a, b Claim) int {
-		if c := cmp.Compare(a.Priority, b.Priority); c != 0 {
-			return c
-		}
-		if c := a.AvailableAt.Compare(b.AvailableAt); c != 0 {
-			return c
-		}
-		return bytes.Compare(a.ID[:], b.ID[:])
-	})
+	sortClaims(out)
 	if len(out) == 0 {
 		// Nothing claimed: tell a lost owner apart from an empty queue.
 		var one int
@@ -188,4 +178,50 @@ func claimIndex(prefix string) *dialect.Index {
 		}
 	}
 	return ix
+}
+
+// sortClaims puts claims in claim order (priority, then available_at,
+// then id): an UPDATE returns rows in no promised order. A Claim is a few
+// hundred bytes, so it sorts their positions and then moves each claim
+// once, along the cycles of the permutation, rather than moving claims at
+// every step of the sort (a claim of 1,000 spent 4% of a worker's CPU
+// there).
+func sortClaims(cs []Claim) {
+	before := func(i, j int32) int {
+		a, b := &cs[i], &cs[j]
+		if c := cmp.Compare(a.Priority, b.Priority); c != 0 {
+			return c
+		}
+		if c := a.AvailableAt.Compare(b.AvailableAt); c != 0 {
+			return c
+		}
+		return bytes.Compare(a.ID[:], b.ID[:])
+	}
+	sorted := true
+	for i := 1; i < len(cs) && sorted; i++ {
+		sorted = before(int32(i-1), int32(i)) <= 0
+	}
+	if sorted {
+		return
+	}
+	from := make([]int32, len(cs)) // from[k]: the claim that goes at k
+	for i := range from {
+		from[i] = int32(i)
+	}
+	slices.SortFunc(from, before)
+	for start := range from {
+		if from[start] < 0 || from[start] == int32(start) {
+			continue
+		}
+		held := cs[start]
+		k := start
+		for int(from[k]) != start {
+			next := int(from[k])
+			cs[k] = cs[next]
+			from[k] = -1
+			k = next
+		}
+		cs[k] = held
+		from[k] = -1
+	}
 }

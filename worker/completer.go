@@ -2,6 +2,7 @@ package worker
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"sync/atomic"
 	"time"
@@ -35,7 +36,9 @@ const completeFlights = 2
 
 // completion is one item for the completer to complete.
 type completion struct {
-	c core.Completion
+	// claim and result are the completion's; the claim is the run's.
+	claim  *core.Claim
+	result json.RawMessage
 	// r is the run it completes (nil in the completer's own tests): the
 	// flight that lands frees its slot.
 	r    *run
@@ -48,7 +51,7 @@ func (w *Worker) complete(ctx context.Context, r *run) error {
 	if err := fault.Hit(ctx, fault.BeforeCompletion); err != nil {
 		return err
 	}
-	c := &completion{c: core.Completion{Claim: r.claim, Result: r.result}, r: r, done: make(chan error, 1)}
+	c := &completion{claim: r.claim, result: r.result, r: r, done: make(chan error, 1)}
 	r.left = true // the completer counts it out when it takes it
 	if r.slots != nil {
 		r.slots.landing.Add(1) // until the flight frees its slot
@@ -135,7 +138,7 @@ func (w *Worker) flush(batch []*completion, landed chan<- struct{}) {
 	defer func() { landed <- struct{}{} }()
 	cs := make([]core.Completion, len(batch))
 	for i, c := range batch {
-		cs[i] = c.c
+		cs[i] = core.Completion{Claim: *c.claim, Result: c.result}
 	}
 	ctx, cancel := context.WithTimeout(w.base, outcomeTimeout)
 	lost, err := w.completeMany(ctx, cs)
@@ -158,8 +161,8 @@ func (w *Worker) flush(batch []*completion, landed chan<- struct{}) {
 		switch {
 		case err != nil:
 			c.done <- err
-		case gone[c.c.Claim.ID]:
-			c.done <- fmt.Errorf("plenum/worker: complete %s: %w", c.c.Claim.ID, core.ErrClaimLost)
+		case gone[c.claim.ID]:
+			c.done <- fmt.Errorf("plenum/worker: complete %s: %w", c.claim.ID, core.ErrClaimLost)
 		default:
 			c.done <- nil
 		}

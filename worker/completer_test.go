@@ -108,7 +108,7 @@ func completeAsync(w *Worker) (uuid.UUID, <-chan error) {
 	id := uuid.New()
 	out := make(chan error, 1)
 	go func() {
-		r := &run{claim: core.Claim{Item: core.Item{ID: id}, Token: uuid.New()}}
+		r := &run{claim: &core.Claim{Item: core.Item{ID: id}, Token: uuid.New()}}
 		out <- w.complete(context.Background(), r)
 	}()
 	return id, out
@@ -118,7 +118,7 @@ func completeAsync(w *Worker) (uuid.UUID, <-chan error) {
 // the completer has taken it, with where its answer arrives.
 func handOver(t *testing.T, w *Worker) <-chan error {
 	t.Helper()
-	c := &completion{c: core.Completion{Claim: core.Claim{Item: core.Item{ID: uuid.New()}, Token: uuid.New()}}, done: make(chan error, 1)}
+	c := &completion{claim: &core.Claim{Item: core.Item{ID: uuid.New()}, Token: uuid.New()}, done: make(chan error, 1)}
 	select {
 	case w.completions <- c:
 	case <-time.After(testWait):
@@ -238,7 +238,7 @@ func TestCompleter_AnswersEachCompletion(t *testing.T) {
 	f.lost[lostID] = true // read by the next flight only, after this
 	lostAnswer := make(chan error, 1)
 	go func() {
-		lostAnswer <- w.complete(context.Background(), &run{claim: core.Claim{Item: core.Item{ID: lostID}, Token: uuid.New()}})
+		lostAnswer <- w.complete(context.Background(), &run{claim: &core.Claim{Item: core.Item{ID: lostID}, Token: uuid.New()}})
 	}()
 	receive(t, f.entered, "flight")
 	f.release <- nil
@@ -352,7 +352,7 @@ func TestCompleter_LandedFlightFreesItsSlots(t *testing.T) {
 	runs := make([]*run, 3)
 	answers := make([]chan error, 3)
 	for i := range runs {
-		runs[i] = &run{claim: core.Claim{Item: core.Item{ID: uuid.New()}, Token: uuid.New()}, slots: sl}
+		runs[i] = &run{claim: &core.Claim{Item: core.Item{ID: uuid.New()}, Token: uuid.New()}, slots: sl}
 		answers[i] = make(chan error, 1)
 		go func() { answers[i] <- w.complete(context.Background(), runs[i]) }()
 	}

@@ -25,7 +25,7 @@ func (j *Job[T]) Item() core.Item { return j.r.claim.Item }
 // Claim returns the claim this run holds, for the store calls that take
 // one: Store.Expand to fan out, Store.Extend for more time. Its lease is
 // the run's deadline; the handler's context ends a margin before it.
-func (j *Job[T]) Claim() core.Claim { return j.r.claim }
+func (j *Job[T]) Claim() core.Claim { return *j.r.claim }
 
 // ID returns the item's id.
 func (j *Job[T]) ID() uuid.UUID { return j.r.claim.ID }
@@ -70,7 +70,7 @@ func (j *Job[T]) Fence(ctx context.Context, fn func(ctx context.Context, f *core
 	if j.r.fenced {
 		return fmt.Errorf("plenum/worker: %s: fenced already: %w", j.r.claim.ID, core.ErrFinished)
 	}
-	held, err := j.r.w.store.Fence(ctx, j.r.claim, func(ctx context.Context, f *core.Fenced) error {
+	held, err := j.r.w.store.Fence(ctx, *j.r.claim, func(ctx context.Context, f *core.Fenced) error {
 		if err := fn(ctx, f); err != nil {
 			return err
 		}
@@ -100,7 +100,7 @@ func (j *Job[T]) Settle(ctx context.Context, fn func(ctx context.Context, f *cor
 	if j.r.fenced {
 		return fmt.Errorf("plenum/worker: %s: fenced already: %w", j.r.claim.ID, core.ErrFinished)
 	}
-	held, err := j.r.w.store.Fence(ctx, j.r.claim, fn)
+	held, err := j.r.w.store.Fence(ctx, *j.r.claim, fn)
 	if err != nil {
 		return err
 	}

@@ -73,7 +73,7 @@ func (w *Worker) watch() {
 		claims := make([]core.Claim, 0, len(w.running))
 		for _, r := range w.running {
 			if at := r.started.Load(); at != 0 && at < older {
-				claims = append(claims, r.claim)
+				claims = append(claims, *r.claim)
 			}
 		}
 		w.mu.Unlock()

@@ -15,8 +15,11 @@ import (
 
 // run is one handler run on one claim.
 type run struct {
-	w        *Worker
-	claim    core.Claim
+	w *Worker
+	// claim is the run's claim, in the slice its claim returned (a claim
+	// is a few hundred bytes: the runs of a claim share that slice rather
+	// than each copying one).
+	claim    *core.Claim
 	ctx      context.Context
 	cancel   context.CancelCauseFunc
 	deadline time.Time
@@ -204,7 +207,8 @@ func (w *Worker) begin(cs []core.Claim, sl *slots, dl *deadlines) []*run {
 	out := make([]*run, len(cs))
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	for i, c := range cs {
+	for i := range cs {
+		c := &cs[i]
 		timeout := w.cfg.DefaultKind.Timeout
 		h := w.handlers[c.Kind]
 		if h != nil {
@@ -367,7 +371,7 @@ func (w *Worker) settle(queue string, h *handler, r *run, err, cause error, took
 	case (errors.Is(cause, ErrStopped) || errors.Is(cause, ErrLost)) && err != nil:
 		// Cut short by the shutdown: give it back unused.
 		w.leave(r)
-		w.record(ctx, &ev, EventReleased, nil, w.store.Release(ctx, r.claim, 0))
+		w.record(ctx, &ev, EventReleased, nil, w.store.Release(ctx, *r.claim, 0))
 		return
 	}
 	if err == nil {
@@ -377,7 +381,7 @@ func (w *Worker) settle(queue string, h *handler, r *run, err, cause error, took
 	var snooze *SnoozeError
 	w.leave(r) // not a completion from here on
 	if errors.As(err, &snooze) {
-		w.record(ctx, &ev, EventSnoozed, nil, w.store.Release(ctx, r.claim, snooze.After))
+		w.record(ctx, &ev, EventSnoozed, nil, w.store.Release(ctx, *r.claim, snooze.After))
 		return
 	}
 	p := core.FailParams{Error: err.Error()}
@@ -393,7 +397,7 @@ func (w *Worker) settle(queue string, h *handler, r *run, err, cause error, took
 			p.RetryIn = min(max(0, h.cfg.Backoff(r.claim.Attempt)), core.MaxDelay)
 		}
 	}
-	dead, ferr := w.store.Fail(ctx, r.claim, p)
+	dead, ferr := w.store.Fail(ctx, *r.claim, p)
 	kind := EventFailed
 	if dead {
 		kind = EventDead

@@ -33,7 +33,7 @@ func TestWatch_AsksOnlyAboutRunsBegunAnIntervalAgo(t *testing.T) {
 	}
 	runFrom := func(requested, started time.Time) *run {
 		ctx, cancel := context.WithCancelCause(context.Background())
-		r := &run{claim: core.Claim{Item: core.Item{ID: uuid.New()}}, ctx: ctx, cancel: cancel, deadlines: &deadlines{requested: requested}}
+		r := &run{claim: &core.Claim{Item: core.Item{ID: uuid.New()}}, ctx: ctx, cancel: cancel, deadlines: &deadlines{requested: requested}}
 		if !started.IsZero() {
 			r.started.Store(started.UnixNano())
 		}

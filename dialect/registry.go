@@ -46,6 +46,13 @@ type Registration struct {
 	// its files (SQLite's write-ahead log), so that a benchmark's
 	// measurements each start clean. Optional.
 	Checkpoint func(ctx context.Context, db *sql.DB) error
+
+	// Settle, when set, does to tables what the database's own background
+	// maintenance does to them in time (PostgreSQL's autovacuum: a VACUUM
+	// (ANALYZE) of each), so that a benchmark's measurements each start
+	// from tables as that maintenance keeps them, not from the dead row
+	// versions of the measurements before. Optional.
+	Settle func(ctx context.Context, db *sql.DB, tables ...string) error
 }
 
 // DSNForm describes a dialect's data source names, for flags and messages.

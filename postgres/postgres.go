@@ -37,6 +37,7 @@ func init() {
 		Open:    Open,
 		DSN:     dialect.DSNForm{Example: "postgres://user:password@localhost:5432/db?sslmode=disable"},
 		Version: serverVersion,
+		Settle:  Settle,
 	})
 }
 

@@ -335,3 +335,25 @@ func TestAlterDDL(t *testing.T) {
 		}
 	}
 }
+
+// Settle refuses what it cannot vacuum before it sends anything, and the
+// registration brings it, for tools that settle tables between
+// measurements.
+func TestSettle_RefusesBadInputAndIsRegistered(t *testing.T) {
+	t.Parallel()
+	if err := postgres.Settle(context.Background(), nil, "t"); err == nil || !strings.Contains(err.Error(), "nil database") {
+		t.Errorf("Settle(nil db) = %v", err)
+	}
+	db, err := sql.Open(postgres.DriverName, "postgres://nobody@127.0.0.1:1/none")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if err := postgres.Settle(context.Background(), db, ""); err == nil || !strings.Contains(err.Error(), "empty table name") {
+		t.Errorf("Settle(\"\") = %v", err)
+	}
+	r, err := dialect.Registered(postgres.Name)
+	if err != nil || r.Settle == nil {
+		t.Errorf("the postgres registration has no Settle (%v)", err)
+	}
+}

@@ -84,9 +84,9 @@ func TestRecorded_Cockroach(t *testing.T) {
 				return nil
 			}
 			// The bench vacuums its tables between measurements on
-			// PostgreSQL alone (cmd/plenum's vacuumFor goes by the
-			// dialect's name): CockroachDB, which has no VACUUM, never
-			// gets one.
+			// PostgreSQL alone (the postgres registration's Settle; the
+			// cockroach one has none): CockroachDB, which has no VACUUM,
+			// never gets one.
 			if strings.HasPrefix(stmt, "VACUUM ") {
 				return nil
 			}

@@ -375,12 +375,13 @@ func benchOn(ctx context.Context, w io.Writer, db *sql.DB, d dialect.Dialect, pa
 
 	// Each side starts with the database settled (for SQLite an empty
 	// write-ahead log), so that neither pays for the other's leftovers.
-	// On PostgreSQL both sides' tables are vacuumed too (vacuumFor).
+	// On PostgreSQL both sides' tables are vacuumed too (settleFor, the
+	// registration's Settle).
 	pNames, bNames := migrations.NamesFor(pPrefix), migrations.NamesFor(bPrefix)
 	checkpoint := checkpointFor(d)
-	vacuum := vacuumFor(d, pNames.Items, pNames.Barriers, bNames.Items, bNames.Barriers)
+	vacuum := settleFor(d, pNames.Items, pNames.Barriers, bNames.Items, bNames.Barriers)
 	if vacuum != nil {
-		fmt.Fprintln(w, "before each side: VACUUM (ANALYZE) of both sides' items and barriers")
+		fmt.Fprintln(w, "before each side: both sides' items and barriers settled as the database's maintenance would (the dialect's Settle: VACUUM (ANALYZE) on PostgreSQL)")
 	}
 	settle := func() error {
 		if checkpoint != nil {

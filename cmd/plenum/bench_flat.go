@@ -102,7 +102,7 @@ func scaleCompleted(ctx context.Context, w io.Writer, rep *benchReport, sd sides
 	// side too: else the dead rows of its own earlier rounds weigh on its
 	// later ones.
 	en := migrations.NamesFor(empty.st.Prefix())
-	if vacuum := vacuumFor(sd.b.d, en.Items, en.Barriers, empty.b.names.Items, empty.b.names.Barriers); vacuum != nil {
+	if vacuum := settleFor(sd.b.d, en.Items, en.Barriers, empty.b.names.Items, empty.b.names.Barriers); vacuum != nil {
 		full := settle
 		settle = func() error {
 			if err := full(); err != nil {

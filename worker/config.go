@@ -3,7 +3,9 @@ package worker
 import (
 	"log/slog"
 	"os"
+	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/plenumdb/plenum/core"
 )
@@ -92,6 +94,12 @@ type Config struct {
 
 	// Host names this process in the owners table. Default os.Hostname().
 	Host string
+
+	// Name labels the worker's owner (core.OwnerParams.Name), such as the
+	// service it runs in, for people reading the owners: Store.Owners, the
+	// dashboard, plenum inspect. Up to core.MaxOwnerNameLen characters of
+	// valid UTF-8 without NUL bytes. Default: none.
+	Name string
 
 	// Logger receives the worker's log lines. Default: discard.
 	Logger *slog.Logger
@@ -220,6 +228,10 @@ func (c Config) validate(s *core.Store) error {
 		return configErr("CompleteBatch", "%d is below 1", c.CompleteBatch)
 	case c.PeriodicInterval < 0:
 		return configErr("PeriodicInterval", "%v is negative", c.PeriodicInterval)
+	case !utf8.ValidString(c.Name) || strings.ContainsRune(c.Name, 0):
+		return configErr("Name", "must be valid UTF-8 without NUL bytes")
+	case utf8.RuneCountInString(c.Name) > core.MaxOwnerNameLen:
+		return configErr("Name", "%d characters, more than %d", utf8.RuneCountInString(c.Name), core.MaxOwnerNameLen)
 	}
 	if len(c.Periodic) > 0 {
 		if err := s.CheckSchedules(c.Periodic...); err != nil {

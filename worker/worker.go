@@ -106,7 +106,7 @@ func (w *Worker) Start(ctx context.Context) error {
 	for _, h := range w.handlers {
 		lease = max(lease, h.cfg.Timeout)
 	}
-	owner, err := w.store.RegisterOwner(ctx, core.OwnerParams{Host: w.cfg.Host})
+	owner, err := w.store.RegisterOwner(ctx, core.OwnerParams{Name: w.cfg.Name, Host: w.cfg.Host})
 	if err != nil {
 		return fmt.Errorf("plenum/worker: start: %w", err)
 	}

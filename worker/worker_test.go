@@ -36,6 +36,9 @@ func TestNew_RefusesBadConfig(t *testing.T) {
 		{"bad cron", worker.Config{Queues: q, Periodic: []worker.PeriodicJob{{Name: "p", Cron: "* * *", Item: core.ItemSpec{Queue: "q"}}}}},
 		{"periodic without a queue", worker.Config{Queues: q, Periodic: []worker.PeriodicJob{{Name: "p", Every: time.Minute}}}},
 		{"negative periodic interval", worker.Config{Queues: q, PeriodicInterval: -time.Second}},
+		{"name too long", worker.Config{Queues: q, Name: strings.Repeat("é", core.MaxOwnerNameLen+1)}},
+		{"name with NUL", worker.Config{Queues: q, Name: "a\x00b"}},
+		{"name not UTF-8", worker.Config{Queues: q, Name: "\xff"}},
 	} {
 		var ce *worker.ConfigError
 		if _, err := worker.New(store, tc.cfg); !errors.As(err, &ce) {
@@ -67,4 +70,37 @@ func TestNew_RefusesBadConfig(t *testing.T) {
 	if w.Owner() != uuid.Nil {
 		t.Error("a worker that refused to start registered an owner")
 	}
+}
+
+// TestStart_OwnerCarriesTheName checks that Config.Name labels the owner
+// the worker registers, as the owners' readers (Store.Owners, the
+// dashboard, inspect) show it.
+func TestStart_OwnerCarriesTheName(t *testing.T) {
+	t.Parallel()
+	store, err := core.Open(t.Context(), databases[0].Open(t), databases[0].Dialect, core.Options{Prefix: "named_", Migrate: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const name = "billing-service · eu-1"
+	w, err := worker.New(store, worker.Config{Queues: map[string]worker.QueueConfig{"q": {MaxWorkers: 1}}, Name: name})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Start(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	defer w.Stop(context.Background())
+	owners, err := store.Owners(t.Context(), core.OwnersParams{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, o := range owners {
+		if o.ID == w.Owner() {
+			if o.Name != name {
+				t.Errorf("the worker's owner is named %q, want %q", o.Name, name)
+			}
+			return
+		}
+	}
+	t.Errorf("the worker's owner %s is not among the owners %+v", w.Owner(), owners)
 }

@@ -67,27 +67,7 @@ func (l *statementLog) last(parts ...string) (sentStatement, bool) {
 // claimed items, which would read all 20,000 entries to find 100.
 func TestCompletionPlan_ReadsThePrimaryKey(t *testing.T) {
 	ctx := t.Context()
-	cfg, err := pgx.ParseConfig(harness.DSN(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	log := &statementLog{}
-	cfg.Tracer = log
-	db := stdlib.OpenDB(*cfg)
-	t.Cleanup(func() { db.Close() })
-
-	prefix := fmt.Sprintf("ph%08x_", rand.Uint32())
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-		defer cancel()
-		if err := migrations.Drop(ctx, db, postgres.Dialect(), prefix); err != nil {
-			t.Error(err)
-		}
-	})
-	st, err := core.Open(ctx, db, postgres.Dialect(), core.Options{Prefix: prefix, Migrate: true})
-	if err != nil {
-		t.Fatal(err)
-	}
+	db, log, st, prefix := tracedStore(t, "ph")
 	const total, batch = 20100, 100
 	specs := make([]core.ItemSpec, 0, 1000)
 	for n := 0; n < total; n += cap(specs) {
@@ -160,6 +140,34 @@ func TestCompletionPlan_ReadsThePrimaryKey(t *testing.T) {
 			}
 		}
 	}
+}
+
+// tracedStore opens a store, on tables under a new prefix that begins
+// with tag, through a pgx connection whose statements log records; the
+// tables are dropped when t ends.
+func tracedStore(t *testing.T, tag string) (*sql.DB, *statementLog, *core.Store, string) {
+	t.Helper()
+	cfg, err := pgx.ParseConfig(harness.DSN(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	log := &statementLog{}
+	cfg.Tracer = log
+	db := stdlib.OpenDB(*cfg)
+	t.Cleanup(func() { db.Close() })
+	prefix := fmt.Sprintf("%s%08x_", tag, rand.Uint32())
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		if err := migrations.Drop(ctx, db, postgres.Dialect(), prefix); err != nil {
+			t.Error(err)
+		}
+	})
+	st, err := core.Open(t.Context(), db, postgres.Dialect(), core.Options{Prefix: prefix, Migrate: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return db, log, st, prefix
 }
 
 // heldPlan has the server plan sent (an UPDATE) as a prepared statement

@@ -1,20 +1,14 @@
 package postgres_test
 
 import (
-	"context"
 	"database/sql"
 	"fmt"
-	"math/rand/v2"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/stdlib"
-
 	"github.com/plenumdb/plenum/core"
 	"github.com/plenumdb/plenum/migrations"
-	"github.com/plenumdb/plenum/postgres"
 )
 
 // TestKeyIndex_HoldsOnlyKeyedItems runs 2,000 items without a key and 50
@@ -24,26 +18,7 @@ import (
 // store sends when an enqueue finds its keys taken reads that index.
 func TestKeyIndex_HoldsOnlyKeyedItems(t *testing.T) {
 	ctx := t.Context()
-	cfg, err := pgx.ParseConfig(harness.DSN(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	log := &statementLog{}
-	cfg.Tracer = log
-	db := stdlib.OpenDB(*cfg)
-	t.Cleanup(func() { db.Close() })
-	prefix := fmt.Sprintf("pk%08x_", rand.Uint32())
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-		defer cancel()
-		if err := migrations.Drop(ctx, db, postgres.Dialect(), prefix); err != nil {
-			t.Error(err)
-		}
-	})
-	st, err := core.Open(ctx, db, postgres.Dialect(), core.Options{Prefix: prefix, Migrate: true})
-	if err != nil {
-		t.Fatal(err)
-	}
+	db, log, st, prefix := tracedStore(t, "pk")
 	const keyless, keyed = 2000, 50
 	var specs, keyedSpecs []core.ItemSpec
 	for i := range keyless {

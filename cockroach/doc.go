@@ -78,7 +78,13 @@
 // next run completes it. DROP INDEX names its table (table@index). The
 // attempts table of version 2 has a two-column key (item_id, n) and is not
 // hash-sharded. Payloads and results are JSONB: they come back normalised,
-// as on PostgreSQL (see the postgres package), not byte for byte.
+// as on PostgreSQL (see the postgres package), not byte for byte. Version
+// 6's unique index of keys is partial (WHERE unique_key IS NOT NULL), and
+// the enqueue's INSERT ... ON CONFLICT DO NOTHING names no conflict
+// target, so that PostgreSQL takes every unique index, partial ones
+// included, as an arbiter. That CockroachDB does the same is assumed, not
+// verified here: the conformance suite's Enqueue_IdempotencyKey and
+// FanOut_IdempotentResume fail on a cluster where it does not.
 //
 // # Clock
 //

@@ -2,7 +2,6 @@ package worker
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"sync/atomic"
 	"time"
@@ -36,11 +35,9 @@ const completeFlights = 2
 
 // completion is one item for the completer to complete.
 type completion struct {
-	// claim and result are the completion's; the claim is the run's.
-	claim  *core.Claim
-	result json.RawMessage
-	// r is the run it completes (nil in the completer's own tests): the
-	// flight that lands frees its slot.
+	// r is the run it completes: its claim and result are the
+	// completion's, and the flight that lands frees its slot (none in the
+	// completer's own tests, whose runs have no slots).
 	r    *run
 	done chan error
 }
@@ -51,7 +48,7 @@ func (w *Worker) complete(ctx context.Context, r *run) error {
 	if err := fault.Hit(ctx, fault.BeforeCompletion); err != nil {
 		return err
 	}
-	c := &completion{claim: r.claim, result: r.result, r: r, done: make(chan error, 1)}
+	c := &completion{r: r, done: make(chan error, 1)}
 	r.left = true // the completer counts it out when it takes it
 	if r.slots != nil {
 		r.slots.landing.Add(1) // until the flight frees its slot
@@ -138,7 +135,7 @@ func (w *Worker) flush(batch []*completion, landed chan<- struct{}) {
 	defer func() { landed <- struct{}{} }()
 	cs := make([]core.Completion, len(batch))
 	for i, c := range batch {
-		cs[i] = core.Completion{Claim: *c.claim, Result: c.result}
+		cs[i] = core.Completion{Claim: *c.r.claim, Result: c.r.result}
 	}
 	ctx, cancel := context.WithTimeout(w.base, outcomeTimeout)
 	lost, err := w.completeMany(ctx, cs)
@@ -150,7 +147,7 @@ func (w *Worker) flush(batch []*completion, landed chan<- struct{}) {
 	// The items' slots free together, before their runs hear back, so
 	// that the claim loop claims the whole landed batch at once.
 	for _, c := range batch {
-		if c.r != nil && c.r.slots != nil {
+		if c.r.slots != nil {
 			c.r.slotFreed = true
 			c.r.slots.landing.Add(-1)
 			c.r.slots.running.Add(-1)
@@ -161,8 +158,8 @@ func (w *Worker) flush(batch []*completion, landed chan<- struct{}) {
 		switch {
 		case err != nil:
 			c.done <- err
-		case gone[c.claim.ID]:
-			c.done <- fmt.Errorf("plenum/worker: complete %s: %w", c.claim.ID, core.ErrClaimLost)
+		case gone[c.r.claim.ID]:
+			c.done <- fmt.Errorf("plenum/worker: complete %s: %w", c.r.claim.ID, core.ErrClaimLost)
 		default:
 			c.done <- nil
 		}
@@ -173,7 +170,7 @@ func (w *Worker) flush(batch []*completion, landed chan<- struct{}) {
 func wakeSlots(batch []*completion) {
 	var last *slots
 	for _, c := range batch {
-		if c.r == nil || c.r.slots == nil || c.r.slots == last {
+		if c.r.slots == nil || c.r.slots == last {
 			continue
 		}
 		last = c.r.slots

@@ -118,7 +118,7 @@ func completeAsync(w *Worker) (uuid.UUID, <-chan error) {
 // the completer has taken it, with where its answer arrives.
 func handOver(t *testing.T, w *Worker) <-chan error {
 	t.Helper()
-	c := &completion{claim: &core.Claim{Item: core.Item{ID: uuid.New()}, Token: uuid.New()}, done: make(chan error, 1)}
+	c := &completion{r: &run{claim: &core.Claim{Item: core.Item{ID: uuid.New()}, Token: uuid.New()}}, done: make(chan error, 1)}
 	select {
 	case w.completions <- c:
 	case <-time.After(testWait):

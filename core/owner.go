@@ -29,6 +29,16 @@ type OwnerParams struct {
 	PID int
 }
 
+// Validate reports, as an *InputError, a Name or Host that RegisterOwner
+// would refuse, so that a process can check its settings before it
+// connects. Empty values are valid: RegisterOwner fills them in.
+func (p OwnerParams) Validate() error {
+	if err := validName("Host", p.Host, 255, false); err != nil {
+		return err
+	}
+	return validName("Name", p.Name, MaxOwnerNameLen, false)
+}
+
 // RegisterOwner records a new owner, with a random id per start, and
 // returns that id. Claims name it; Heartbeat keeps it alive.
 func (s *Store) RegisterOwner(ctx context.Context, p OwnerParams) (uuid.UUID, error) {
@@ -38,10 +48,7 @@ func (s *Store) RegisterOwner(ctx context.Context, p OwnerParams) (uuid.UUID, er
 	if p.PID == 0 {
 		p.PID = os.Getpid()
 	}
-	if err := validName("Host", p.Host, 255, false); err != nil {
-		return uuid.Nil, err
-	}
-	if err := validName("Name", p.Name, MaxOwnerNameLen, false); err != nil {
+	if err := p.Validate(); err != nil {
 		return uuid.Nil, err
 	}
 	// No name is NULL on every database, as Oracle stores an empty

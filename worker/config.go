@@ -1,11 +1,10 @@
 package worker
 
 import (
+	"errors"
 	"log/slog"
 	"os"
-	"strings"
 	"time"
-	"unicode/utf8"
 
 	"github.com/plenumdb/plenum/core"
 )
@@ -228,10 +227,11 @@ func (c Config) validate(s *core.Store) error {
 		return configErr("CompleteBatch", "%d is below 1", c.CompleteBatch)
 	case c.PeriodicInterval < 0:
 		return configErr("PeriodicInterval", "%v is negative", c.PeriodicInterval)
-	case !utf8.ValidString(c.Name) || strings.ContainsRune(c.Name, 0):
-		return configErr("Name", "must be valid UTF-8 without NUL bytes")
-	case utf8.RuneCountInString(c.Name) > core.MaxOwnerNameLen:
-		return configErr("Name", "%d characters, more than %d", utf8.RuneCountInString(c.Name), core.MaxOwnerNameLen)
+	}
+	// The owner's own rules, so that a bad name fails New, not Start.
+	var bad *core.InputError
+	if err := (core.OwnerParams{Name: c.Name, Host: c.Host}).Validate(); errors.As(err, &bad) {
+		return configErr(bad.Field, "%s", bad.Reason)
 	}
 	if len(c.Periodic) > 0 {
 		if err := s.CheckSchedules(c.Periodic...); err != nil {

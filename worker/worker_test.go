@@ -39,6 +39,7 @@ func TestNew_RefusesBadConfig(t *testing.T) {
 		{"name too long", worker.Config{Queues: q, Name: strings.Repeat("é", core.MaxOwnerNameLen+1)}},
 		{"name with NUL", worker.Config{Queues: q, Name: "a\x00b"}},
 		{"name not UTF-8", worker.Config{Queues: q, Name: "\xff"}},
+		{"host too long", worker.Config{Queues: q, Host: strings.Repeat("h", 256)}},
 	} {
 		var ce *worker.ConfigError
 		if _, err := worker.New(store, tc.cfg); !errors.As(err, &ce) {

@@ -379,8 +379,8 @@ func benchOn(ctx context.Context, w io.Writer, db *sql.DB, d dialect.Dialect, pa
 	// registration's Settle).
 	pNames, bNames := migrations.NamesFor(pPrefix), migrations.NamesFor(bPrefix)
 	checkpoint := checkpointFor(d)
-	vacuum := settleFor(d, pNames.Items, pNames.Barriers, bNames.Items, bNames.Barriers)
-	if vacuum != nil {
+	maintain := settleFor(d, pNames.Items, pNames.Barriers, bNames.Items, bNames.Barriers)
+	if maintain != nil {
 		fmt.Fprintln(w, "before each side: both sides' items and barriers settled as the database's maintenance would (the dialect's Settle: VACUUM (ANALYZE) on PostgreSQL)")
 	}
 	settle := func() error {
@@ -389,8 +389,8 @@ func benchOn(ctx context.Context, w io.Writer, db *sql.DB, d dialect.Dialect, pa
 				return err
 			}
 		}
-		if vacuum != nil {
-			return vacuum(ctx, db)
+		if maintain != nil {
+			return maintain(ctx, db)
 		}
 		return nil
 	}

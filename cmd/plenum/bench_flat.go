@@ -98,17 +98,17 @@ func scaleCompleted(ctx context.Context, w io.Writer, rep *benchReport, sd sides
 	if err != nil {
 		return err
 	}
-	// The empty pair settles as the full one does, vacuumed before each
-	// side too: else the dead rows of its own earlier rounds weigh on its
+	// The empty pair settles as the full one does, its tables maintained
+	// before each side too: else the dead rows of its own earlier rounds weigh on its
 	// later ones.
 	en := migrations.NamesFor(empty.st.Prefix())
-	if vacuum := settleFor(sd.b.d, en.Items, en.Barriers, empty.b.names.Items, empty.b.names.Barriers); vacuum != nil {
+	if maintain := settleFor(sd.b.d, en.Items, en.Barriers, empty.b.names.Items, empty.b.names.Barriers); maintain != nil {
 		full := settle
 		settle = func() error {
 			if err := full(); err != nil {
 				return err
 			}
-			return vacuum(ctx, sd.b.db)
+			return maintain(ctx, sd.b.db)
 		}
 	}
 	pairs := [2]sides{empty, sd}

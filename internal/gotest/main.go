@@ -8,8 +8,9 @@
 //
 // Its arguments go to "go test" as they are. It runs "go test -json",
 // prints what "go test" would print (the package lines, and the output of
-// failed tests and packages), then the summary, and exits with go test's
-// status.
+// failed tests and packages, and of the tests a timeout left running),
+// then the summary, and exits with go test's status. The summary ends, where
+// a package ran past -timeout, with the tests it was running.
 //
 // The summary reads the lines the conformance harness logs: "conformance:
 // NAME: testing the database of WHERE" where a suite finds its database,
@@ -110,10 +111,12 @@ type report struct {
 	suites  map[string]*suite
 	// seen maps package + test to the database names its output named.
 	seen map[string][]string
+	// left is the tests that never ended, as when a package times out.
+	left unfinished
 }
 
 func newReport(w io.Writer) *report {
-	return &report{w: w, lines: map[string][]string{}, failed: map[string][]string{}, suites: map[string]*suite{}, seen: map[string][]string{}}
+	return &report{w: w, lines: map[string][]string{}, failed: map[string][]string{}, suites: map[string]*suite{}, seen: map[string][]string{}, left: newUnfinished()}
 }
 
 func (r *report) suite(name string) *suite {
@@ -143,17 +146,21 @@ func (r *report) handle(e event) {
 	switch e.Action {
 	case "build-output":
 		fmt.Fprint(r.w, e.Output)
+	case "run":
+		r.left.begin(e.Package, e.Test)
 	case "output":
 		if r.verbose {
 			fmt.Fprint(r.w, e.Output)
 		}
 		r.lines[id] = append(r.lines[id], e.Output)
 		r.note(id, e.Output)
+		r.left.watch(e.Package, e.Output)
 	case "skip", "pass", "fail":
 		if e.Test == "" {
 			r.endPackage(e)
 			return
 		}
+		r.left.end(e.Package, e.Test)
 		for _, name := range r.seen[id] {
 			s := r.suite(name)
 			switch e.Action {
@@ -200,7 +207,9 @@ func (r *report) endPackage(e event) {
 		}
 		return
 	}
-	for _, t := range r.failed[e.Package] {
+	// The failed tests, then those that never ended: a package that timed
+	// out has its panic and stacks there.
+	for _, t := range append(r.failed[e.Package], r.left.still(e.Package)...) {
 		for _, l := range r.lines[e.Package+"\x00"+t] {
 			if !strings.HasPrefix(strings.TrimSpace(l), "=== ") {
 				fmt.Fprint(r.w, l)
@@ -214,8 +223,15 @@ func (r *report) endPackage(e event) {
 	}
 }
 
-// summary prints which database suites ran, failed or skipped.
+// summary prints which database suites ran, failed or skipped, and last
+// which tests were running in a package that timed out.
 func (r *report) summary() {
+	r.suiteSummary()
+	r.left.report(r)
+}
+
+// suiteSummary prints which database suites ran, failed or skipped.
+func (r *report) suiteSummary() {
 	if len(r.suites) == 0 {
 		return
 	}

@@ -99,3 +99,66 @@ func TestReport_VerbosePrintsEverything(t *testing.T) {
 		t.Errorf("a failed test's line printed %d times, want once:\n%s", n, out.String())
 	}
 }
+
+// A package that runs past -timeout, as "go test -json" reports it: the
+// panic belongs to the test still running, which never ends.
+const timedOut = `{"Action":"start","Package":"p/slow"}
+{"Action":"run","Package":"p/slow","Test":"TestQuick"}
+{"Action":"output","Package":"p/slow","Test":"TestQuick","Output":"=== RUN   TestQuick\n"}
+{"Action":"output","Package":"p/slow","Test":"TestQuick","Output":"--- PASS: TestQuick (0.00s)\n"}
+{"Action":"pass","Package":"p/slow","Test":"TestQuick"}
+{"Action":"run","Package":"p/slow","Test":"TestHang"}
+{"Action":"output","Package":"p/slow","Test":"TestHang","Output":"=== RUN   TestHang\n"}
+{"Action":"run","Package":"p/slow","Test":"TestHang/sub"}
+{"Action":"output","Package":"p/slow","Test":"TestHang/sub","Output":"=== RUN   TestHang/sub\n"}
+{"Action":"output","Package":"p/slow","Test":"TestHang/sub","Output":"panic: test timed out after 2s\n"}
+{"Action":"output","Package":"p/slow","Test":"TestHang/sub","Output":"\trunning tests:\n"}
+{"Action":"output","Package":"p/slow","Test":"TestHang/sub","Output":"\t\tTestHang (2s)\n"}
+{"Action":"output","Package":"p/slow","Test":"TestHang/sub","Output":"\t\tTestHang/sub (2s)\n"}
+{"Action":"output","Package":"p/slow","Test":"TestHang/sub","Output":"\n"}
+{"Action":"output","Package":"p/slow","Test":"TestHang/sub","Output":"goroutine 7 [sleep]:\n"}
+{"Action":"output","Package":"p/slow","Test":"TestHang/sub","Output":"p/slow.TestHang.func1(0xc000102000)\n"}
+{"Action":"output","Package":"p/slow","Test":"TestHang/sub","Output":"\t\t/src/p/slow/a_test.go:4 +0x25\n"}
+{"Action":"output","Package":"p/slow","Output":"FAIL\tp/slow\t2.043s\n"}
+{"Action":"fail","Package":"p/slow"}
+`
+
+// A timed-out package prints its panic and stacks, and the run ends with
+// which tests were running.
+func TestReport_TimeoutPrintsTheStacksAndTheRunningTests(t *testing.T) {
+	t.Parallel()
+	var out bytes.Buffer
+	r := newReport(&out)
+	r.read(strings.NewReader(stream + timedOut))
+	r.summary()
+	got := out.String()
+	for _, want := range []string{
+		"panic: test timed out after 2s\n",
+		"p/slow.TestHang.func1(0xc000102000)\n",
+		"FAIL\tp/slow\t2.043s\n",
+	} {
+		if !strings.Contains(got, want) {
+			t.Errorf("output lacks %q:\n%s", want, got)
+		}
+	}
+	const digest = "\nTimed out, with the tests that were still running (their stacks are above):\n" +
+		"  p/slow: panic: test timed out after 2s\n    TestHang (2s)\n    TestHang/sub (2s)\n"
+	if !strings.HasSuffix(got, digest) {
+		t.Errorf("output does not end with %q:\n%s", digest, got)
+	}
+	if strings.Contains(got, "TestQuick") {
+		t.Errorf("output names a test that passed:\n%s", got)
+	}
+}
+
+// The digest comes even where no database suite ran.
+func TestReport_TimeoutWithoutSuites(t *testing.T) {
+	t.Parallel()
+	var out bytes.Buffer
+	r := newReport(&out)
+	r.read(strings.NewReader(timedOut))
+	r.summary()
+	if !strings.Contains(out.String(), "  p/slow: panic: test timed out after 2s\n") {
+		t.Errorf("no digest:\n%s", out.String())
+	}
+}

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/plenumdb/plenum/core"
+	"github.com/plenumdb/plenum/internal/stoptest"
 	"github.com/plenumdb/plenum/sqlite"
 )
 
@@ -56,9 +57,14 @@ func landingWorker(t *testing.T, slotsN, batch, fast int, f *flightRecorder, hol
 	w.completeMany = f.completeMany
 	w.landWait, w.linger = time.Hour, time.Hour
 	var started atomic.Int64
-	w.HandleFunc("k", func(context.Context, *Job[json.RawMessage]) error {
+	w.HandleFunc("k", func(ctx context.Context, _ *Job[json.RawMessage]) error {
 		if n := started.Add(1); n > int64(fast) && n <= int64(slotsN) {
-			<-hold
+			// Or until Stop's deadline, should the test fail before it
+			// closes hold.
+			select {
+			case <-hold:
+			case <-ctx.Done():
+			}
 		}
 		return nil
 	})
@@ -66,24 +72,18 @@ func landingWorker(t *testing.T, slotsN, batch, fast int, f *flightRecorder, hol
 		t.Fatal(err)
 	}
 	t.Cleanup(func() {
-		f.auto.Store(true)
+		f.landAll()
 		go func() {
 			for range f.entered {
 			}
 		}()
-		go func() {
-			for {
-				select {
-				case f.release <- nil:
-				case <-w.Done():
-					return
-				}
-			}
-		}()
-		_ = w.Stop(ctx)
+		_ = stoptest.Stop(t, w.Stop, stopGrace)
 	})
 	return claimed
 }
+
+// stopGrace is how long a test's Stop gives running handlers to return.
+const stopGrace = 10 * time.Second
 
 // A queue whose claim was completed in two flights waits for the second
 // to land before it claims again, and then claims every slot at once:
@@ -99,7 +99,7 @@ func TestClaimLoop_WaitsForLandingSlotsBeforeClaiming(t *testing.T) {
 		t.Fatalf("first flight of %d, want 6", got)
 	}
 	close(hold)
-	f.release <- nil // six slots free; four runs' completions are coming
+	f.land(t, nil) // six slots free; four runs' completions are coming
 	if got := len(receive(t, f.entered, "second flight")); got != 4 {
 		t.Fatalf("second flight of %d, want 4", got)
 	}
@@ -107,7 +107,7 @@ func TestClaimLoop_WaitsForLandingSlotsBeforeClaiming(t *testing.T) {
 	if got := claimed.Load(); got != slotsN {
 		t.Fatalf("%d items claimed while four slots were landing, want %d (no claim until they land)", got, slotsN)
 	}
-	f.release <- nil
+	f.land(t, nil)
 	receive(t, f.entered, "flight of the next claim")
 	if got := claimed.Load(); got != 2*slotsN {
 		t.Errorf("%d items claimed after the second flight landed, want %d (one claim of every slot)", got, 2*slotsN)
@@ -130,7 +130,7 @@ func TestClaimLoop_LargeQueueClaimsWhileCompletionsLand(t *testing.T) {
 	if got := len(receive(t, f.entered, "second flight")); got != batch {
 		t.Fatalf("second flight of %d, want %d", got, batch)
 	}
-	f.release <- nil // the first lands: five slots free, five landing
+	f.land(t, nil) // the first lands: five slots free, five landing
 	select {
 	case cs := <-f.entered:
 		if len(cs) != batch {

@@ -4,12 +4,12 @@ import (
 	"context"
 	"errors"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/google/uuid"
 	"github.com/plenumdb/plenum/core"
+	"github.com/plenumdb/plenum/internal/stoptest"
 )
 
 // flightRecorder stands in for the store's CompleteMany: each call
@@ -19,7 +19,13 @@ type flightRecorder struct {
 	entered chan []core.Completion
 	release chan error // the call's error, nil to complete
 	lost    map[uuid.UUID]bool
-	auto    atomic.Bool // completes at once, without a release
+	// auto, once closed (landAll), lands every flight at once, those
+	// already waiting for a release included. (It was a flag read after
+	// entered: a flight that had entered but not yet read it skipped
+	// its release, and the test's send of that release blocked for
+	// good.)
+	auto     chan struct{}
+	autoOnce sync.Once
 
 	mu               sync.Mutex
 	inFlight, maxIn  int
@@ -27,7 +33,20 @@ type flightRecorder struct {
 }
 
 func newFlightRecorder() *flightRecorder {
-	return &flightRecorder{entered: make(chan []core.Completion), release: make(chan error), lost: map[uuid.UUID]bool{}}
+	return &flightRecorder{entered: make(chan []core.Completion), release: make(chan error), lost: map[uuid.UUID]bool{}, auto: make(chan struct{})}
+}
+
+// landAll lands every flight, in the air or to come, without a release.
+func (f *flightRecorder) landAll() { f.autoOnce.Do(func() { close(f.auto) }) }
+
+// land releases one flight that entered, with err.
+func (f *flightRecorder) land(t *testing.T, err error) {
+	t.Helper()
+	select {
+	case f.release <- err:
+	case <-time.After(testWait):
+		stoptest.Stuck(t, "no flight waited to land within %v", testWait)
+	}
 }
 
 func (f *flightRecorder) completeMany(ctx context.Context, cs []core.Completion) ([]uuid.UUID, error) {
@@ -43,10 +62,12 @@ func (f *flightRecorder) completeMany(ctx context.Context, cs []core.Completion)
 		f.mu.Unlock()
 	}()
 	f.entered <- cs
-	if !f.auto.Load() {
-		if err := <-f.release; err != nil {
+	select {
+	case err := <-f.release:
+		if err != nil {
 			return nil, err
 		}
+	case <-f.auto:
 	}
 	var lost []uuid.UUID
 	for _, c := range cs {
@@ -79,14 +100,13 @@ func lingeringCompleter(t *testing.T, batch int, linger time.Duration, f *flight
 	go w.completer()
 	t.Cleanup(func() {
 		// Whatever a failed test left in the air lands now.
-		f.auto.Store(true)
+		f.landAll()
 		stop := make(chan struct{})
 		defer close(stop)
 		go func() {
 			for {
 				select {
 				case <-f.entered:
-				case f.release <- nil:
 				case <-stop:
 					return
 				}
@@ -96,7 +116,7 @@ func lingeringCompleter(t *testing.T, batch int, linger time.Duration, f *flight
 		case <-w.completed:
 		default:
 			close(w.completions)
-			<-w.completed
+			receive(t, w.completed, "end of the completer")
 		}
 	})
 	return w
@@ -122,7 +142,7 @@ func handOver(t *testing.T, w *Worker) <-chan error {
 	select {
 	case w.completions <- c:
 	case <-time.After(testWait):
-		t.Fatalf("the completer took no completion within %v", testWait)
+		stoptest.Stuck(t, "the completer took no completion within %v", testWait)
 	}
 	return c.done
 }
@@ -135,7 +155,7 @@ func receive[T any](t *testing.T, c <-chan T, what string) T {
 	case v := <-c:
 		return v
 	case <-time.After(testWait):
-		t.Fatalf("no %s within %v", what, testWait)
+		stoptest.Stuck(t, "no %s within %v", what, testWait)
 		panic("unreachable")
 	}
 }
@@ -191,10 +211,7 @@ func TestCompleter_GathersWhileEveryFlightIsBusy(t *testing.T) {
 			sizesMu.Unlock()
 		}
 	}()
-	f.auto.Store(true)
-	for range completeFlights {
-		f.release <- nil
-	}
+	f.landAll()
 	for i, a := range answers {
 		if err := receive(t, a, "answer"); err != nil {
 			t.Errorf("completion %d: %v", i, err)
@@ -230,7 +247,7 @@ func TestCompleter_AnswersEachCompletion(t *testing.T) {
 
 	kept, keptAnswer := completeAsync(w)
 	receive(t, f.entered, "flight")
-	f.release <- nil
+	f.land(t, nil)
 	if err := receive(t, keptAnswer, "answer"); err != nil {
 		t.Errorf("completion of %s: %v, want nil", kept, err)
 	}
@@ -241,7 +258,7 @@ func TestCompleter_AnswersEachCompletion(t *testing.T) {
 		lostAnswer <- w.complete(context.Background(), &run{claim: &core.Claim{Item: core.Item{ID: lostID}, Token: uuid.New()}})
 	}()
 	receive(t, f.entered, "flight")
-	f.release <- nil
+	f.land(t, nil)
 	if err := receive(t, lostAnswer, "answer"); !errors.Is(err, core.ErrClaimLost) {
 		t.Errorf("completion of an item the store did not complete: %v, want core.ErrClaimLost", err)
 	}
@@ -249,7 +266,7 @@ func TestCompleter_AnswersEachCompletion(t *testing.T) {
 	_, failedAnswer := completeAsync(w)
 	receive(t, f.entered, "flight")
 	boom := errors.New("connection reset")
-	f.release <- boom
+	f.land(t, boom)
 	if err := receive(t, failedAnswer, "answer"); !errors.Is(err, boom) {
 		t.Errorf("completion in a failed batch: %v, want the store's error", err)
 	}
@@ -279,8 +296,8 @@ func TestCompleter_FlushesEverythingBeforeItIsDone(t *testing.T) {
 		t.Fatal("the completer said it was done with flights still in the air")
 	default:
 	}
-	f.release <- nil
-	f.release <- nil
+	f.land(t, nil)
+	f.land(t, nil)
 	receive(t, w.completed, "completer's end")
 	for i, a := range answers {
 		if err := receive(t, a, "answer"); err != nil {
@@ -317,7 +334,7 @@ func TestCompleter_WaitsForRunsOnTheirWayNotForHandlers(t *testing.T) {
 	if got := len(receive(t, f.entered, "flight")); got != n {
 		t.Errorf("the claim's completions went in a flight of %d, want all %d", got, n)
 	}
-	f.release <- nil
+	f.land(t, nil)
 	for _, a := range answers {
 		if err := receive(t, a, "answer"); err != nil {
 			t.Error(err)
@@ -332,7 +349,7 @@ func TestCompleter_WaitsForRunsOnTheirWayNotForHandlers(t *testing.T) {
 	if got := len(receive(t, f.entered, "flight")); got != 1 {
 		t.Errorf("a flight of %d, want the one completion not waiting for handlers", got)
 	}
-	f.release <- nil
+	f.land(t, nil)
 	if err := receive(t, a, "answer"); err != nil {
 		t.Error(err)
 	}
@@ -359,7 +376,7 @@ func TestCompleter_LandedFlightFreesItsSlots(t *testing.T) {
 	if got := len(receive(t, f.entered, "flight")); got != 3 {
 		t.Fatalf("a flight of %d, want 3", got)
 	}
-	f.release <- nil
+	f.land(t, nil)
 	for i, r := range runs {
 		if err := receive(t, answers[i], "answer"); err != nil {
 			t.Fatal(err)

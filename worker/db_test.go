@@ -39,3 +39,6 @@ func fast(queues map[string]int) worker.Config {
 	}
 	return cfg
 }
+
+// testWait bounds a test's waits: generous, the machine may be loaded.
+const testWait = time.Minute

@@ -57,7 +57,11 @@ func ExampleHandle() {
 	if err := w.Start(ctx); err != nil {
 		log.Fatal(err)
 	}
-	<-done
+	select {
+	case <-done:
+	case <-time.After(time.Minute):
+		log.Fatal("the handler did not run within a minute")
+	}
 	stop, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
 	if err := w.Stop(stop); err != nil {

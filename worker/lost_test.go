@@ -70,7 +70,11 @@ func TestWorker_StopsWithoutHeartbeat(t *testing.T) {
 	if err := w.Start(ctx); err != nil {
 		t.Fatal(err)
 	}
-	<-started
+	select {
+	case <-started:
+	case <-time.After(testWait):
+		t.Fatalf("the handler did not start within %v", testWait)
+	}
 	down.Store(true)
 	at := time.Now()
 	select {

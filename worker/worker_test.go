@@ -11,6 +11,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/plenumdb/plenum/core"
+	"github.com/plenumdb/plenum/internal/stoptest"
 	"github.com/plenumdb/plenum/worker"
 )
 
@@ -90,7 +91,7 @@ func TestStart_OwnerCarriesTheName(t *testing.T) {
 	if err := w.Start(t.Context()); err != nil {
 		t.Fatal(err)
 	}
-	defer w.Stop(context.Background())
+	defer func() { _ = stoptest.Stop(t, w.Stop, 10*time.Second) }()
 	owners, err := store.Owners(t.Context(), core.OwnersParams{})
 	if err != nil {
 		t.Fatal(err)

@@ -20,6 +20,7 @@ import (
 	"github.com/plenumdb/plenum/core"
 	"github.com/plenumdb/plenum/dialect"
 	"github.com/plenumdb/plenum/internal/fault"
+	"github.com/plenumdb/plenum/internal/stoptest"
 	"github.com/plenumdb/plenum/migrations"
 	"github.com/plenumdb/plenum/worker"
 )
@@ -570,11 +571,7 @@ func (k *killEnv) recoverWorker(what string, done func() bool) {
 	if err := w.Start(k.ctx); err != nil {
 		k.t.Fatal(err)
 	}
-	defer func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		defer cancel()
-		_ = w.Stop(ctx)
-	}()
+	defer func() { _ = stoptest.Stop(k.t, w.Stop, 30*time.Second) }()
 	for !done() {
 		if k.ctx.Err() != nil {
 			k.t.Fatalf("recovery did not finish: %s; %v", what, k.counts(""))

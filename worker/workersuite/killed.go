@@ -6,7 +6,7 @@ import (
 	"database/sql"
 	"encoding/json"
 	"fmt"
-	"github.com/plenumdb/plenum/internal/crashtest"
+	"github.com/plenumdb/plenum/core"
 	"os"
 	"os/exec"
 	"strings"
@@ -14,8 +14,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/plenumdb/plenum/core"
 	"github.com/plenumdb/plenum/dialect"
+	"github.com/plenumdb/plenum/internal/crashtest"
+	"github.com/plenumdb/plenum/internal/stoptest"
 	"github.com/plenumdb/plenum/migrations"
 	"github.com/plenumdb/plenum/worker"
 )
@@ -201,7 +202,7 @@ func runKilledWorker(t *testing.T, d dialect.Dialect, open func(string) (*sql.DB
 		time.Sleep(50 * time.Millisecond)
 	}
 	t.Logf("the survivor finished everything %v after the kill", time.Since(killedAt).Round(time.Millisecond))
-	if err := w.Stop(ctx); err != nil {
+	if err := stoptest.Stop(t, w.Stop, 30*time.Second); err != nil {
 		t.Fatal(err)
 	}
 	if n, distinct := count("SELECT COUNT(*) FROM "+audit), count("SELECT COUNT(DISTINCT item) FROM "+audit); n != crashItems || distinct != crashItems {

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/plenumdb/plenum/core"
+	"github.com/plenumdb/plenum/internal/stoptest"
 	"github.com/plenumdb/plenum/worker"
 )
 
@@ -58,7 +59,7 @@ func maintenancePurgesFinishedItems(e *env) {
 		if err := w.Start(e.ctx); err != nil {
 			t.Fatal(err)
 		}
-		t.Cleanup(func() { _ = w.Stop(context.Background()) })
+		t.Cleanup(func() { _ = stoptest.Stop(t, w.Stop, 10*time.Second) })
 	}
 	end := time.Now().Add(30 * time.Second)
 	for purged.Load() < n && time.Now().Before(end) {

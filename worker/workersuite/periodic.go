@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/plenumdb/plenum/core"
+	"github.com/plenumdb/plenum/internal/stoptest"
 	"github.com/plenumdb/plenum/worker"
 )
 
@@ -61,7 +62,7 @@ func periodicTicksRunOnce(e *env) {
 		if err := w.Start(e.ctx); err != nil {
 			t.Fatal(err)
 		}
-		t.Cleanup(func() { _ = w.Stop(context.Background()) })
+		t.Cleanup(func() { _ = stoptest.Stop(t, w.Stop, 10*time.Second) })
 	}
 	time.Sleep(4500 * time.Millisecond)
 	mu.Lock()

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/plenumdb/plenum/core"
+	"github.com/plenumdb/plenum/internal/stoptest"
 	"github.com/plenumdb/plenum/worker"
 )
 
@@ -243,10 +244,14 @@ func gracefulShutdown(e *env) {
 			return ctx.Err()
 		})
 	})
-	running.Wait()
-	ctx, cancel := context.WithTimeout(e.ctx, time.Second)
-	defer cancel()
-	if err := w.Stop(ctx); err != nil {
+	allRunning := make(chan struct{})
+	go func() { running.Wait(); close(allRunning) }()
+	select {
+	case <-allRunning:
+	case <-time.After(30 * time.Second):
+		t.Fatal("the handlers did not all start")
+	}
+	if err := stoptest.Stop(t, w.Stop, time.Second); err != nil {
 		t.Fatalf("Stop: %v", err)
 	}
 	for i, id := range ids {
@@ -298,7 +303,11 @@ func stopsWhenOwnerLost(e *env) {
 			return ctx.Err()
 		})
 	})
-	<-started
+	select {
+	case <-started:
+	case <-time.After(20 * time.Second):
+		t.Fatal("handler never started")
+	}
 	// A reaper an hour ahead finds the worker stale.
 	if r, err := e.open(time.Hour).Reap(e.ctx, core.ReapParams{StaleAfter: e.stale()}); err != nil || r.OwnersRemoved != 1 {
 		t.Fatalf("Reap = %+v, %v; want the worker removed", r, err)

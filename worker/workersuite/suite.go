@@ -22,6 +22,7 @@ import (
 
 	"github.com/plenumdb/plenum/core"
 	"github.com/plenumdb/plenum/dialect"
+	"github.com/plenumdb/plenum/internal/stoptest"
 	"github.com/plenumdb/plenum/migrations"
 	"github.com/plenumdb/plenum/worker"
 )
@@ -216,11 +217,7 @@ func (e *env) start(cfg worker.Config, setup func(w *worker.Worker)) *worker.Wor
 	if err := w.Start(e.ctx); err != nil {
 		e.t.Fatal(err)
 	}
-	e.t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		_ = w.Stop(ctx)
-	})
+	e.t.Cleanup(func() { _ = stoptest.Stop(e.t, w.Stop, 10*time.Second) })
 	return w
 }
 

@@ -21,6 +21,7 @@ import (
 	"time"
 
 	"github.com/plenumdb/plenum/core"
+	"github.com/plenumdb/plenum/internal/stoptest"
 	"github.com/plenumdb/plenum/sqlite"
 	"github.com/plenumdb/plenum/worker"
 )
@@ -128,7 +129,11 @@ func Run[T any](t testing.TB, handler func(ctx context.Context, job *worker.Job[
 	case <-ctx.Done():
 		t.Fatalf("workertest: no outcome within %v", opts.Timeout)
 	}
-	if err := w.Stop(ctx); err != nil {
+	// Stop waits for the handler to return, which the end of its context
+	// should make it do: one that does not fails t rather than hang it.
+	end, _ := ctx.Deadline()
+	err = stoptest.Stop(t, w.Stop, time.Until(end))
+	if err != nil {
 		t.Fatalf("workertest: stop: %v", err)
 	}
 	it, err := store.Get(ctx, id)

@@ -14,6 +14,7 @@ import (
 	"github.com/plenumdb/plenum/conformance"
 	"github.com/plenumdb/plenum/core"
 	"github.com/plenumdb/plenum/dialect"
+	"github.com/plenumdb/plenum/internal/stoptest"
 	"github.com/plenumdb/plenum/migrations"
 	"github.com/plenumdb/plenum/postgres"
 	"github.com/plenumdb/plenum/worker"
@@ -190,7 +191,7 @@ func TestNotify_WakesIdleWorkerOfAnotherProcess(t *testing.T) {
 	if err := w.Start(ctx); err != nil {
 		t.Fatal(err)
 	}
-	defer func() { _ = w.Stop(context.Background()) }()
+	defer func() { _ = stoptest.Stop(t, w.Stop, 10*time.Second) }()
 	listening(t, here, 1)
 	time.Sleep(100 * time.Millisecond) // the worker's first claims found nothing
 	out, err := there.Enqueue(ctx, core.ItemSpec{Queue: "q", Kind: "k"})

@@ -5,7 +5,6 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
-	"github.com/plenumdb/plenum/internal/crashtest"
 	"os"
 	"os/exec"
 	"strings"
@@ -17,6 +16,8 @@ import (
 
 	"github.com/plenumdb/plenum/core"
 	"github.com/plenumdb/plenum/dialect"
+	"github.com/plenumdb/plenum/internal/crashtest"
+	"github.com/plenumdb/plenum/internal/stoptest"
 	"github.com/plenumdb/plenum/pipeline"
 	"github.com/plenumdb/plenum/worker"
 )
@@ -170,7 +171,7 @@ func RunKilled(t *testing.T, cfg KilledConfig) {
 	if err := w.Start(ctx); err != nil {
 		t.Fatal(err)
 	}
-	defer func() { _ = w.Stop(context.Background()) }()
+	defer func() { _ = stoptest.Stop(t, w.Stop, 10*time.Second) }()
 	run, err := uuid.Parse(runID)
 	if err != nil {
 		t.Fatal(err)

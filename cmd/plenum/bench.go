@@ -831,12 +831,13 @@ func checkFired(ctx context.Context, st *core.Store, b *baseline, id uuid.UUID, 
 		return fmt.Errorf("plenum barrier: fired %v, arrived %d, failed %d; want fired, %d, 0", got.Fired(), got.Arrived, got.Failed, n)
 	}
 	var arrived int64
-	q := b.d.Rebind("SELECT arrived FROM " + b.names.Barriers + " WHERE id = ?")
-	if err := b.db.QueryRowContext(ctx, q, b.d.UUID(bb.id)).Scan(&arrived); err != nil {
+	var firedAt any // NULL until it fired, whatever each database's time type
+	q := b.d.Rebind("SELECT arrived, fired_at FROM " + b.names.Barriers + " WHERE id = ?")
+	if err := b.db.QueryRowContext(ctx, q, b.d.UUID(bb.id)).Scan(&arrived, &firedAt); err != nil {
 		return err
 	}
-	if arrived != int64(n) || bb.fired.Load() != 1 {
-		return fmt.Errorf("baseline barrier: arrived %d, fired %d times; want %d, once", arrived, bb.fired.Load(), n)
+	if arrived != int64(n) || bb.fired.Load() != 1 || firedAt == nil {
+		return fmt.Errorf("baseline barrier: arrived %d, fired %d times, fired_at %v; want %d, once, set", arrived, bb.fired.Load(), firedAt, n)
 	}
 	return nil
 }

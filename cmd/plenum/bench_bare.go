@@ -234,6 +234,10 @@ func (s *bareSession) try(ctx context.Context, f func(bareTx) error) error {
 		defer b.writer.Unlock()
 	}
 	b.count.txs.Add(1)
+	if b.shape.oneStatement {
+		// f runs one statement, its own transaction.
+		return f(bareTx{q: b.db, c: &b.count})
+	}
 	if s.conn != nil {
 		return s.tryOnConn(ctx, f)
 	}
@@ -446,6 +450,10 @@ func (b *baseline) drain(ctx context.Context, queue string, n int, bb *baseBarri
 	fire := b.d.Rebind("UPDATE " + b.names.Barriers + " SET fired_at = " + b.now +
 		" WHERE id = ? AND fired_at IS NULL AND sealed = ? AND arrived + failed = expected")
 	sealed := b.d.Bool(true)
+	arriver, oneArrival := b.shape.sql.(bareArriver)
+	if b.shape.oneStatement && bb != nil && !oneArrival {
+		return fmt.Errorf("shape %q runs without transactions and cannot count a fan-in in one statement", b.shape.name)
+	}
 	return fanWorkers(ctx, n, func(ctx context.Context) error {
 		s, err := b.session(ctx)
 		if err != nil {
@@ -481,6 +489,17 @@ func (b *baseline) drain(ctx context.Context, queue string, n int, bb *baseBarri
 			fired := 0
 			err = s.tx(ctx, func(tx bareTx) error {
 				fired = 0
+				if b.shape.oneStatement && len(barriers) > 0 {
+					done, f, err := arriver.completeArrive(ctx, b, tx, ids, c.token)
+					if err != nil {
+						return err
+					}
+					if done != int64(len(ids)) {
+						return fmt.Errorf("%w: %d of %d", errBareLost, done, len(ids))
+					}
+					fired = int(f)
+					return nil
+				}
 				done, err := b.shape.sql.complete(ctx, b, tx, ids, c.token)
 				if err != nil {
 					return err

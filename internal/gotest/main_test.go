@@ -43,7 +43,7 @@ func TestReport_PrintsWhatGoTestWouldAndWhichSuitesRan(t *testing.T) {
 	r.read(strings.NewReader(stream))
 	r.summary()
 	got := out.String()
-	for _, want := range []string{
+	checkContains(t, got,
 		"ok  \tp/pg\t0.1s\n",
 		"ok  \tp/my\t0.2s\n",
 		"    x_test.go:9: it broke\n--- FAIL: TestX (0.00s)\nFAIL\nFAIL\tp/bad\t0.3s\n",
@@ -51,11 +51,7 @@ func TestReport_PrintsWhatGoTestWouldAndWhichSuitesRan(t *testing.T) {
 		"  mysql     SKIPPED         2 tests SKIPPED\n",
 		"  postgres  ran             1 test ran on the database of PLENUM_POSTGRES_DSN\n",
 		"Not tested, and how to test them:\n  mysql: set PLENUM_MYSQL_DSN to a DSN; PLENUM_REQUIRE=mysql turns this skip into a failure\n",
-	} {
-		if !strings.Contains(got, want) {
-			t.Errorf("output lacks %q:\n%s", want, got)
-		}
-	}
+	)
 	for _, unwanted := range []string{"=== RUN", "PASS\n", "testing the database of PLENUM_POSTGRES_DSN\n    "} {
 		if strings.Contains(got, unwanted) {
 			t.Errorf("output has %q, which go test would not print:\n%s", unwanted, got)
@@ -90,11 +86,7 @@ func TestReport_VerbosePrintsEverything(t *testing.T) {
 	r.verbose = true
 	r.read(strings.NewReader(stream))
 	r.summary()
-	for _, want := range []string{"=== RUN   TestConformance\n", "testing the database of PLENUM_POSTGRES_DSN\n", "PASS\n", "ok  \tp/pg\t0.1s\n", "Not tested, and how to test them:"} {
-		if !strings.Contains(out.String(), want) {
-			t.Errorf("verbose output lacks %q:\n%s", want, out.String())
-		}
-	}
+	checkContains(t, out.String(), "=== RUN   TestConformance\n", "testing the database of PLENUM_POSTGRES_DSN\n", "PASS\n", "ok  \tp/pg\t0.1s\n", "Not tested, and how to test them:")
 	if n := strings.Count(out.String(), "    x_test.go:9: it broke\n"); n != 1 {
 		t.Errorf("a failed test's line printed %d times, want once:\n%s", n, out.String())
 	}
@@ -132,15 +124,11 @@ func TestReport_TimeoutPrintsTheStacksAndTheRunningTests(t *testing.T) {
 	r.read(strings.NewReader(stream + timedOut))
 	r.summary()
 	got := out.String()
-	for _, want := range []string{
+	checkContains(t, got,
 		"panic: test timed out after 2s\n",
 		"p/slow.TestHang.func1(0xc000102000)\n",
 		"FAIL\tp/slow\t2.043s\n",
-	} {
-		if !strings.Contains(got, want) {
-			t.Errorf("output lacks %q:\n%s", want, got)
-		}
-	}
+	)
 	const digest = "\nTimed out, with the tests that were still running (their stacks are above):\n" +
 		"  p/slow: panic: test timed out after 2s\n    TestHang (2s)\n    TestHang/sub (2s)\n"
 	if !strings.HasSuffix(got, digest) {
@@ -160,5 +148,15 @@ func TestReport_TimeoutWithoutSuites(t *testing.T) {
 	r.summary()
 	if !strings.Contains(out.String(), "  p/slow: panic: test timed out after 2s\n") {
 		t.Errorf("no digest:\n%s", out.String())
+	}
+}
+
+// checkContains fails t for each of wants that got does not contain.
+func checkContains(t *testing.T, got string, wants ...string) {
+	t.Helper()
+	for _, want := range wants {
+		if !strings.Contains(got, want) {
+			t.Errorf("output lacks %q:\n%s", want, got)
+		}
 	}
 }

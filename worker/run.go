@@ -169,12 +169,12 @@ func (w *Worker) claimLoop(queue string, q QueueConfig) {
 		// The deadline counts from before the claim: the lease began no
 		// earlier than this, on the database's clock.
 		requested := time.Now()
-		cs, err := w.store.Claim(w.base, core.ClaimParams{Queue: queue, Owner: w.owner, Limit: free, Lease: w.lease})
+		cs, err := w.store.Claim(w.claims, core.ClaimParams{Queue: queue, Owner: w.owner, Limit: free, Lease: w.lease})
 		if errors.Is(err, core.ErrOwnerLost) {
 			w.lose(err)
 			return
 		}
-		if err != nil && w.base.Err() == nil {
+		if err != nil && w.claims.Err() == nil {
 			w.log.Warn("plenum/worker: claim", "queue", queue, "err", err)
 		}
 		if len(cs) > 0 {

@@ -36,6 +36,11 @@ type Worker struct {
 	cancel   context.CancelFunc
 	bg       context.Context // heartbeat, watcher, maintenance
 	bgCancel context.CancelFunc
+	// claims is the claim loops' calls to Claim: cancelled when Stop's
+	// context ends with a claim still in flight, so that a claim stuck in
+	// the database does not hold Stop past its deadline.
+	claims       context.Context
+	cancelClaims context.CancelFunc
 
 	claimStop     chan struct{}
 	claimStopOnce sync.Once
@@ -113,6 +118,7 @@ func (w *Worker) Start(ctx context.Context) error {
 	w.started, w.owner, w.lease = true, owner, lease
 	w.base, w.cancel = context.WithCancel(w.traced(context.WithoutCancel(ctx)))
 	w.bg, w.bgCancel = context.WithCancel(w.base)
+	w.claims, w.cancelClaims = context.WithCancel(w.base)
 	w.log.InfoContext(ctx, "plenum/worker: started", "owner", owner, "queues", len(w.cfg.Queues), "kinds", len(w.handlers))
 
 	go w.completer()
@@ -135,10 +141,11 @@ func (w *Worker) Start(ctx context.Context) error {
 }
 
 // Stop shuts the worker down: it stops claiming, lets running handlers
-// finish until ctx ends, then cancels their contexts (cause ErrStopped),
-// gives back each item whose handler was cancelled once that handler has
-// returned (no attempt used, no crash counted), records the other
-// outcomes, and deregisters, so that nothing it held waits for a reaper.
+// and a claim in flight finish until ctx ends, then cancels them (the
+// handlers' contexts with cause ErrStopped), gives back each item whose
+// handler was cancelled once that handler has returned (no attempt used,
+// no crash counted), records the other outcomes, and deregisters, so that
+// nothing it held waits for a reaper.
 // It returns when all of that is done, with Err's error if the worker had
 // lost its owner. Stop on a worker that was never started does nothing;
 // calling it again waits for the first call.
@@ -227,7 +234,18 @@ func (w *Worker) lose(err error) {
 func (w *Worker) shutdown(ctx context.Context) {
 	defer close(w.done)
 	w.stopClaiming()
-	w.loops.Wait()
+	// A loop ends once its claim in flight returns; a claim the database
+	// does not answer is cancelled when ctx ends. What it may have
+	// claimed before the cancel goes back with Deregister, below.
+	loopsDone := make(chan struct{})
+	go func() { w.loops.Wait(); close(loopsDone) }()
+	select {
+	case <-loopsDone:
+	case <-ctx.Done():
+		w.cancelClaims()
+		<-loopsDone
+	}
+	w.cancelClaims()
 	handlersDone := make(chan struct{})
 	go func() { w.handlersRun.Wait(); close(handlersDone) }()
 	select {

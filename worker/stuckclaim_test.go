@@ -1,0 +1,70 @@
+package worker_test
+
+import (
+	"context"
+	"database/sql"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/plenumdb/plenum/core"
+	"github.com/plenumdb/plenum/dialect"
+	"github.com/plenumdb/plenum/internal/stoptest"
+	"github.com/plenumdb/plenum/sqlite"
+	"github.com/plenumdb/plenum/worker"
+)
+
+// stuckClaims is SQLite whose claims never answer until their context
+// ends: a claim stuck in the database, as on a connection that died
+// without the driver noticing.
+type stuckClaims struct {
+	dialect.Dialect
+	entered chan struct{}
+}
+
+func (s stuckClaims) Claim(ctx context.Context, q dialect.Querier, spec dialect.ClaimSpec) (*sql.Rows, error) {
+	select {
+	case s.entered <- struct{}{}:
+	default:
+	}
+	<-ctx.Done()
+	return nil, ctx.Err()
+}
+
+// Stop keeps to its context's deadline with a claim stuck in the
+// database: the claim is cancelled once the handlers' grace is over,
+// rather than holding Stop until the database answers.
+func TestStop_CancelsAStuckClaimAtItsDeadline(t *testing.T) {
+	t.Parallel()
+	ctx := t.Context()
+	db, err := sqlite.Open(filepath.Join(t.TempDir(), "stuck.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	d := stuckClaims{Dialect: sqlite.Dialect(), entered: make(chan struct{}, 1)}
+	store, err := core.Open(ctx, db, d, core.Options{Migrate: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := fast(map[string]int{"q": 1})
+	cfg.ReapInterval = -1
+	w, err := worker.New(store, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-d.entered:
+	case <-time.After(testWait):
+		t.Fatal("the worker made no claim")
+	}
+	if err := stoptest.Stop(t, w.Stop, 200*time.Millisecond); err != nil {
+		t.Errorf("Stop = %v, want nil", err)
+	}
+	if owners, err := store.Owners(ctx, core.OwnersParams{}); err != nil || len(owners) != 0 {
+		t.Errorf("owners after Stop: %v, %v; want none (deregistered)", owners, err)
+	}
+}

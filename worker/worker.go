@@ -237,23 +237,8 @@ func (w *Worker) shutdown(ctx context.Context) {
 	// A loop ends once its claim in flight returns; a claim the database
 	// does not answer is cancelled when ctx ends. What it may have
 	// claimed before the cancel goes back with Deregister, below.
-	loopsDone := make(chan struct{})
-	go func() { w.loops.Wait(); close(loopsDone) }()
-	select {
-	case <-loopsDone:
-	case <-ctx.Done():
-		w.cancelClaims()
-		<-loopsDone
-	}
-	w.cancelClaims()
-	handlersDone := make(chan struct{})
-	go func() { w.handlersRun.Wait(); close(handlersDone) }()
-	select {
-	case <-handlersDone:
-	case <-ctx.Done():
-		w.kill(ErrStopped)
-		<-handlersDone
-	}
+	waitOr(ctx, &w.loops, w.cancelClaims)
+	waitOr(ctx, &w.handlersRun, func() { w.kill(ErrStopped) })
 	close(w.completions)
 	<-w.completed
 	w.bgCancel()
@@ -267,6 +252,18 @@ func (w *Worker) shutdown(ctx context.Context) {
 	}
 	w.cancel()
 	w.log.Info("plenum/worker: stopped", "owner", w.owner)
+}
+
+// waitOr waits for wg; if ctx ends first, it calls expire and waits on.
+func waitOr(ctx context.Context, wg *sync.WaitGroup, expire func()) {
+	done := make(chan struct{})
+	go func() { wg.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-ctx.Done():
+		expire()
+		<-done
+	}
 }
 
 // traced makes every store call made with ctx, or with a context derived

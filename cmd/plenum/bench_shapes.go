@@ -182,8 +182,28 @@ func (p pgBare) claim(ctx context.Context, b *baseline, tx bareTx, c bareClaim) 
 // the ids' primary keys (the core's heldBy does the same).
 const pgHeld = " AND claim_token = $3 AND state >= 'claimed' AND state <= 'claimed'"
 
+// pgCompleteHead is the completion up to its result's placeholder.
+func pgCompleteHead(b *baseline) string {
+	return "UPDATE " + b.names.Items + " SET state = 'completed', finished_at = statement_timestamp(), lease_expires_at = NULL, result = "
+}
+
+// pgArrayComplete is the completion with the ids bound as one uuid[]:
+// result $1, ids $2, token $3.
+func pgArrayComplete(b *baseline) string {
+	return pgCompleteHead(b) + "$1 WHERE id = ANY($2::uuid[])" + pgHeld
+}
+
+// uuidTexts are ids as the text pgx binds to a uuid[].
+func uuidTexts(ids []uuid.UUID) []string {
+	strs := make([]string, len(ids))
+	for i, id := range ids {
+		strs[i] = id.String()
+	}
+	return strs
+}
+
 func (p pgBare) complete(ctx context.Context, b *baseline, tx bareTx, ids []uuid.UUID, token uuid.UUID) (int64, error) {
-	head := "UPDATE " + b.names.Items + " SET state = 'completed', finished_at = statement_timestamp(), lease_expires_at = NULL, result = "
+	head := pgCompleteHead(b)
 	var res sql.Result
 	var err error
 	if p.inList {
@@ -191,12 +211,7 @@ func (p pgBare) complete(ctx context.Context, b *baseline, tx bareTx, ids []uuid
 		q := b.d.Rebind(head + "? WHERE id IN (" + marks + ") AND claim_token = ? AND state >= 'claimed' AND state <= 'claimed'")
 		res, err = tx.exec(ctx, q, append(append([]any{b.d.JSON(benchResult)}, args...), token.String())...)
 	} else {
-		strs := make([]string, len(ids))
-		for i, id := range ids {
-			strs[i] = id.String()
-		}
-		res, err = tx.exec(ctx, head+"$1 WHERE id = ANY($2::uuid[])"+pgHeld,
-			b.d.JSON(benchResult), strs, token.String())
+		res, err = tx.exec(ctx, pgArrayComplete(b), b.d.JSON(benchResult), uuidTexts(ids), token.String())
 	}
 	if err != nil {
 		return 0, err
@@ -211,19 +226,14 @@ func (p pgBare) complete(ctx context.Context, b *baseline, tx bareTx, ids []uuid
 // its new row; the statement that brings the count to expected fires it
 // (the count only grows, so exactly one does).
 func (pgBare) completeArrive(ctx context.Context, b *baseline, tx bareTx, ids []uuid.UUID, token uuid.UUID) (done, fired int64, err error) {
-	strs := make([]string, len(ids))
-	for i, id := range ids {
-		strs[i] = id.String()
-	}
-	q := "WITH done AS (UPDATE " + b.names.Items + " SET state = 'completed', finished_at = statement_timestamp(), lease_expires_at = NULL, result = $1" +
-		" WHERE id = ANY($2::uuid[])" + pgHeld + " RETURNING barrier_id)," +
+	q := "WITH done AS (" + pgArrayComplete(b) + " RETURNING barrier_id)," +
 		" n AS (SELECT barrier_id, COUNT(*) AS n FROM done WHERE barrier_id IS NOT NULL GROUP BY barrier_id)," +
 		" f AS (UPDATE " + b.names.Barriers + " AS b SET arrived = b.arrived + n.n," +
 		" fired_at = CASE WHEN b.fired_at IS NULL AND b.sealed = $4 AND b.arrived + n.n + b.failed = b.expected THEN statement_timestamp() ELSE b.fired_at END" +
 		" FROM n WHERE b.id = n.barrier_id" +
 		" RETURNING b.sealed = $4 AND b.arrived + b.failed = b.expected AND b.arrived - n.n + b.failed < b.expected AS fired)" +
 		" SELECT (SELECT COUNT(*) FROM done), (SELECT COUNT(*) FROM f WHERE fired)"
-	rows, err := tx.query(ctx, q, b.d.JSON(benchResult), strs, token.String(), b.d.Bool(true))
+	rows, err := tx.query(ctx, q, b.d.JSON(benchResult), uuidTexts(ids), token.String(), b.d.Bool(true))
 	if err != nil {
 		return 0, 0, err
 	}

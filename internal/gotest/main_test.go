@@ -38,11 +38,7 @@ const stream = `{"Action":"start","Package":"p/pg"}
 
 func TestReport_PrintsWhatGoTestWouldAndWhichSuitesRan(t *testing.T) {
 	t.Parallel()
-	var out bytes.Buffer
-	r := newReport(&out)
-	r.read(strings.NewReader(stream))
-	r.summary()
-	got := out.String()
+	got := reportOf(stream, false)
 	checkContains(t, got,
 		"ok  \tp/pg\t0.1s\n",
 		"ok  \tp/my\t0.2s\n",
@@ -65,12 +61,9 @@ func TestReport_PrintsWhatGoTestWouldAndWhichSuitesRan(t *testing.T) {
 // Without any database suite in the run there is no summary.
 func TestReport_NoSuitesNoSummary(t *testing.T) {
 	t.Parallel()
-	var out bytes.Buffer
-	r := newReport(&out)
-	r.read(strings.NewReader(`{"Action":"output","Package":"p","Output":"ok  \tp\t0.1s\n"}` + "\n" + `{"Action":"pass","Package":"p"}` + "\n"))
-	r.summary()
-	if out.String() != "ok  \tp\t0.1s\n" {
-		t.Errorf("output %q", out.String())
+	out := reportOf(`{"Action":"output","Package":"p","Output":"ok  \tp\t0.1s\n"}`+"\n"+`{"Action":"pass","Package":"p"}`+"\n", false)
+	if out != "ok  \tp\t0.1s\n" {
+		t.Errorf("output %q", out)
 	}
 }
 
@@ -81,14 +74,10 @@ func TestReport_VerbosePrintsEverything(t *testing.T) {
 	if !verbose([]string{"-race", "-v", "./..."}) || verbose([]string{"-run", "V"}) || verbose([]string{"--", "-v"}) {
 		t.Error("verbose() misreads its arguments")
 	}
-	var out bytes.Buffer
-	r := newReport(&out)
-	r.verbose = true
-	r.read(strings.NewReader(stream))
-	r.summary()
-	checkContains(t, out.String(), "=== RUN   TestConformance\n", "testing the database of PLENUM_POSTGRES_DSN\n", "PASS\n", "ok  \tp/pg\t0.1s\n", "Not tested, and how to test them:")
-	if n := strings.Count(out.String(), "    x_test.go:9: it broke\n"); n != 1 {
-		t.Errorf("a failed test's line printed %d times, want once:\n%s", n, out.String())
+	out := reportOf(stream, true)
+	checkContains(t, out, "=== RUN   TestConformance\n", "testing the database of PLENUM_POSTGRES_DSN\n", "PASS\n", "ok  \tp/pg\t0.1s\n", "Not tested, and how to test them:")
+	if n := strings.Count(out, "    x_test.go:9: it broke\n"); n != 1 {
+		t.Errorf("a failed test's line printed %d times, want once:\n%s", n, out)
 	}
 }
 
@@ -119,11 +108,7 @@ const timedOut = `{"Action":"start","Package":"p/slow"}
 // which tests were running.
 func TestReport_TimeoutPrintsTheStacksAndTheRunningTests(t *testing.T) {
 	t.Parallel()
-	var out bytes.Buffer
-	r := newReport(&out)
-	r.read(strings.NewReader(stream + timedOut))
-	r.summary()
-	got := out.String()
+	got := reportOf(stream+timedOut, false)
 	checkContains(t, got,
 		"panic: test timed out after 2s\n",
 		"p/slow.TestHang.func1(0xc000102000)\n",
@@ -142,12 +127,9 @@ func TestReport_TimeoutPrintsTheStacksAndTheRunningTests(t *testing.T) {
 // The digest comes even where no database suite ran.
 func TestReport_TimeoutWithoutSuites(t *testing.T) {
 	t.Parallel()
-	var out bytes.Buffer
-	r := newReport(&out)
-	r.read(strings.NewReader(timedOut))
-	r.summary()
-	if !strings.Contains(out.String(), "  p/slow: panic: test timed out after 2s\n") {
-		t.Errorf("no digest:\n%s", out.String())
+	out := reportOf(timedOut, false)
+	if !strings.Contains(out, "  p/slow: panic: test timed out after 2s\n") {
+		t.Errorf("no digest:\n%s", out)
 	}
 }
 
@@ -159,4 +141,14 @@ func checkContains(t *testing.T, got string, wants ...string) {
 			t.Errorf("output lacks %q:\n%s", want, got)
 		}
 	}
+}
+
+// reportOf is what the report prints for stream, summary included.
+func reportOf(stream string, verbose bool) string {
+	var out bytes.Buffer
+	r := newReport(&out)
+	r.verbose = verbose
+	r.read(strings.NewReader(stream))
+	r.summary()
+	return out.String()
 }

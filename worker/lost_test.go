@@ -5,13 +5,13 @@ import (
 	"database/sql"
 	"encoding/json"
 	"errors"
-	"path/filepath"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/plenumdb/plenum/core"
 	"github.com/plenumdb/plenum/dialect"
+	"github.com/plenumdb/plenum/internal/stoptest"
 	"github.com/plenumdb/plenum/sqlite"
 	"github.com/plenumdb/plenum/worker"
 )
@@ -40,16 +40,8 @@ func (u unreachable) Begin(ctx context.Context, db *sql.DB, opts dialect.TxOptio
 func TestWorker_StopsWithoutHeartbeat(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	db, err := sqlite.Open(filepath.Join(t.TempDir(), "down.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
 	var down atomic.Bool
-	store, err := core.Open(ctx, db, unreachable{sqlite.Dialect(), &down}, core.Options{Migrate: true})
-	if err != nil {
-		t.Fatal(err)
-	}
+	store := sqliteStore(t, unreachable{sqlite.Dialect(), &down})
 	if _, err := store.Enqueue(ctx, core.ItemSpec{Queue: "q", Kind: "block"}); err != nil {
 		t.Fatal(err)
 	}
@@ -70,11 +62,7 @@ func TestWorker_StopsWithoutHeartbeat(t *testing.T) {
 	if err := w.Start(ctx); err != nil {
 		t.Fatal(err)
 	}
-	select {
-	case <-started:
-	case <-time.After(testWait):
-		t.Fatalf("the handler did not start within %v", testWait)
-	}
+	stoptest.Await(t, started, testWait, "start of the handler")
 	down.Store(true)
 	at := time.Now()
 	select {

@@ -3,7 +3,6 @@ package worker_test
 import (
 	"context"
 	"database/sql"
-	"path/filepath"
 	"testing"
 	"time"
 
@@ -37,16 +36,8 @@ func (s stuckClaims) Claim(ctx context.Context, q dialect.Querier, spec dialect.
 func TestStop_CancelsAStuckClaimAtItsDeadline(t *testing.T) {
 	t.Parallel()
 	ctx := t.Context()
-	db, err := sqlite.Open(filepath.Join(t.TempDir(), "stuck.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
 	d := stuckClaims{Dialect: sqlite.Dialect(), entered: make(chan struct{}, 1)}
-	store, err := core.Open(ctx, db, d, core.Options{Migrate: true})
-	if err != nil {
-		t.Fatal(err)
-	}
+	store := sqliteStore(t, d)
 	cfg := fast(map[string]int{"q": 1})
 	cfg.ReapInterval = -1
 	w, err := worker.New(store, cfg)
@@ -56,11 +47,7 @@ func TestStop_CancelsAStuckClaimAtItsDeadline(t *testing.T) {
 	if err := w.Start(ctx); err != nil {
 		t.Fatal(err)
 	}
-	select {
-	case <-d.entered:
-	case <-time.After(testWait):
-		t.Fatal("the worker made no claim")
-	}
+	stoptest.Await(t, d.entered, testWait, "claim from the worker")
 	if err := stoptest.Stop(t, w.Stop, 200*time.Millisecond); err != nil {
 		t.Errorf("Stop = %v, want nil", err)
 	}

@@ -36,6 +36,17 @@ func Stop(t testing.TB, stop func(context.Context) error, grace time.Duration) e
 	}
 }
 
+// Await waits for done to close or receive, and fails t through Stuck if
+// it has not within the given time; what names what was awaited.
+func Await(t testing.TB, done <-chan struct{}, within time.Duration, what string) {
+	t.Helper()
+	select {
+	case <-done:
+	case <-time.After(within):
+		Stuck(t, "no %s within %v", what, within)
+	}
+}
+
 // Stuck fails t for a wait that did not end, after printing every
 // goroutine's stack to stderr: what the goroutines wait on is what a lost
 // wake-up or a deadlock leaves to see.

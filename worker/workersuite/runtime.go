@@ -185,11 +185,7 @@ func cancelStopsRunningHandler(e *env) {
 			return ctx.Err()
 		})
 	})
-	select {
-	case <-started:
-	case <-time.After(20 * time.Second):
-		t.Fatal("handler never started")
-	}
+	stoptest.Await(t, started, 20*time.Second, "start of the handler")
 	at := time.Now()
 	if err := e.store.Cancel(e.ctx, id); err != nil {
 		t.Fatal(err)
@@ -246,11 +242,7 @@ func gracefulShutdown(e *env) {
 	})
 	allRunning := make(chan struct{})
 	go func() { running.Wait(); close(allRunning) }()
-	select {
-	case <-allRunning:
-	case <-time.After(30 * time.Second):
-		t.Fatal("the handlers did not all start")
-	}
+	stoptest.Await(t, allRunning, 30*time.Second, "start of every handler")
 	if err := stoptest.Stop(t, w.Stop, time.Second); err != nil {
 		t.Fatalf("Stop: %v", err)
 	}
@@ -303,11 +295,7 @@ func stopsWhenOwnerLost(e *env) {
 			return ctx.Err()
 		})
 	})
-	select {
-	case <-started:
-	case <-time.After(20 * time.Second):
-		t.Fatal("handler never started")
-	}
+	stoptest.Await(t, started, 20*time.Second, "start of the handler")
 	// A reaper an hour ahead finds the worker stale.
 	if r, err := e.open(time.Hour).Reap(e.ctx, core.ReapParams{StaleAfter: e.stale()}); err != nil || r.OwnersRemoved != 1 {
 		t.Fatalf("Reap = %+v, %v; want the worker removed", r, err)

@@ -99,8 +99,8 @@ func scaleCompleted(ctx context.Context, w io.Writer, rep *benchReport, sd sides
 		return err
 	}
 	// The empty pair settles as the full one does, its tables maintained
-	// before each side too: else the dead rows of its own earlier rounds weigh on its
-	// later ones.
+	// before each side too: else the dead rows of its own earlier rounds
+	// weigh on its later ones.
 	en := migrations.NamesFor(empty.st.Prefix())
 	if maintain := settleFor(sd.b.d, en.Items, en.Barriers, empty.b.names.Items, empty.b.names.Barriers); maintain != nil {
 		full := settle

@@ -161,6 +161,8 @@ var guarantees = []guarantee{
 	{"BadInput_IntegersFitEveryDatabase", testBadInputIntegers},
 	{"BadInput_JSONEveryDatabaseStores", testBadInputJSON},
 	{"BadInput_TextEveryDatabaseStores", testBadInputText},
+	{"BadInput_NamesWithoutControlsOrBidi", testNamesRefused},
+	{"BadInput_NamesStoredBeforeStayReachable", testNamesStoredBeforeReachable},
 	{"Migrate_ConcurrentStartupsDoNotCollide", testMigrateConcurrent},
 	{"Transient_RetriedUnderContention", testTransientRetried},
 	{"Transient_DeadlockRetriedWholeFence", testTransientDeadlock},

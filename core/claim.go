@@ -83,7 +83,7 @@ func (s *Store) Begin(ctx context.Context) (dialect.Tx, error) {
 }
 
 func (s *Store) validateClaim(p ClaimParams) error {
-	if err := validName("Queue", p.Queue, migrations.MaxQueueLen, true); err != nil {
+	if err := lookupName("Queue", p.Queue, migrations.MaxQueueLen, true); err != nil {
 		return err
 	}
 	if p.Owner == uuid.Nil {

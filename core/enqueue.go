@@ -16,7 +16,10 @@ import (
 
 // ItemSpec describes an item to enqueue.
 type ItemSpec struct {
-	// Queue is required: 1 to 128 characters.
+	// Queue is required: 1 to 128 characters. Like every name the store
+	// writes (Kind and Key too), it is valid UTF-8 without control
+	// characters, bidirectional overrides or isolates, or line separators
+	// (see the package doc on bad input).
 	Queue string
 	// Kind tells the worker what to do; up to 128 characters, may be empty.
 	Kind string
@@ -150,20 +153,6 @@ func validText(field, v string, max int) error {
 	case !utf8.ValidString(v):
 		return invalid(field, "is not valid UTF-8")
 	case strings.IndexByte(v, 0) >= 0:
-		return invalid(field, "contains a NUL byte")
-	}
-	return nil
-}
-
-func validName(field, v string, max int, required bool) error {
-	switch {
-	case v == "" && required:
-		return invalid(field, "must not be empty")
-	case !utf8.ValidString(v):
-		return invalid(field, "is not valid UTF-8")
-	case utf8.RuneCountInString(v) > max:
-		return invalid(field, "longer than %d characters", max)
-	case strings.ContainsRune(v, 0):
 		return invalid(field, "contains a NUL byte")
 	}
 	return nil

@@ -143,6 +143,7 @@ var guarantees = []guarantee{
 	{"Cancel_And_Revive", testCancelRevive},
 	{"Faults_InjectedRollBackBothHalves", testFaultsRollBackBothHalves},
 	{"Runs_CreatedOnceAndInherited", testRuns},
+	{"Runs_EnqueueNamingNoRunRefused", testEnqueueNoRun},
 	{"Then_HandsBarrierPlaceToNextStep", testThen},
 	{"Halts_DeathHaltsRunOnce", testHalts},
 	{"Signals_KeptTakenOnceAndWake", testSignals},

@@ -46,7 +46,12 @@ type ItemSpec struct {
 	// Run, when set, makes the item part of that run (CreateRun): Get and
 	// RunItems show it with the run, and CancelRun cancels it. A barrier's
 	// children and joins belong to their parent's run; Fenced.Then's next
-	// item to the fenced item's.
+	// item to the fenced item's. A Run that names no run is ErrNotFound,
+	// naming the field, and nothing is enqueued: Enqueue, EnqueueTx,
+	// Fenced.Enqueue, Fenced.Then and EnqueueDue (at a tick) look the runs
+	// up in their own transaction, one read for all of a call's runs, and
+	// only when some spec has a Run; a run created earlier in the same
+	// transaction (CreateRunTx) is found.
 	Run uuid.UUID
 }
 
@@ -67,6 +72,9 @@ func (s *Store) Enqueue(ctx context.Context, specs ...ItemSpec) ([]Enqueued, err
 	}
 	var out []Enqueued
 	err := s.inTx(ctx, "enqueue", func(tx dialect.Tx) error {
+		if err := s.runsExist(ctx, tx, specs, specRun); err != nil {
+			return err
+		}
 		var err error
 		out, err = s.insertItems(ctx, tx, specs, uuid.Nil, "")
 		return err
@@ -92,6 +100,9 @@ func (s *Store) EnqueueTx(ctx context.Context, tx dialect.Querier, specs ...Item
 	}
 	if err := s.validateSpecs(specs); err != nil {
 		return nil, err
+	}
+	if err := s.runsExist(ctx, tx, specs, specRun); err != nil {
+		return nil, wrapDBError("enqueue", err)
 	}
 	out, err := s.insertItems(ctx, tx, specs, uuid.Nil, "")
 	return out, wrapDBError("enqueue", err)

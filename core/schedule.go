@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
 
@@ -274,6 +275,10 @@ func (s *Store) enqueueDue(ctx context.Context, p *schedulePlan) ([]Tick, error)
 		for i, at := range ticks {
 			specs[i] = p.spec.Item
 			specs[i].Key = TickKey(p.spec.Name, time.UnixMicro(at))
+		}
+		// The ticks share one Run: checking the first checks them all.
+		if err := s.runsExist(ctx, tx, specs[:1], func(int) string { return "schedule " + strconv.Quote(p.spec.Name) + " Item.Run" }); err != nil {
+			return err
 		}
 		enq, err := s.insertItems(ctx, tx, specs, uuid.Nil, "")
 		if err != nil {

@@ -17,10 +17,11 @@ import (
 // ScheduleSpec is periodic work: an item enqueued at every tick of an
 // interval or a cron expression, counted on the database clock.
 type ScheduleSpec struct {
-	// Name identifies the schedule across every process sharing the
-	// tables: its watermark is kept under this name. Required, 1 to
-	// migrations.MaxScheduleLen characters. Two processes running the same
-	// name must give it the same timing and item.
+	// Name identifies the schedule across every process sharing the tables:
+	// its watermark is kept under this name. Required, 1 to
+	// migrations.MaxScheduleLen characters, under ItemSpec.Queue's rules for
+	// names. Two processes running the same name must give it the same timing
+	// and item.
 	Name string
 
 	// Every is the interval between ticks: at least one second. Ticks fall

@@ -92,7 +92,7 @@ func (s *Store) lockItem(ctx context.Context, tx dialect.Querier, id uuid.UUID) 
 // Counts returns how many items of queue are in each state ("" counts all
 // queues).
 func (s *Store) Counts(ctx context.Context, queue string) (map[State]int64, error) {
-	if err := validName("queue", queue, migrations.MaxQueueLen, false); err != nil {
+	if err := lookupName("queue", queue, migrations.MaxQueueLen, false); err != nil {
 		return nil, err
 	}
 	q, args := qCountsAll, []any(nil)

@@ -43,9 +43,10 @@ type JoinSpec struct {
 
 // BarrierSpec describes a fan-in barrier owned by a parent item.
 type BarrierSpec struct {
-	// Name is unique per parent: opening the same name again returns the
-	// same barrier (get-or-create), so a parent claimed again after a crash
-	// finds it. Required, up to 128 characters.
+	// Name is unique per parent: opening the same name again returns the same
+	// barrier (get-or-create), so a parent claimed again after a crash finds
+	// it. Required, up to 128 characters, under ItemSpec.Queue's rules for
+	// names.
 	Name string
 	// Join is the item enqueued, exactly once, when the barrier fires.
 	Join JoinSpec

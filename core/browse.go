@@ -95,13 +95,13 @@ func (s *Store) ItemsPage(ctx context.Context, f ItemFilter) (ItemPage, error) {
 	if err != nil {
 		return ItemPage{}, err
 	}
-	if err := validName("Queue", f.Queue, migrations.MaxQueueLen, false); err != nil {
+	if err := lookupName("Queue", f.Queue, migrations.MaxQueueLen, false); err != nil {
 		return ItemPage{}, err
 	}
 	if err := validState("State", f.State); err != nil {
 		return ItemPage{}, err
 	}
-	if err := validName("Kind", f.Kind, migrations.MaxKindLen, false); err != nil {
+	if err := lookupName("Kind", f.Kind, migrations.MaxKindLen, false); err != nil {
 		return ItemPage{}, err
 	}
 	if f.SearchRows == 0 {

@@ -81,10 +81,10 @@ func (s *Store) QueueSummaries(ctx context.Context, p QueueSummaryParams) ([]Que
 	if err != nil {
 		return nil, err
 	}
-	if err := validName("Queue", p.Queue, migrations.MaxQueueLen, false); err != nil {
+	if err := lookupName("Queue", p.Queue, migrations.MaxQueueLen, false); err != nil {
 		return nil, err
 	}
-	if err := validName("After", p.After, migrations.MaxQueueLen, false); err != nil {
+	if err := lookupName("After", p.After, migrations.MaxQueueLen, false); err != nil {
 		return nil, err
 	}
 	if p.CountCap == 0 {

@@ -31,7 +31,7 @@ func (s *Store) Runs(ctx context.Context, f RunFilter) ([]Run, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := validName("Name", f.Name, migrations.MaxRunNameLen, false); err != nil {
+	if err := lookupName("Name", f.Name, migrations.MaxRunNameLen, false); err != nil {
 		return nil, err
 	}
 	if err := validRunState("State", f.State); err != nil {

@@ -437,6 +437,7 @@ var catalog = []entry{
 	fixed("await.deadline", qAwaitDeadline),
 	fixed("await.no-deadline", qAwaitNoDeadline),
 	fixed("await.again", qAwaitAgain),
+	sized("run.exist", (*Store).runsMax, func(_ *Store, n int) string { return qRunsExisting(n) }),
 	sized("run.of-items", (*Store).releaseMax, func(_ *Store, n int) string { return qRunOfItems(n) }),
 	sized("run.unfinished", (*Store).releaseMax, func(s *Store, n int) string { return qUnfinishedOfRun(s.d, n) }),
 	sized("run.lock-unfinished", (*Store).releaseMax, func(_ *Store, n int) string { return qLockUnfinished(n) }),

@@ -83,7 +83,7 @@ func (s *Store) Begin(ctx context.Context) (dialect.Tx, error) {
 }
 
 func (s *Store) validateClaim(p ClaimParams) error {
-	if err := validName("Queue", p.Queue, migrations.MaxQueueLen, true); err != nil {
+	if err := lookupName("Queue", p.Queue, migrations.MaxQueueLen, true); err != nil {
 		return err
 	}
 	if p.Owner == uuid.Nil {
@@ -102,10 +102,11 @@ func (s *Store) validLease(field string, d time.Duration) error {
 	return nil
 }
 
-// MinLease is the shortest lease this store accepts for a claim, an
-// extension or a heartbeat: the package's MinLease, or four times the
-// dialect's MaxClockOffset where that is more, so that a lease always
-// outlasts the disagreement between the clocks of the database's nodes.
+// MinLease is the shortest lease this store accepts for a claim or an
+// extension (a heartbeat moves no lease): the package's MinLease, or four
+// times the dialect's MaxClockOffset where that is more, so that a lease
+// always outlasts the disagreement between the clocks of the database's
+// nodes.
 // A reaper's StaleAfter must be at least twice it.
 func (s *Store) MinLease() time.Duration {
 	return max(MinLease, 4*s.caps.MaxClockOffset)

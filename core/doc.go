@@ -106,6 +106,16 @@
 //     text given to Fail is made storable instead of refused (invalid
 //     UTF-8 and NUL become U+FFFD, cut at MaxErrorBytes), so that a
 //     failure report cannot fail because of its message.
+//   - names: every name the store writes (queues, kinds and keys of
+//     items, children and joins; barrier, run, signal and schedule
+//     names; run keys, signal keys, halt reasons, owners' names and
+//     hosts) must besides be showable as it is: no C0 or C1 control
+//     character (escape sequences, newlines, tabs, DEL), no
+//     bidirectional override or isolate (U+202A to U+202E, U+2066 to
+//     U+2069), no line or paragraph separator (U+2028, U+2029). A name
+//     that only selects rows (a claim's queue, a browse filter, Counts,
+//     PauseQueue, Subscribe) is checked as text only, so that rows
+//     stored before this rule can still be found, drained and paused.
 //
 // # Wake-ups
 //

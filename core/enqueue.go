@@ -16,7 +16,10 @@ import (
 
 // ItemSpec describes an item to enqueue.
 type ItemSpec struct {
-	// Queue is required: 1 to 128 characters.
+	// Queue is required: 1 to 128 characters. Like every name the store
+	// writes (Kind and Key too), it is valid UTF-8 without control
+	// characters, bidirectional overrides or isolates, or line separators
+	// (see the package doc on bad input).
 	Queue string
 	// Kind tells the worker what to do; up to 128 characters, may be empty.
 	Kind string
@@ -43,7 +46,12 @@ type ItemSpec struct {
 	// Run, when set, makes the item part of that run (CreateRun): Get and
 	// RunItems show it with the run, and CancelRun cancels it. A barrier's
 	// children and joins belong to their parent's run; Fenced.Then's next
-	// item to the fenced item's.
+	// item to the fenced item's. A Run that names no run is ErrNotFound,
+	// naming the field, and nothing is enqueued: Enqueue, EnqueueTx,
+	// Fenced.Enqueue, Fenced.Then and EnqueueDue (at a tick) look the runs
+	// up in their own transaction, one read for all of a call's runs, and
+	// only when some spec has a Run; a run created earlier in the same
+	// transaction (CreateRunTx) is found.
 	Run uuid.UUID
 }
 
@@ -64,6 +72,9 @@ func (s *Store) Enqueue(ctx context.Context, specs ...ItemSpec) ([]Enqueued, err
 	}
 	var out []Enqueued
 	err := s.inTx(ctx, "enqueue", func(tx dialect.Tx) error {
+		if err := s.runsExist(ctx, tx, specs, specRun); err != nil {
+			return err
+		}
 		var err error
 		out, err = s.insertItems(ctx, tx, specs, uuid.Nil, "")
 		return err
@@ -89,6 +100,9 @@ func (s *Store) EnqueueTx(ctx context.Context, tx dialect.Querier, specs ...Item
 	}
 	if err := s.validateSpecs(specs); err != nil {
 		return nil, err
+	}
+	if err := s.runsExist(ctx, tx, specs, specRun); err != nil {
+		return nil, wrapDBError("enqueue", err)
 	}
 	out, err := s.insertItems(ctx, tx, specs, uuid.Nil, "")
 	return out, wrapDBError("enqueue", err)
@@ -150,20 +164,6 @@ func validText(field, v string, max int) error {
 	case !utf8.ValidString(v):
 		return invalid(field, "is not valid UTF-8")
 	case strings.IndexByte(v, 0) >= 0:
-		return invalid(field, "contains a NUL byte")
-	}
-	return nil
-}
-
-func validName(field, v string, max int, required bool) error {
-	switch {
-	case v == "" && required:
-		return invalid(field, "must not be empty")
-	case !utf8.ValidString(v):
-		return invalid(field, "is not valid UTF-8")
-	case utf8.RuneCountInString(v) > max:
-		return invalid(field, "longer than %d characters", max)
-	case strings.ContainsRune(v, 0):
 		return invalid(field, "contains a NUL byte")
 	}
 	return nil

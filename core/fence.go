@@ -159,5 +159,8 @@ func (f *Fenced) Enqueue(ctx context.Context, specs ...ItemSpec) ([]Enqueued, er
 	if err := f.s.validateSpecs(specs); err != nil {
 		return nil, err
 	}
+	if err := f.s.runsExist(ctx, f.tx, specs, specRun); err != nil {
+		return nil, err
+	}
 	return f.s.insertItems(ctx, f.tx, specs, [16]byte{}, "")
 }

@@ -14,8 +14,8 @@ import (
 
 // HaltParams describe a halt asked for by a fenced item.
 type HaltParams struct {
-	// Reason is required: 1 to 64 characters (max_fanout_exceeded,
-	// no_route, ...).
+	// Reason is required: 1 to 64 characters (max_fanout_exceeded, no_route,
+	// ...), under ItemSpec.Queue's rules for names.
 	Reason string
 	// Detail is free text stored with the halt, up to MaxErrorBytes.
 	Detail string

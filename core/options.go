@@ -83,9 +83,11 @@ const (
 	DefaultMaxAttempts     = 20
 	DefaultMaxCrashes      = 3
 
-	// MinLease is the shortest lease a claim, an extension or a heartbeat
-	// may ask for. It is far above every dialect's clock resolution. A
-	// dialect whose nodes' clocks may disagree raises it (Store.MinLease).
+	// MinLease is the shortest lease a claim or an extension (Extend,
+	// ExtendMany) may ask for; a heartbeat moves no lease, it only keeps
+	// its owner alive. It is far above every dialect's clock resolution.
+	// A dialect whose nodes' clocks may disagree raises it
+	// (Store.MinLease).
 	MinLease = time.Second
 	// MaxLease is the longest.
 	MaxLease = 7 * 24 * time.Hour

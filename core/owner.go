@@ -15,14 +15,14 @@ const MaxOwnerNameLen = 255
 
 // OwnerParams describe a process that claims work.
 type OwnerParams struct {
-	// Name is an optional label for the process, for people reading the
-	// owners (Owners, the dashboard, inspect), such as a service name; up
-	// to MaxOwnerNameLen characters of valid UTF-8 without NUL bytes. It
-	// need not be unique: the owner's identity is its random id. Empty
-	// means none.
+	// Name is an optional label for the process, for people reading the owners
+	// (Owners, the dashboard, inspect), such as a service name; up to
+	// MaxOwnerNameLen characters, under ItemSpec.Queue's rules for names. It
+	// need not be unique: the owner's identity is its random id. Empty means
+	// none.
 	Name string
-	// Host defaults to os.Hostname(); up to 255 characters of valid UTF-8
-	// without NUL bytes.
+	// Host defaults to os.Hostname(); up to 255 characters, under
+	// ItemSpec.Queue's rules for names.
 	Host string
 	// PID defaults to os.Getpid(). It is for people reading the table: the
 	// owner's identity is its random id, never the pid, which the OS reuses.

@@ -34,7 +34,7 @@ func (s *Store) ResumeQueue(ctx context.Context, queue string) error {
 }
 
 func (s *Store) setPaused(ctx context.Context, op, queue string, paused bool) error {
-	if err := validName("queue", queue, migrations.MaxQueueLen, true); err != nil {
+	if err := lookupName("queue", queue, migrations.MaxQueueLen, true); err != nil {
 		return err
 	}
 	return s.inTx(ctx, op, func(tx dialect.Tx) error {

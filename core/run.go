@@ -77,8 +77,8 @@ type HaltNotice struct {
 
 // RunSpec describes a run to create.
 type RunSpec struct {
-	// Name names what runs (a pipeline's name): required, 1 to 128
-	// characters.
+	// Name names what runs (a pipeline's name): required, 1 to 128 characters,
+	// under ItemSpec.Queue's rules for names (Key too).
 	Name string
 	// Key, when not empty, makes creating the run idempotent: a run with
 	// the same Name and Key that already exists is returned instead of a

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
 
@@ -16,10 +17,11 @@ import (
 // ScheduleSpec is periodic work: an item enqueued at every tick of an
 // interval or a cron expression, counted on the database clock.
 type ScheduleSpec struct {
-	// Name identifies the schedule across every process sharing the
-	// tables: its watermark is kept under this name. Required, 1 to
-	// migrations.MaxScheduleLen characters. Two processes running the same
-	// name must give it the same timing and item.
+	// Name identifies the schedule across every process sharing the tables:
+	// its watermark is kept under this name. Required, 1 to
+	// migrations.MaxScheduleLen characters, under ItemSpec.Queue's rules for
+	// names. Two processes running the same name must give it the same timing
+	// and item.
 	Name string
 
 	// Every is the interval between ticks: at least one second. Ticks fall
@@ -274,6 +276,10 @@ func (s *Store) enqueueDue(ctx context.Context, p *schedulePlan) ([]Tick, error)
 		for i, at := range ticks {
 			specs[i] = p.spec.Item
 			specs[i].Key = TickKey(p.spec.Name, time.UnixMicro(at))
+		}
+		// The ticks share one Run: checking the first checks them all.
+		if err := s.runsExist(ctx, tx, specs[:1], func(int) string { return "schedule " + strconv.Quote(p.spec.Name) + " Item.Run" }); err != nil {
+			return err
 		}
 		enq, err := s.insertItems(ctx, tx, specs, uuid.Nil, "")
 		if err != nil {

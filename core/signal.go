@@ -18,12 +18,12 @@ import (
 type SignalSpec struct {
 	// Run is the run the signal is for: required, and not finished.
 	Run uuid.UUID
-	// Name is what items of the run wait on (Fenced.Await): required, 1
-	// to 128 characters.
+	// Name is what items of the run wait on (Fenced.Await): required, 1 to 128
+	// characters, under ItemSpec.Queue's rules for names.
 	Name string
-	// Key makes sending idempotent: a signal with the same Run, Name and
-	// Key is stored once, however often it is sent. Required, 1 to 200
-	// characters.
+	// Key makes sending idempotent: a signal with the same Run, Name and Key
+	// is stored once, however often it is sent. Required, 1 to 200 characters,
+	// like Name a name.
 	Key string
 	// Payload is a JSON document (or nil) under the rules of
 	// ItemSpec.Payload.
@@ -157,7 +157,8 @@ func (s *Store) signal(ctx context.Context, tx dialect.Querier, spec SignalSpec)
 
 // AwaitParams say what a fenced item waits for.
 type AwaitParams struct {
-	// Name is the signal's name: required, 1 to 128 characters.
+	// Name is the signal's name: required, 1 to 128 characters, under
+	// ItemSpec.Queue's rules for names.
 	Name string
 	// Timeout bounds the wait, on the database clock, from the first
 	// Await of this name by this item: 0 for none, else up to MaxDelay.

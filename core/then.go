@@ -42,6 +42,8 @@ func (f *Fenced) Then(ctx context.Context, next ItemSpec, result json.RawMessage
 			return Enqueued{}, err
 		}
 		specs[0].Run = run
+	} else if err := s.runsExist(ctx, f.tx, specs, func(int) string { return "next.Run" }); err != nil {
+		return Enqueued{}, err
 	}
 	var own uuid.NullUUID
 	if err := f.tx.QueryRowContext(ctx, s.sql(qItemBarrier), s.d.UUID(f.c.ID)).Scan(&own); err != nil {

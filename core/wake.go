@@ -64,7 +64,7 @@ func (sub *Subscription) Close() {
 // and a wake-up is one non-blocking send per subscriber. Close it when
 // done.
 func (s *Store) Subscribe(queue string) (*Subscription, error) {
-	if err := validName("queue", queue, migrations.MaxQueueLen, true); err != nil {
+	if err := lookupName("queue", queue, migrations.MaxQueueLen, true); err != nil {
 		return nil, err
 	}
 	ch := make(chan struct{}, 1)

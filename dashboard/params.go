@@ -65,28 +65,47 @@ func clip(s string) string {
 	return s
 }
 
-// text returns a free-text filter: valid UTF-8, no control characters, at
-// most maxText characters; "" when absent.
+// text returns a name filter (a queue, kind or run name), exactly as
+// given: valid UTF-8 without NUL bytes, at most maxText characters; ""
+// when absent. It is the store's rule for names that select rows, not the
+// stricter one for names it writes: a name stored before the store
+// refused control characters (a tab, an escape sequence, a trailing
+// newline) is linked to like any other, and its link must find it, so
+// nothing is trimmed or refused that the store may hold.
 func (q *query) text(name string) string {
-	s := strings.TrimSpace(q.v.Get(name))
+	s := q.v.Get(name)
 	if s == "" {
 		return ""
 	}
-	if problem := checkText(s, maxText); problem != "" {
+	if problem := checkFilter(s, maxText); problem != "" {
 		q.problems = append(q.problems, name+": "+problem)
 		return ""
 	}
 	return s
 }
 
-// checkText says what is wrong with s as a name of at most max characters.
-func checkText(s string, max int) string {
+// checkFilter says what is wrong with s as a name filter of at most max
+// characters.
+func checkFilter(s string, max int) string {
 	switch {
 	case !utf8.ValidString(s):
 		return "not valid UTF-8"
 	case utf8.RuneCountInString(s) > max:
 		return fmt.Sprintf("longer than %d characters", max)
-	case strings.ContainsFunc(s, unicode.IsControl):
+	case strings.IndexByte(s, 0) >= 0:
+		return "holds a NUL byte"
+	}
+	return ""
+}
+
+// checkText says what is wrong with s as a name to write (a signal's name
+// or key) of at most max characters: a filter's problems, or control
+// characters, which the store refuses in the names it writes.
+func checkText(s string, max int) string {
+	if problem := checkFilter(s, max); problem != "" {
+		return problem
+	}
+	if strings.ContainsFunc(s, unicode.IsControl) {
 		return "holds control characters"
 	}
 	return ""

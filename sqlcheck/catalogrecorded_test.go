@@ -43,6 +43,9 @@ var notCore = []struct{ shape, sender string }{
 	{"SELECT COUNT(*) FROM plenum_attempts", "the suite"},
 	{"SELECT COUNT(*) FROM plenum_attempts WHERE outcome = 'crash'", "the suite"},
 	{"SELECT COUNT(*) FROM plenum_items i WHERE crash_count <> (SELECT COUNT(*) FROM plenum_attempts a WHERE a.item_id = i.id AND a.outcome = 'crash')", "the suite"},
+	// names.go: a queue and kind stored as an older version could store
+	// them, before the rules for names.
+	{"UPDATE plenum_items SET queue = ?, kind = ? WHERE id = ?", "the suite"},
 	// faults.go: the barrier a fault left, and history outliving its items.
 	{"SELECT id FROM plenum_barriers", "the suite"},
 	{"SELECT COUNT(*) FROM plenum_attempts a WHERE NOT EXISTS (SELECT 1 FROM plenum_items i WHERE i.id = a.item_id)", "the suite"},

@@ -99,7 +99,7 @@ func runConformanceCmd(ctx context.Context, e env, args []string) error {
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(e.stdout, "Plenum conformance suite on %s (%s)\n", plan.Config.Dialect.Name(), plan.Version)
+	fmt.Fprintf(e.stdout, "Plenum conformance suite on %s (%s)\n", plan.Config.Dialect.Name(), printable(plan.Version))
 	tally := &outcomes{}
 	cfg := plan.Config
 	cfg.Report = tally.add
@@ -108,7 +108,7 @@ func runConformanceCmd(ctx context.Context, e env, args []string) error {
 		F: func(t *testing.T) {
 			// The parent's cleanup runs once every guarantee's subtest has
 			// ended, parallel ones included.
-			t.Cleanup(func() { tally.print(e.stdout, cfg.Dialect.Name(), plan.Version) })
+			t.Cleanup(func() { tally.print(e.stdout, cfg.Dialect.Name(), printable(plan.Version)) })
 			conformance.Run(t, cfg)
 		},
 	}})

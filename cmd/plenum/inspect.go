@@ -22,7 +22,9 @@ const inspectAbout = `
 Shows what Plenum's tables hold: item counts by state for each queue, the
 most recent barriers (expected, arrived, failed, fired), and the registered
 owners with the age of their last heartbeat, measured on the database's
-clock (the only clock Plenum trusts). It only reads.
+clock (the only clock Plenum trusts). It only reads. Names are printed as they are when every character in
+them prints; any other name is shown quoted, with its control characters,
+bidirectional overrides and invalid bytes escaped as in Go ("\x1b").
 
 An SQLite file is named with --db; a server database with --dialect and
 --dsn, as for bench.`
@@ -191,7 +193,7 @@ func (in inspector) items(ctx context.Context) error {
 	cells = append(cells, append(head, "total"))
 	for _, q := range queues {
 		var total int64
-		row := []string{q}
+		row := []string{printable(q)}
 		for _, s := range states {
 			row = append(row, commas(byQueue[q][s]))
 		}
@@ -252,7 +254,7 @@ func (in inspector) barriers(ctx context.Context) error {
 		if join.Valid {
 			joinID = join.UUID.String()
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", id, name, commas(expected), commas(arrived), commas(failed), yesNo(sealed), firedAt, joinID)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", id, printable(name), commas(expected), commas(arrived), commas(failed), yesNo(sealed), firedAt, joinID)
 	}
 	if err := rows.Err(); err != nil {
 		return fmt.Errorf("read barriers: %w", err)
@@ -279,7 +281,7 @@ func (in inspector) unfired(ctx context.Context) error {
 	tw := indented(in.w)
 	fmt.Fprint(tw, "id\tname\tcreated\texpected\tarrived\tfailed\tsealed\n")
 	for _, b := range bs {
-		fmt.Fprintf(tw, "%s\t%s\t%s ago\t%s\t%s\t%s\t%s\n", b.ID, b.Name, in.age(dbTime{t: b.CreatedAt, valid: true}),
+		fmt.Fprintf(tw, "%s\t%s\t%s ago\t%s\t%s\t%s\t%s\n", b.ID, printable(b.Name), in.age(dbTime{t: b.CreatedAt, valid: true}),
 			commas(b.Expected), commas(b.Arrived), commas(b.Failed), yesNo(b.Sealed))
 	}
 	return tw.Flush()
@@ -317,7 +319,7 @@ func (in inspector) owners(ctx context.Context) error {
 		if name.String == "" {
 			name.String = "-"
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s ago\t%s ago\n", id, name.String, host.String, pid, in.age(started), in.age(heartbeat))
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s ago\t%s ago\n", id, printable(name.String), printable(host.String), pid, in.age(started), in.age(heartbeat))
 	}
 	if err := rows.Err(); err != nil {
 		return fmt.Errorf("read owners: %w", err)

@@ -13,6 +13,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/uuid"
+
 	"github.com/plenumdb/plenum/conformance"
 	"github.com/plenumdb/plenum/core"
 	"github.com/plenumdb/plenum/dialect"
@@ -27,6 +29,14 @@ import (
 // environment names.
 func TestInspect_ShowsQueuesBarriersOwners(t *testing.T) {
 	t.Parallel()
+	onEachDatabase(t, checkInspect)
+}
+
+// onEachDatabase runs check on a new SQLite file and on each server
+// database the environment names (under a random prefix, dropped at the
+// end), with the inspect options that name the database and the words
+// inspect's header uses for it.
+func onEachDatabase(t *testing.T, check func(t *testing.T, db *sql.DB, d dialect.Dialect, prefix string, o inspectOptions, where string)) {
 	t.Run("sqlite", func(t *testing.T) {
 		t.Parallel()
 		path := filepath.Join(t.TempDir(), "app.db")
@@ -35,7 +45,7 @@ func TestInspect_ShowsQueuesBarriersOwners(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer db.Close()
-		checkInspect(t, db, sqlite.Dialect(), "plenum_", inspectOptions{DB: path}, "in "+path+":")
+		check(t, db, sqlite.Dialect(), "plenum_", inspectOptions{DB: path}, "in "+path+":")
 	})
 	for _, name := range []string{postgres.Name, mysql.Name} {
 		t.Run(name, func(t *testing.T) {
@@ -62,7 +72,7 @@ func TestInspect_ShowsQueuesBarriersOwners(t *testing.T) {
 					t.Errorf("drop %s tables: %v", prefix, err)
 				}
 			})
-			checkInspect(t, db, d, prefix, inspectOptions{Dialect: name, DSN: dsn}, "in the "+name+" database:")
+			check(t, db, d, prefix, inspectOptions{Dialect: name, DSN: dsn}, "in the "+name+" database:")
 		})
 	}
 }
@@ -72,34 +82,7 @@ func TestInspect_ShowsQueuesBarriersOwners(t *testing.T) {
 func checkInspect(t *testing.T, db *sql.DB, d dialect.Dialect, prefix string, o inspectOptions, where string) {
 	t.Helper()
 	ctx := context.Background()
-	st, err := core.Open(ctx, db, d, core.Options{Prefix: prefix, Migrate: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	owner, err := st.RegisterOwner(ctx, core.OwnerParams{Host: "inspect-host", Name: "inspect-worker"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	specs := []core.ItemSpec{{Queue: "mail"}, {Queue: "mail"}, {Queue: "mail"}, {Queue: "parent"}}
-	if _, err := st.Enqueue(ctx, specs...); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := st.Claim(ctx, core.ClaimParams{Queue: "mail", Owner: owner, Limit: 1, Lease: time.Minute}); err != nil {
-		t.Fatal(err)
-	}
-	ps, err := st.Claim(ctx, core.ClaimParams{Queue: "parent", Owner: owner, Limit: 1, Lease: time.Minute})
-	if err != nil || len(ps) != 1 {
-		t.Fatal(len(ps), err)
-	}
-	_, err = st.Expand(ctx, ps[0], core.ExpandParams{
-		Barrier: core.BarrierSpec{Name: "fan", Join: core.JoinSpec{Queue: "joins"}},
-		Next: func(context.Context, string) (core.ChildPage, error) {
-			return core.ChildPage{Children: []core.ChildSpec{{Key: "a"}, {Key: "b"}}, Done: true}, nil
-		},
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	owner := fillInspected(t, db, d, prefix)
 
 	var out bytes.Buffer
 	o.Prefix, o.Limit = prefix, 20
@@ -156,4 +139,42 @@ func TestInspect_Errors(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(dir, "missing.db")); err == nil {
 		t.Error("inspect created the database file it was asked to read")
 	}
+}
+
+// fillInspected makes, under prefix in db, two queues ("mail" with one of
+// its three items claimed, and "parent" with a parent expanded into two
+// children), the barrier "fan", and the owner "inspect-worker" on host
+// "inspect-host", whose id it returns.
+func fillInspected(t *testing.T, db *sql.DB, d dialect.Dialect, prefix string) uuid.UUID {
+	t.Helper()
+	ctx := context.Background()
+	st, err := core.Open(ctx, db, d, core.Options{Prefix: prefix, Migrate: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	owner, err := st.RegisterOwner(ctx, core.OwnerParams{Host: "inspect-host", Name: "inspect-worker"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	specs := []core.ItemSpec{{Queue: "mail"}, {Queue: "mail"}, {Queue: "mail"}, {Queue: "parent"}}
+	if _, err := st.Enqueue(ctx, specs...); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.Claim(ctx, core.ClaimParams{Queue: "mail", Owner: owner, Limit: 1, Lease: time.Minute}); err != nil {
+		t.Fatal(err)
+	}
+	ps, err := st.Claim(ctx, core.ClaimParams{Queue: "parent", Owner: owner, Limit: 1, Lease: time.Minute})
+	if err != nil || len(ps) != 1 {
+		t.Fatal(len(ps), err)
+	}
+	_, err = st.Expand(ctx, ps[0], core.ExpandParams{
+		Barrier: core.BarrierSpec{Name: "fan", Join: core.JoinSpec{Queue: "joins"}},
+		Next: func(context.Context, string) (core.ChildPage, error) {
+			return core.ChildPage{Children: []core.ChildSpec{{Key: "a"}, {Key: "b"}}, Done: true}, nil
+		},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return owner
 }

@@ -113,10 +113,12 @@ func exitCode(w io.Writer, err error) int {
 	case errors.Is(err, errUsageShown):
 		return exitUsage
 	case errors.As(err, &ue):
-		fmt.Fprintf(w, "plenum: %v\n", err)
+		fmt.Fprintf(w, "plenum: %s\n", printableLines(err.Error()))
 		return exitUsage
 	}
-	fmt.Fprintf(w, "plenum: %v\n", err)
+	// An error may quote what the database holds or said: it is printed
+	// escaped like any text read from the database.
+	fmt.Fprintf(w, "plenum: %s\n", printableLines(err.Error()))
 	return exitFailure
 }
 

@@ -273,7 +273,7 @@ what completes it. It only reads.`)
 		case s.State == migrations.PartlyRolledBack:
 			todo = append(todo, fmt.Sprintf("version %d was left partly rolled back by a run that failed: run plenum migrate down to complete the rollback, or up to restore it", s.Version))
 		}
-		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\n", s.Version, s.Name, state, at)
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\n", s.Version, printable(s.Name), state, at)
 	}
 	if err := tw.Flush(); err != nil {
 		return err

@@ -26,6 +26,22 @@ type Options struct {
 	// the handler in your own middleware instead.
 	Authorize func(*http.Request) error
 
+	// AllowedHosts are the host names (or IP addresses, without a port)
+	// the dashboard answers to besides the loopback ones ("localhost",
+	// 127.0.0.0/8, ::1), compared without case or port. A request with
+	// any other Host header is refused with 421 Misdirected Request
+	// before Authorize runs: a browser sends the name it resolved, so a
+	// page on a name the attacker's DNS points at the dashboard's address
+	// (DNS rebinding) can neither read it nor post to it as its own
+	// origin.
+	//
+	// Default: loopback names only when Authorize is nil; every name when
+	// Authorize is set, since the application's own credentials (cookies,
+	// tokens) are bound to its real name and a rebound name does not get
+	// them. An Authorize hook that trusts the network instead (a source
+	// address, a VPN) must list the names here.
+	AllowedHosts []string
+
 	// Actions enables the buttons and POST endpoints that change the
 	// database: revive a dead item or a halted run (or one of its steps),
 	// cancel an item or a run, signal a run. Default off: POSTs are refused
@@ -58,7 +74,8 @@ type Options struct {
 
 // New returns the dashboard for store. It refuses Options.Actions without
 // Options.Authorize (unless Options.AllowUnauthenticatedActions), a Prefix
-// that is not a clean absolute path, and a Secret shorter than 32 bytes.
+// that is not a clean absolute path, a Secret shorter than 32 bytes, and
+// an AllowedHosts entry that is not a bare host name or IP address.
 func New(store *core.Store, opts Options) (http.Handler, error) {
 	if store == nil {
 		return nil, errors.New("dashboard: nil store")
@@ -87,7 +104,11 @@ func New(store *core.Store, opts Options) (http.Handler, error) {
 	if opts.Title == "" {
 		opts.Title = "Plenum"
 	}
-	h := &handler{store: store, opts: opts, csrf: csrfKey(secret)}
+	hosts, err := newHostCheck(opts)
+	if err != nil {
+		return nil, err
+	}
+	h := &handler{store: store, opts: opts, csrf: csrfKey(secret), hosts: hosts}
 	h.routes()
 	return h, nil
 }

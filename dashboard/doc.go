@@ -22,6 +22,13 @@
 //
 // # Safe by default
 //
+//   - Only the host names it serves: a request whose Host is not a
+//     loopback name or address, nor listed in Options.AllowedHosts, is
+//     refused with 421 before anything else runs, so that a name an
+//     attacker's DNS rebinds to the dashboard's address gets nothing.
+//     With an Authorize hook and no list, every name is served (the
+//     application's credentials do not follow a rebound name); a hook
+//     that trusts the network must list the names.
 //   - Read-only unless Options.Actions is set. Read pages call only the
 //     store's reads, so a database role with SELECT grants is enough.
 //   - Actions need Options.Authorize (it runs on every request), unless

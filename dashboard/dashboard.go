@@ -80,14 +80,8 @@ func New(store *core.Store, opts Options) (http.Handler, error) {
 	if store == nil {
 		return nil, errors.New("dashboard: nil store")
 	}
-	if opts.Actions && opts.Authorize == nil && !opts.AllowUnauthenticatedActions {
-		return nil, errors.New("dashboard: Actions needs an Authorize hook (or AllowUnauthenticatedActions, for a handler served on loopback only)")
-	}
-	if err := checkPrefix(opts.Prefix); err != nil {
+	if err := opts.Validate(); err != nil {
 		return nil, err
-	}
-	if opts.SearchRows < 0 || opts.SearchRows > core.ItemSearchRows {
-		return nil, fmt.Errorf("dashboard: SearchRows %d is outside [0, %d]", opts.SearchRows, core.ItemSearchRows)
 	}
 	secret := opts.Secret
 	switch {
@@ -96,21 +90,38 @@ func New(store *core.Store, opts Options) (http.Handler, error) {
 		if _, err := rand.Read(secret); err != nil {
 			return nil, fmt.Errorf("dashboard: secret: %w", err)
 		}
-	case len(secret) < 32:
-		return nil, errors.New("dashboard: Secret must be at least 32 bytes")
 	default:
 		secret = append([]byte(nil), secret...)
 	}
 	if opts.Title == "" {
 		opts.Title = "Plenum"
 	}
-	hosts, err := newHostCheck(opts)
-	if err != nil {
-		return nil, err
-	}
+	hosts, _ := newHostCheck(opts) // checked by Validate
 	h := &handler{store: store, opts: opts, csrf: csrfKey(secret), hosts: hosts}
 	h.routes()
 	return h, nil
+}
+
+// Validate reports the first option New would refuse, without a store:
+// Actions without Authorize (unless AllowUnauthenticatedActions), a Prefix
+// that is not a clean absolute path, SearchRows out of range, a Secret
+// shorter than 32 bytes, or an AllowedHosts entry that is not a bare host
+// name or IP address.
+func (opts Options) Validate() error {
+	if opts.Actions && opts.Authorize == nil && !opts.AllowUnauthenticatedActions {
+		return errors.New("dashboard: Actions needs an Authorize hook (or AllowUnauthenticatedActions, for a handler served on loopback only)")
+	}
+	if err := checkPrefix(opts.Prefix); err != nil {
+		return err
+	}
+	if opts.SearchRows < 0 || opts.SearchRows > core.ItemSearchRows {
+		return fmt.Errorf("dashboard: SearchRows %d is outside [0, %d]", opts.SearchRows, core.ItemSearchRows)
+	}
+	if opts.Secret != nil && len(opts.Secret) < 32 {
+		return errors.New("dashboard: Secret must be at least 32 bytes")
+	}
+	_, err := newHostCheck(opts)
+	return err
 }
 
 // checkPrefix refuses a prefix that would make links ambiguous.

@@ -4,6 +4,7 @@ import (
 	"crypto/rand"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net/http"
 	"strings"
 
@@ -61,6 +62,22 @@ type Options struct {
 	// same secret (at least 32 bytes) to every replica behind a load
 	// balancer.
 	Secret []byte
+
+	// Logger receives the audit trail, one record per action posted
+	// (message "dashboard action"; attributes action, item, run, signal
+	// and key as they apply, outcome, status, message, caller,
+	// remote_addr, and err for a database failure), and the errors of
+	// the database the pages meet. Outcomes: done and refused (the store
+	// said why not) at Info, forbidden (CSRF or actions off) and
+	// bad-request at Warn, not-found at Info, error at Error. Records are
+	// logged with the request's context, so a handler can add what the
+	// application's middleware put there. Default slog.Default().
+	Logger *slog.Logger
+
+	// Caller names who made a request in the audit trail (the caller
+	// attribute): typically the user or token Authorize checked. Default
+	// none: the record names the remote address alone.
+	Caller func(*http.Request) string
 
 	// Title is shown in the header and the page titles. Default "Plenum".
 	Title string

@@ -43,6 +43,27 @@
 //     X-Frame-Options DENY, nosniff and a same-origin Referrer-Policy.
 //   - No JavaScript and no network: the one stylesheet is embedded.
 //
+// # Audit trail
+//
+// Every action posted, done or refused, is one record on Options.Logger
+// (slog.Default() unless set), message "dashboard action", with the
+// action, its item or run (a signal's name and key too), the outcome
+// (done, refused, forbidden, bad-request, not-found, error, aborted), the
+// HTTP status, the message shown, the caller as Options.Caller names it
+// and the remote address. To keep the trail apart from the application's
+// log, give the dashboard a logger of its own:
+//
+//	audit := slog.New(slog.NewJSONHandler(auditFile, nil))
+//	h, err := dashboard.New(store, dashboard.Options{
+//		Authorize: checkAdmin,
+//		Caller:    func(r *http.Request) string { return userOf(r) },
+//		Logger:    audit,
+//		Actions:   true,
+//	})
+//
+// Records are logged with the request's context, so a slog.Handler can
+// add what the application's middleware stored there (a request id).
+//
 // Times are shown relative to the database clock (Store.Now), the only clock
 // Plenum trusts.
 package dashboard

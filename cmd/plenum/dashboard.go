@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net"
 	"net/http"
 	"strings"
@@ -29,6 +30,9 @@ loopback one: --expose-without-auth serves the read-only pages there
 anyway (every payload, to whoever reaches the address), and --actions
 stays loopback only. To serve others, mount the handler (package
 dashboard) in your own server behind your own authentication.
+
+Every action posted, done or refused, is logged on standard error with
+its target, its outcome and the remote address.
 
 It answers only requests that name it as localhost, a loopback address,
 the address it listens on, or a name given with --allow-host: a page on
@@ -97,6 +101,8 @@ func runDashboard(ctx context.Context, w, errw io.Writer, o dashboardOptions) er
 		// Refused above unless the listener is loopback.
 		AllowUnauthenticatedActions: o.Actions,
 		AllowedHosts:                o.AllowHosts,
+		// The audit trail of the actions, and the database's errors.
+		Logger: slog.New(slog.NewTextHandler(errw, nil)),
 	}
 	if ip := net.ParseIP(host); host != "" && !loopback(host) && (ip == nil || !ip.IsUnspecified()) {
 		// The address listened on, as given: an IP literal no DNS answer

@@ -92,12 +92,21 @@ func testBrowseItems(e *env) {
 // short only at the end.
 func (e *env) pageItems(f core.ItemFilter) []uuid.UUID {
 	e.t.Helper()
+	ids, _ := e.pageItemsWithin(f, 10*core.MaxListLimit)
+	return ids
+}
+
+// pageItemsWithin is pageItems that fails past maxPages pages, and says
+// how many pages it read.
+func (e *env) pageItemsWithin(f core.ItemFilter, maxPages int) (ids []uuid.UUID, pages int) {
+	e.t.Helper()
 	var out []uuid.UUID
 	for {
 		page, err := e.s.ItemsPage(e.ctx, f)
 		if err != nil {
 			e.t.Fatalf("ItemsPage(%+v): %v", f, err)
 		}
+		pages++
 		for _, it := range page.Items {
 			out = append(out, it.ID)
 		}
@@ -114,10 +123,10 @@ func (e *env) pageItems(f core.ItemFilter) []uuid.UUID {
 			e.t.Fatalf("ItemsPage(%+v) searched %d rows", f, page.Examined)
 		}
 		if page.Next == uuid.Nil {
-			return out
+			return out, pages
 		}
-		if len(out) > 10*core.MaxListLimit || page.Next == f.Before {
-			e.t.Fatalf("Items(%+v): paging does not end", f)
+		if pages >= maxPages || page.Next == f.Before {
+			e.t.Fatalf("Items(%+v): paging does not end within %d pages (%d items so far)", f, maxPages, len(out))
 		}
 		f.Before = page.Next
 	}
@@ -564,3 +573,76 @@ func testBrowseBadInput(e *env) {
 
 // err keeps the error of a read.
 func (e *env) err(_ any, err error) error { return err }
+
+// A kind's search pages by the rows it searched, not by the matches it
+// found: each page examines at most SearchRows rows, and covers them all,
+// however unevenly the items are spread over the queues and states. Eight
+// queues filled one after the other (each queue's ids a range of its
+// own) are covered in about N/SearchRows pages, every match listed once.
+func testBrowseItemsByKindCoversPerPage(e *env) {
+	const queues, perQueue, searchRows = 8, 60, 100
+	var specs []core.ItemSpec
+	for q := range queues {
+		for i := range perQueue {
+			kind := "common"
+			if (q*perQueue+i)%13 == 4 {
+				kind = "rare"
+			}
+			specs = append(specs, core.ItemSpec{Queue: fmt.Sprintf("cover-%d", q), Kind: kind})
+		}
+	}
+	// One queue after the other: each enqueue's ids are newer than the
+	// last's.
+	for q := range queues {
+		e.enqueue(e.s, specs[q*perQueue:(q+1)*perQueue]...)
+	}
+	// Spread some over a second state.
+	a := e.owner(e.s)
+	for _, q := range []string{"cover-2", "cover-7"} {
+		for _, c := range e.claim(e.s, a, q, 7) {
+			e.complete(e.s, c, "")
+		}
+	}
+	all, err := e.s.Items(e.ctx, core.ItemFilter{Limit: core.MaxListLimit})
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	var want []uuid.UUID
+	for _, it := range all {
+		if it.Kind == "rare" {
+			want = append(want, it.ID)
+		}
+	}
+	n := len(specs)
+	for _, limit := range []int{0, 3} {
+		f := core.ItemFilter{Kind: "rare", SearchRows: searchRows, Limit: limit}
+		// Every row is searched once: n/searchRows pages, and one more
+		// per page cut short by the limit.
+		maxPages := (n+searchRows-1)/searchRows + 1
+		if limit > 0 {
+			maxPages += len(want) / limit
+		}
+		got, pages := e.pageItemsWithin(f, maxPages)
+		if !slices.Equal(got, want) {
+			e.t.Fatalf("Items(%+v) in %d pages = %v, want %v", f, pages, got, want)
+		}
+	}
+	// Each page examines at most SearchRows rows.
+	f := core.ItemFilter{Kind: "nosuch", SearchRows: searchRows}
+	for pages := 0; ; pages++ {
+		page, err := e.s.ItemsPage(e.ctx, f)
+		if err != nil {
+			e.t.Fatal(err)
+		}
+		if page.Examined > searchRows || len(page.Items) != 0 {
+			e.t.Fatalf("kind nosuch, page %d: %d items, examined %d rows, want none and at most %d", pages, len(page.Items), page.Examined, searchRows)
+		}
+		if page.Next == uuid.Nil {
+			break
+		}
+		if pages > n/searchRows+1 {
+			e.t.Fatalf("kind nosuch: %d pages for %d rows searching %d a page", pages, n, searchRows)
+		}
+		f.Before = page.Next
+	}
+}

@@ -153,6 +153,7 @@ var guarantees = []guarantee{
 	{"Browse_ItemsEveryFilterInKeysetPages", testBrowseItems},
 	{"Browse_ItemPagesNeverRepeatOrSkipUnderInserts", testBrowseItemsConcurrent},
 	{"Browse_ItemsByKindSearchBoundedAndResumable", testBrowseItemsByKindBounded},
+	{"Browse_ItemsByKindPagesCoverTheRowsSearched", testBrowseItemsByKindCoversPerPage},
 	{"Browse_QueueSummariesCappedOnDatabaseClock", testBrowseQueueSummaries},
 	{"Browse_OwnersHeartbeatAgeAndClaims", testBrowseOwners},
 	{"Browse_RunsAndRunBarriersInKeysetPages", testBrowseRuns},

@@ -62,10 +62,9 @@ type ItemPage struct {
 	// it may hold fewer than Limit items, even none, and older matches
 	// may follow from Next.
 	Searched bool
-	// Examined is the most rows a Kind filter's search read: the newest
-	// rows of each queue and state it searched, SearchRows at most
-	// unless there are more queues and states than that (0 for the other
-	// filters).
+	// Examined is the rows a Kind filter's search examined: every row,
+	// in the queues and states it searched, from Next (or the end) up to
+	// Before, SearchRows at most; 0 for the other filters.
 	Examined int
 }
 
@@ -79,13 +78,16 @@ type ItemPage struct {
 //   - a state without a queue is the merge of one page per queue (the
 //     queues found one index probe each), so it costs one probe and one
 //     page per queue;
-//   - a kind (without a run) is not indexed: its items are searched for
-//     among the newest rows of each queue and state the other filters
-//     allow, at most f.SearchRows rows in all per call (spread over the
-//     queues and states, at least one each), so a kind that matches
-//     nothing costs a bounded read, not a scan of the table. Its page
-//     holds the matches newer than where the search stopped; when that
-//     is fewer than Limit, Searched is set and Next goes on below.
+//   - a kind (without a run) is not indexed: a page searches the range of
+//     ids below Before that holds f.SearchRows rows across the queues and
+//     states the other filters allow (found from the (queue, state, id)
+//     index, whose ids it reads, a small multiple of SearchRows at most,
+//     or one per queue and state), and examines exactly those rows, so a
+//     kind that matches nothing costs a bounded read, not a scan of the
+//     table, and the pages cover the table in about rows/SearchRows
+//     calls however the rows are spread. Its page holds the range's
+//     matches; when that is fewer than Limit, Searched is set and Next,
+//     the range's lowest id, is where the search goes on.
 //
 // An item inserted while paging has a newer id than the pages already
 // read, so it never shows up in a later page, and paging never repeats or

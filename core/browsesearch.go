@@ -3,25 +3,24 @@ package core
 import (
 	"bytes"
 	"context"
-	"database/sql"
 	"slices"
 
 	"github.com/google/uuid"
 )
 
 // ItemSearchRows is the largest and the default ItemFilter.SearchRows: the
-// rows one call of ItemsPage examines for a Kind filter, spread over the
-// queues and states it searches (at least one row each). Kinds are not
-// indexed: an index costs every write of the items table, the hot path.
+// rows one call of ItemsPage examines for a Kind filter, across the queues
+// and states it searches. Kinds are not indexed: an index costs every
+// write of the items table, the hot path.
 const ItemSearchRows = 10000
 
-// searchWindows are the rows examined per queue and state, largest first:
-// the largest at most the bound over the number of queues and states
-// searched. A fixed set, so that the statements are a fixed set too.
+// searchWindows are the sizes the ids of a queue and state are read in
+// (qSearchIDs), largest first. A fixed set, so that the statements are a
+// fixed set too.
 var searchWindows = []int{10000, 5000, 2000, 1000, 500, 200, 100, 50, 20, 10, 5, 2, 1}
 
-// searchWindow is the window of each of streams (queue, state) pairs
-// searched within bound rows.
+// searchWindow is the largest window of which streams fit in bound rows
+// (1 when none does).
 func searchWindow(streams, bound int) int {
 	for _, w := range searchWindows {
 		if w*streams <= bound {
@@ -31,9 +30,45 @@ func searchWindow(streams, bound int) int {
 	return 1
 }
 
+// widerWindow is the window after w, twice or more its size (the largest
+// at most).
+func widerWindow(w int) int {
+	for i := len(searchWindows) - 1; i >= 0; i-- {
+		if searchWindows[i] >= 2*w {
+			return searchWindows[i]
+		}
+	}
+	return searchWindows[0]
+}
+
+// stream is one queue and state a kind's search reads, newest first.
+type stream struct {
+	queue string
+	state State
+	// ids are the ids read so far, newest first.
+	ids []uuid.UUID
+	// window is the size of the last read.
+	window int
+	// done is set once the stream is read to its end.
+	done bool
+}
+
+// low is the lowest id read (uuid.Max before the first read).
+func (st *stream) low() uuid.UUID {
+	if len(st.ids) == 0 {
+		return uuid.Max
+	}
+	return st.ids[len(st.ids)-1]
+}
+
 // searchItems serves the filters no index leads with (ItemsPage): a state
-// without a queue, and a kind. Each queue and state is read newest first
-// from items_browse (queue, state, id); the pages are merged in id order.
+// without a queue, and a kind. A kind's page searches a range of ids,
+// [floor, Before): searchFloor finds, from the (queue, state, id) index
+// alone, the floor under which that range holds SearchRows rows across
+// every queue and state, and each of them that has rows there is then read
+// for the kind over exactly that range. The next page starts at the floor:
+// a page covers the rows it examined, however unevenly they are spread
+// over the queues and states.
 func (s *Store) searchItems(ctx context.Context, f ItemFilter) (ItemPage, error) {
 	queues := []string{f.Queue}
 	if f.Queue == "" {
@@ -53,79 +88,119 @@ func (s *Store) searchItems(ctx context.Context, f ItemFilter) (ItemPage, error)
 	if f.Kind == "" {
 		return s.mergeQueues(ctx, queues, f.State, before, f.Limit)
 	}
-	w := searchWindow(len(queues)*len(states), f.SearchRows)
-	var (
-		found    []Item
-		frontier uuid.UUID // the highest id below which a stream was not read
-		examined = w * len(queues) * len(states)
-	)
-	scan := func(r scanner) (Item, error) { return scanItem(s.d, r) }
+	streams := make([]*stream, 0, len(queues)*len(states))
 	for _, q := range queues {
 		for _, st := range states {
-			matches, err := readRows(ctx, s, "items by kind", s.sql(qSearchWindow(s.d, st, w, f.Limit)), scan, q, s.d.UUID(before), f.Kind)
-			if err != nil {
-				return ItemPage{}, err
-			}
-			found = append(found, matches...)
-			low, err := s.streamLow(ctx, q, st, before, w, matches, f.Limit)
-			if err != nil {
-				return ItemPage{}, err
-			}
-			if low != uuid.Nil && idLess(frontier, low) {
-				frontier = low
-			}
+			streams = append(streams, &stream{queue: q, state: st})
 		}
 	}
-	page := searchPage(found, frontier, f.Limit)
+	floor, examined, err := s.searchFloor(ctx, streams, before, f.SearchRows)
+	if err != nil {
+		return ItemPage{}, err
+	}
+	var found []Item
+	scan := func(r scanner) (Item, error) { return scanItem(s.d, r) }
+	for _, st := range streams {
+		// A stream with no id read at or above the floor has no row in
+		// the range: every row of it above its lowest id read was read.
+		if len(st.ids) == 0 || idLess(st.ids[0], floor) {
+			continue
+		}
+		matches, err := readRows(ctx, s, "items by kind", s.sql(qSearchRange(s.d, st.state, f.Limit)), scan,
+			st.queue, s.d.UUID(before), s.d.UUID(floor), f.Kind)
+		if err != nil {
+			return ItemPage{}, err
+		}
+		found = append(found, matches...)
+	}
+	page := searchPage(found, floor, f.Limit)
 	page.Examined = examined
 	return page, nil
 }
 
+// searchFloor reads the streams' ids below before from the index, newest
+// first, until the range [floor, before) holds bound rows of which every
+// one has been read, and returns the floor and those rows' count; the
+// floor is uuid.Nil when fewer than bound rows are left. Every stream is
+// read once, in windows that share the bound; then, while the rows read
+// fall short, the stream whose lowest id read is the highest (the one
+// that keeps the range from going lower) is read further, in windows that
+// double, up to what is missing. The rows examined are bounded; the ids
+// read from the index are at most about three times the bound (or one per
+// stream).
+func (s *Store) searchFloor(ctx context.Context, streams []*stream, before uuid.UUID, bound int) (uuid.UUID, int, error) {
+	first := searchWindow(len(streams), bound)
+	for _, st := range streams {
+		if err := s.readStream(ctx, st, before, first); err != nil {
+			return uuid.Nil, 0, err
+		}
+	}
+	for {
+		// frontier: every row at or above it has been read, in every
+		// stream.
+		var neck *stream
+		for _, st := range streams {
+			if !st.done && (neck == nil || idLess(neck.low(), st.low())) {
+				neck = st
+			}
+		}
+		frontier := uuid.Nil
+		if neck != nil {
+			frontier = neck.low()
+		}
+		var certain []uuid.UUID
+		for _, st := range streams {
+			for _, id := range st.ids {
+				if idLess(id, frontier) {
+					break
+				}
+				certain = append(certain, id)
+			}
+		}
+		if len(certain) >= bound {
+			slices.SortFunc(certain, func(a, b uuid.UUID) int { return bytes.Compare(b[:], a[:]) })
+			return certain[bound-1], bound, nil
+		}
+		if neck == nil {
+			return uuid.Nil, len(certain), nil
+		}
+		w := min(widerWindow(neck.window), searchWindow(1, bound-len(certain)))
+		if err := s.readStream(ctx, neck, neck.low(), w); err != nil {
+			return uuid.Nil, 0, err
+		}
+	}
+}
+
+// readStream reads the next w ids of st below from.
+func (s *Store) readStream(ctx context.Context, st *stream, from uuid.UUID, w int) error {
+	ids, err := readRows(ctx, s, "items by kind", s.sql(qSearchIDs(s.d, st.state, w)), func(r scanner) (uuid.UUID, error) {
+		var id uuid.UUID
+		err := r.Scan(&id)
+		return id, err
+	}, st.queue, s.d.UUID(from))
+	if err != nil {
+		return err
+	}
+	st.ids = append(st.ids, ids...)
+	st.window = w
+	st.done = len(ids) < w
+	return nil
+}
+
 // searchPage makes the page of a search from the matches of every stream
-// and the frontier, the highest id below which some stream was not read.
-func searchPage(found []Item, frontier uuid.UUID, limit int) ItemPage {
-	// Only the matches at or above the frontier are certain: below it,
-	// some stream was not read.
-	found = slices.DeleteFunc(found, func(it Item) bool { return idLess(it.ID, frontier) })
-	sortNewestFirst(found)
+// in the range it searched, whose lowest id is floor (uuid.Nil: the
+// search reached the end).
+func searchPage(found []Item, floor uuid.UUID, limit int) ItemPage {
 	// Each stream is its own statement: an item that changed state
 	// between two of them can be read in both.
+	found = slices.DeleteFunc(found, func(it Item) bool { return idLess(it.ID, floor) })
+	sortNewestFirst(found)
 	found = slices.CompactFunc(found, func(a, b Item) bool { return a.ID == b.ID })
 	if len(found) >= limit {
 		found = found[:limit]
 		return ItemPage{Items: found, Next: found[len(found)-1].ID}
 	}
-	return ItemPage{Items: found, Next: frontier, Searched: frontier != uuid.Nil}
-}
-
-// streamLow is where the search of one queue and state stopped: the
-// lowest id it examined when rows remain below it, else uuid.Nil (the
-// stream is read to its end). A stream that gave a full page of matches
-// stopped at its last match: what lies below is not needed.
-func (s *Store) streamLow(ctx context.Context, queue string, st State, before uuid.UUID, w int, matches []Item, limit int) (uuid.UUID, error) {
-	if len(matches) >= limit {
-		return matches[limit-1].ID, nil
-	}
-	lowest := func(from uuid.UUID, n int) (uuid.UUID, error) {
-		var id uuid.NullUUID
-		err := s.read(ctx, "items by kind", func() error {
-			err := s.db.QueryRowContext(ctx, s.sql(qSearchLowest(s.d, st, n)), queue, s.d.UUID(from)).Scan(&id)
-			if err == sql.ErrNoRows {
-				id, err = uuid.NullUUID{}, nil
-			}
-			return err
-		})
-		return id.UUID, err
-	}
-	low, err := lowest(before, w)
-	if err != nil || low == uuid.Nil {
-		return uuid.Nil, err
-	}
-	more, err := lowest(low, 1)
-	if err != nil || more == uuid.Nil {
-		return uuid.Nil, err
-	}
-	return low, nil
+	return ItemPage{Items: found, Next: floor, Searched: floor != uuid.Nil}
 }
 
 // mergeQueues is a page of one state's items across queues: one page per

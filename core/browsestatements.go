@@ -170,20 +170,19 @@ func qFinishedWindow(d dialect.Dialect, n int) string {
 // state (browsesearch.go).
 func pagedShape(bits int) bool { return bits&8 != 0 || (bits&4 == 0 && bits != 2) }
 
-// qSearchWindow is the items of kind among the w newest of a queue's items
-// in one state below a bound id, newest first, at most n of them: a
-// bounded range of the (queue, state, id) index, the kind a residual
-// filter.
-func qSearchWindow(d dialect.Dialect, st State, w, n int) string {
-	return "SELECT " + itemColumns + " FROM (SELECT " + itemColumns + " FROM {items} WHERE " + searchRange(st) +
-		d.Limit(w) + ") w WHERE kind = ? ORDER BY id DESC" + d.Limit(n)
+// qSearchIDs is the ids of the w newest of a queue's items in one state
+// below a bound id, newest first: where a kind's search may go, read from
+// the (queue, state, id) index alone.
+func qSearchIDs(d dialect.Dialect, st State, w int) string {
+	return "SELECT id FROM {items} WHERE " + searchRange(st) + d.Limit(w)
 }
 
-// qSearchLowest is the lowest id among the w newest of a queue's items in
-// one state below a bound id: where a search window ends, read from the
-// index alone.
-func qSearchLowest(d dialect.Dialect, st State, w int) string {
-	return "SELECT id FROM (SELECT id FROM {items} WHERE " + searchRange(st) + d.Limit(w) + ") w ORDER BY id" + d.Limit(1)
+// qSearchRange is the items of kind among a queue's items in one state
+// from a low id (included) to a bound id (excluded), newest first, at most
+// n of them: a range of the (queue, state, id) index whose rows qSearchIDs
+// counted, the kind a residual filter on them.
+func qSearchRange(d dialect.Dialect, st State, n int) string {
+	return "SELECT " + itemColumns + " FROM {items} WHERE " + searchWhere(st) + " AND id >= ? AND kind = ?" + searchOrder(st) + d.Limit(n)
 }
 
 // searchRange is a queue's items of one state below a bound id, newest
@@ -196,9 +195,20 @@ func qSearchLowest(d dialect.Dialect, st State, w int) string {
 // that the bound id is no longer where the index read starts: a deep page
 // steps over the newer claimed items, which are as many as the claims
 // held, not as the table's rows.
-func searchRange(st State) string {
+func searchRange(st State) string { return searchWhere(st) + searchOrder(st) }
+
+// searchWhere is searchRange's condition: a queue, a state, below an id.
+func searchWhere(st State) string {
 	if st == StateClaimed {
-		return "queue = ? AND " + oneState(st) + " AND id < ? ORDER BY state DESC, id DESC"
+		return "queue = ? AND " + oneState(st) + " AND id < ?"
 	}
-	return "queue = ? AND state = '" + string(st) + "' AND id < ? ORDER BY id DESC"
+	return "queue = ? AND state = '" + string(st) + "' AND id < ?"
+}
+
+// searchOrder is searchRange's order, the index's.
+func searchOrder(st State) string {
+	if st == StateClaimed {
+		return " ORDER BY state DESC, id DESC"
+	}
+	return " ORDER BY id DESC"
 }

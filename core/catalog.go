@@ -457,21 +457,19 @@ var catalog = []entry{
 			return qItemsPage(d, bits, st, n)
 		})
 	}},
-	{name: "browse.search-window", max: listMax, render: func(s *Store, n int) []string {
+	{name: "browse.search-ids", render: func(s *Store, _ int) []string {
 		var out []string
 		for _, w := range searchWindows {
 			for _, st := range itemStates {
-				out = append(out, s.sql(qSearchWindow(s.d, st, w, n)))
+				out = append(out, s.sql(qSearchIDs(s.d, st, w)))
 			}
 		}
 		return out
 	}},
-	{name: "browse.search-lowest", render: func(s *Store, _ int) []string {
-		var out []string
-		for _, w := range searchWindows {
-			for _, st := range itemStates {
-				out = append(out, s.sql(qSearchLowest(s.d, st, w)))
-			}
+	{name: "browse.search-range", max: listMax, render: func(s *Store, n int) []string {
+		out := make([]string, len(itemStates))
+		for i, st := range itemStates {
+			out[i] = s.sql(qSearchRange(s.d, st, n))
 		}
 		return out
 	}},

@@ -4,8 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"log/slog"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/google/uuid"
@@ -141,55 +141,75 @@ func (h *handler) confirm(a action) http.HandlerFunc {
 	}
 }
 
-// act makes an action's change, after the CSRF checks.
+// act makes an action's change, after the CSRF checks, and records it in
+// the audit trail whatever the outcome.
 func (h *handler) act(a action) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		if !h.opts.Actions {
-			h.disabled(w, r)
-			return
-		}
-		r.Body = http.MaxBytesReader(w, r.Body, maxForm)
-		if err := r.ParseForm(); err != nil {
-			h.fail(w, r, http.StatusBadRequest, "Bad request", "The form could not be read.", err.Error())
-			return
-		}
-		if reason := h.checkCSRF(r); reason != "" {
-			h.fail(w, r, http.StatusForbidden, "Refused", "The action was refused: "+reason+".")
-			return
-		}
-		t, err := a.target(h, r)
-		if err != nil {
-			h.targetFailed(w, r, err)
-			return
-		}
-		msg, err := a.do(h, r, t)
-		status, ok := http.StatusOK, err == nil
-		switch {
-		case err == nil:
-		case errors.As(err, new(refusal)):
-			status, msg = http.StatusConflict, err.Error()
-		case errors.Is(err, core.ErrNotFound):
-			status, msg = http.StatusNotFound, "Not found: "+err.Error()
-		case errors.Is(err, core.ErrInvalidInput), errors.As(err, new(formError)):
-			status, msg = http.StatusBadRequest, "Refused: "+err.Error()
-		case errors.Is(err, context.Canceled) && r.Context().Err() != nil:
-			return
-		default:
-			slog.Default().Error("dashboard: action", "action", a.name, "err", err)
-			status, msg = http.StatusInternalServerError, "The database failed; the server's log has the details. The action may or may not have been applied: look at the page again."
-		}
-		h.render(w, r, status, "outcome", a.verb, time.Time{}, outcomePage{Action: a.name, Verb: a.verb, OK: ok, Message: msg, Back: t.Back})
+		e := h.apply(w, r, a)
+		h.audit(r, a, e)
 	}
 }
 
-// targetFailed renders the page for a target that could not be read.
-func (h *handler) targetFailed(w http.ResponseWriter, r *http.Request, err error) {
+// apply is act's work: it writes the response and says how it went.
+func (h *handler) apply(w http.ResponseWriter, r *http.Request, a action) auditEntry {
+	refuse := func(status int, outcome, heading, text string, more ...string) auditEntry {
+		h.fail(w, r, status, heading, text, more...)
+		return auditEntry{outcome: outcome, status: status, message: strings.Join(append([]string{text}, more...), " ")}
+	}
+	if !h.opts.Actions {
+		h.disabled(w, r)
+		return auditEntry{outcome: outcomeForbidden, status: http.StatusForbidden, message: "actions are disabled"}
+	}
+	r.Body = http.MaxBytesReader(w, r.Body, maxForm)
+	if err := r.ParseForm(); err != nil {
+		return refuse(http.StatusBadRequest, outcomeBadRequest, "Bad request", "The form could not be read.", err.Error())
+	}
+	if reason := h.checkCSRF(r); reason != "" {
+		return refuse(http.StatusForbidden, outcomeForbidden, "Refused", "The action was refused: "+reason+".")
+	}
+	t, err := a.target(h, r)
+	if err != nil {
+		return h.targetFailed(w, r, err)
+	}
+	msg, err := a.do(h, r, t)
+	e := auditEntry{outcome: outcomeDone, status: http.StatusOK}
+	switch {
+	case err == nil:
+	case errors.As(err, new(refusal)):
+		e.outcome, e.status, msg = outcomeRefused, http.StatusConflict, err.Error()
+	case errors.Is(err, core.ErrNotFound):
+		e.outcome, e.status, msg = outcomeNotFound, http.StatusNotFound, "Not found: "+err.Error()
+	case errors.Is(err, core.ErrInvalidInput), errors.As(err, new(formError)):
+		e.outcome, e.status, msg = outcomeBadRequest, http.StatusBadRequest, "Refused: "+err.Error()
+	case errors.Is(err, context.Canceled) && r.Context().Err() != nil:
+		return auditEntry{outcome: outcomeAborted, message: "the client went away; the action may or may not have been applied", err: err}
+	default:
+		e.outcome, e.status, e.err = outcomeError, http.StatusInternalServerError, err
+		msg = "The database failed; the server's log has the details. The action may or may not have been applied: look at the page again."
+	}
+	e.message = msg
+	h.render(w, r, e.status, "outcome", a.verb, time.Time{}, outcomePage{Action: a.name, Verb: a.verb, OK: err == nil, Message: msg, Back: t.Back})
+	return e
+}
+
+// targetFailed renders the page for a target that could not be read, and
+// says how that ends an action.
+func (h *handler) targetFailed(w http.ResponseWriter, r *http.Request, err error) auditEntry {
 	var bad badPath
 	if errors.As(err, &bad) {
 		h.fail(w, r, http.StatusBadRequest, "Bad request", "The page's parameters were refused:", string(bad))
-		return
+		return auditEntry{outcome: outcomeBadRequest, status: http.StatusBadRequest, message: string(bad)}
 	}
 	h.storeFailed(w, r, "target", err)
+	switch {
+	case errors.Is(err, core.ErrNotFound):
+		return auditEntry{outcome: outcomeNotFound, status: http.StatusNotFound, message: "no such target"}
+	case errors.Is(err, core.ErrInvalidInput):
+		return auditEntry{outcome: outcomeBadRequest, status: http.StatusBadRequest, message: err.Error()}
+	case errors.Is(err, context.Canceled) && r.Context().Err() != nil:
+		return auditEntry{outcome: outcomeAborted, message: "the client went away", err: err}
+	}
+	return auditEntry{outcome: outcomeError, status: http.StatusInternalServerError, message: "reading the target failed", err: err}
 }
 
 // badPath is a path segment that is not a UUID.

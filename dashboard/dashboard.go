@@ -4,6 +4,7 @@ import (
 	"crypto/rand"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net/http"
 	"strings"
 
@@ -26,6 +27,22 @@ type Options struct {
 	// the handler in your own middleware instead.
 	Authorize func(*http.Request) error
 
+	// AllowedHosts are the host names (or IP addresses, without a port)
+	// the dashboard answers to besides the loopback ones ("localhost",
+	// 127.0.0.0/8, ::1), compared without case or port. A request with
+	// any other Host header is refused with 421 Misdirected Request
+	// before Authorize runs: a browser sends the name it resolved, so a
+	// page on a name the attacker's DNS points at the dashboard's address
+	// (DNS rebinding) can neither read it nor post to it as its own
+	// origin.
+	//
+	// Default: loopback names only when Authorize is nil; every name when
+	// Authorize is set, since the application's own credentials (cookies,
+	// tokens) are bound to its real name and a rebound name does not get
+	// them. An Authorize hook that trusts the network instead (a source
+	// address, a VPN) must list the names here.
+	AllowedHosts []string
+
 	// Actions enables the buttons and POST endpoints that change the
 	// database: revive a dead item or a halted run (or one of its steps),
 	// cancel an item or a run, signal a run. Default off: POSTs are refused
@@ -46,6 +63,22 @@ type Options struct {
 	// balancer.
 	Secret []byte
 
+	// Logger receives the audit trail, one record per action posted
+	// (message "dashboard action"; attributes action, item, run, signal
+	// and key as they apply, outcome, status, message, caller,
+	// remote_addr, and err for a database failure), and the errors of
+	// the database the pages meet. Outcomes: done and refused (the store
+	// said why not) at Info, forbidden (CSRF or actions off) and
+	// bad-request at Warn, not-found at Info, error at Error. Records are
+	// logged with the request's context, so a handler can add what the
+	// application's middleware put there. Default slog.Default().
+	Logger *slog.Logger
+
+	// Caller names who made a request in the audit trail (the caller
+	// attribute): typically the user or token Authorize checked. Default
+	// none: the record names the remote address alone.
+	Caller func(*http.Request) string
+
 	// Title is shown in the header and the page titles. Default "Plenum".
 	Title string
 
@@ -58,19 +91,14 @@ type Options struct {
 
 // New returns the dashboard for store. It refuses Options.Actions without
 // Options.Authorize (unless Options.AllowUnauthenticatedActions), a Prefix
-// that is not a clean absolute path, and a Secret shorter than 32 bytes.
+// that is not a clean absolute path, a Secret shorter than 32 bytes, and
+// an AllowedHosts entry that is not a bare host name or IP address.
 func New(store *core.Store, opts Options) (http.Handler, error) {
 	if store == nil {
 		return nil, errors.New("dashboard: nil store")
 	}
-	if opts.Actions && opts.Authorize == nil && !opts.AllowUnauthenticatedActions {
-		return nil, errors.New("dashboard: Actions needs an Authorize hook (or AllowUnauthenticatedActions, for a handler served on loopback only)")
-	}
-	if err := checkPrefix(opts.Prefix); err != nil {
+	if err := opts.Validate(); err != nil {
 		return nil, err
-	}
-	if opts.SearchRows < 0 || opts.SearchRows > core.ItemSearchRows {
-		return nil, fmt.Errorf("dashboard: SearchRows %d is outside [0, %d]", opts.SearchRows, core.ItemSearchRows)
 	}
 	secret := opts.Secret
 	switch {
@@ -79,17 +107,38 @@ func New(store *core.Store, opts Options) (http.Handler, error) {
 		if _, err := rand.Read(secret); err != nil {
 			return nil, fmt.Errorf("dashboard: secret: %w", err)
 		}
-	case len(secret) < 32:
-		return nil, errors.New("dashboard: Secret must be at least 32 bytes")
 	default:
 		secret = append([]byte(nil), secret...)
 	}
 	if opts.Title == "" {
 		opts.Title = "Plenum"
 	}
-	h := &handler{store: store, opts: opts, csrf: csrfKey(secret)}
+	hosts, _ := newHostCheck(opts) // checked by Validate
+	h := &handler{store: store, opts: opts, csrf: csrfKey(secret), hosts: hosts}
 	h.routes()
 	return h, nil
+}
+
+// Validate reports the first option New would refuse, without a store:
+// Actions without Authorize (unless AllowUnauthenticatedActions), a Prefix
+// that is not a clean absolute path, SearchRows out of range, a Secret
+// shorter than 32 bytes, or an AllowedHosts entry that is not a bare host
+// name or IP address.
+func (opts Options) Validate() error {
+	if opts.Actions && opts.Authorize == nil && !opts.AllowUnauthenticatedActions {
+		return errors.New("dashboard: Actions needs an Authorize hook (or AllowUnauthenticatedActions, for a handler served on loopback only)")
+	}
+	if err := checkPrefix(opts.Prefix); err != nil {
+		return err
+	}
+	if opts.SearchRows < 0 || opts.SearchRows > core.ItemSearchRows {
+		return fmt.Errorf("dashboard: SearchRows %d is outside [0, %d]", opts.SearchRows, core.ItemSearchRows)
+	}
+	if opts.Secret != nil && len(opts.Secret) < 32 {
+		return errors.New("dashboard: Secret must be at least 32 bytes")
+	}
+	_, err := newHostCheck(opts)
+	return err
 }
 
 // checkPrefix refuses a prefix that would make links ambiguous.

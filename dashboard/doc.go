@@ -22,6 +22,13 @@
 //
 // # Safe by default
 //
+//   - Only the host names it serves: a request whose Host is not a
+//     loopback name or address, nor listed in Options.AllowedHosts, is
+//     refused with 421 before anything else runs, so that a name an
+//     attacker's DNS rebinds to the dashboard's address gets nothing.
+//     With an Authorize hook and no list, every name is served (the
+//     application's credentials do not follow a rebound name); a hook
+//     that trusts the network must list the names.
 //   - Read-only unless Options.Actions is set. Read pages call only the
 //     store's reads, so a database role with SELECT grants is enough.
 //   - Actions need Options.Authorize (it runs on every request), unless
@@ -35,6 +42,27 @@
 //     and every response carries a Content-Security-Policy of 'self' only,
 //     X-Frame-Options DENY, nosniff and a same-origin Referrer-Policy.
 //   - No JavaScript and no network: the one stylesheet is embedded.
+//
+// # Audit trail
+//
+// Every action posted, done or refused, is one record on Options.Logger
+// (slog.Default() unless set), message "dashboard action", with the
+// action, its item or run (a signal's name and key too), the outcome
+// (done, refused, forbidden, bad-request, not-found, error, aborted), the
+// HTTP status, the message shown, the caller as Options.Caller names it
+// and the remote address. To keep the trail apart from the application's
+// log, give the dashboard a logger of its own:
+//
+//	audit := slog.New(slog.NewJSONHandler(auditFile, nil))
+//	h, err := dashboard.New(store, dashboard.Options{
+//		Authorize: checkAdmin,
+//		Caller:    func(r *http.Request) string { return userOf(r) },
+//		Logger:    audit,
+//		Actions:   true,
+//	})
+//
+// Records are logged with the request's context, so a slog.Handler can
+// add what the application's middleware stored there (a request id).
 //
 // Times are shown relative to the database clock (Store.Now), the only clock
 // Plenum trusts.

@@ -14,16 +14,21 @@ type handler struct {
 	store *core.Store
 	opts  Options
 	csrf  csrfKey
+	hosts hostCheck
 	mux   *http.ServeMux
 }
 
 // baseKey carries the path the dashboard is mounted at (its links' root).
 type baseKey struct{}
 
-// ServeHTTP sets the security headers, runs Authorize, strips the prefix,
-// and routes.
+// ServeHTTP sets the security headers, checks the Host, runs Authorize,
+// strips the prefix, and routes.
 func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	setSecurityHeaders(w.Header())
+	if !h.hosts.allows(r.Host) {
+		h.refuseHost(w, r)
+		return
+	}
 	if h.opts.Authorize != nil {
 		if err := h.opts.Authorize(r); err != nil {
 			h.fail(w, r, http.StatusForbidden, "Not authorized", "You are not allowed to see this page.")

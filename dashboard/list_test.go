@@ -6,6 +6,7 @@ import (
 	"html"
 	"net/http"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
@@ -113,6 +114,43 @@ func TestItems_KindSearchBoundedAndResumable(t *testing.T) {
 		wantStatus(t, "GET kind=nosuch", code, http.StatusOK, body)
 		if !strings.Contains(body, `id="searched"`) || !strings.Contains(body, "Searched the newest 5 items") || !strings.Contains(body, "search older") || strings.Contains(body, `id="empty"`) {
 			t.Errorf("kind=nosuch, searched 5 of 12 rows: the page does not say it searched:\n%s", body)
+		}
+	})
+}
+
+// TestItems_KindSearchPagesCoverWhatTheySearched: "search older" pages
+// move by the rows searched, not by the matches found. Six queues filled
+// one after the other, 120 items, searched 30 rows a page: every match in
+// five pages at most, each once.
+func TestItems_KindSearchPagesCoverWhatTheySearched(t *testing.T) {
+	eachDatabase(t, func(t *testing.T, st *core.Store) {
+		ctx := context.Background()
+		var want []string
+		for q := range 6 {
+			var specs []core.ItemSpec
+			for i := range 20 {
+				kind := "common"
+				if i%7 == 3 {
+					kind = "rare"
+				}
+				specs = append(specs, core.ItemSpec{Queue: fmt.Sprintf("spread-%d", q), Kind: kind})
+			}
+			e, err := st.Enqueue(ctx, specs...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for i, it := range e {
+				if specs[i].Kind == "rare" {
+					want = append(want, it.ID.String())
+				}
+			}
+		}
+		slices.Sort(want)
+		slices.Reverse(want)
+		c := serve(t, newDashboard(t, st, dashboard.Options{SearchRows: 30}), "")
+		got, pages := walk(t, c, "", "/items?kind=rare")
+		if fmt.Sprint(got) != fmt.Sprint(want) || pages > 5 {
+			t.Errorf("kind=rare over 120 items, 30 searched a page: %d pages, want 5 at most\n got %v\nwant %v", pages, got, want)
 		}
 	})
 }

@@ -54,9 +54,12 @@ func newQuery(raw string, allowed ...string) *query {
 }
 
 // clip shortens text quoted back in an error.
-func clip(s string) string {
-	if len(s) > 40 {
-		for i := 40; i > 0; i-- {
+func clip(s string) string { return clipTo(s, 40) }
+
+// clipTo shortens s to at most n bytes, on a rune boundary, marking the cut.
+func clipTo(s string, n int) string {
+	if len(s) > n {
+		for i := n; i > 0; i-- {
 			if utf8.RuneStart(s[i]) {
 				return s[:i] + "…"
 			}

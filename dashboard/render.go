@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"embed"
 	"html/template"
-	"log/slog"
 	"net/http"
 	"time"
 )
@@ -45,7 +44,7 @@ func (h *handler) render(w http.ResponseWriter, r *http.Request, status int, nam
 	p := page{Title: title, Site: h.opts.Title, Base: baseOf(r), Nav: name, Now: now, Actions: h.opts.Actions, Data: data}
 	var buf bytes.Buffer
 	if err := pages[name].Execute(&buf, p); err != nil {
-		slog.Default().Error("dashboard: template", "page", name, "err", err)
+		h.log().Error("dashboard: template", "page", name, "err", err)
 		http.Error(w, "internal error rendering the page", http.StatusInternalServerError)
 		return
 	}

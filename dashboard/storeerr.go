@@ -3,7 +3,6 @@ package dashboard
 import (
 	"context"
 	"errors"
-	"log/slog"
 	"net/http"
 	"time"
 
@@ -25,7 +24,7 @@ func (h *handler) storeFailed(w http.ResponseWriter, r *http.Request, what strin
 	case errors.Is(err, context.Canceled) && r.Context().Err() != nil:
 		// The client went away: nobody reads the page.
 	default:
-		slog.Default().Error("dashboard: store read", "what", what, "err", err)
+		h.log().Error("dashboard: store read", "what", what, "err", err)
 		h.fail(w, r, http.StatusInternalServerError, "Database error", "Reading the "+what+" failed; the server's log has the details.")
 	}
 }

@@ -105,18 +105,25 @@ func (e *env) refusedAsLost(s *core.Store, c core.Claim, where string) {
 	if held, err := s.Fence(e.ctx, c, func(context.Context, *core.Fenced) error { ran = true; return nil }); held || err != nil || ran {
 		e.t.Errorf("Fence %s = held %v, %v, fn ran %v; want not held, nothing run", where, held, err, ran)
 	}
-	asked := false
-	_, err = s.Expand(e.ctx, c, core.ExpandParams{
-		Barrier: core.BarrierSpec{Name: "late", Join: core.JoinSpec{Queue: "late-join"}},
-		Next: func(context.Context, string) (core.ChildPage, error) {
-			asked = true
-			return core.ChildPage{Children: kids("late-kids", "k", 2), Next: "end", Done: true}, nil
-		},
-	})
+	asked, err := e.expandLate(s, c, "late")
 	lostErr("Expand", err)
 	if asked {
 		e.t.Errorf("Expand %s asked its source for children", where)
 	}
+}
+
+// expandLate runs an Expand of c through s that should be refused before
+// it asks its source, whose barrier joins in queue+"-join" and whose
+// children go to queue+"-kids", and reports whether the source was asked.
+func (e *env) expandLate(s *core.Store, c core.Claim, queue string) (asked bool, err error) {
+	_, err = s.Expand(e.ctx, c, core.ExpandParams{
+		Barrier: core.BarrierSpec{Name: "late", Join: core.JoinSpec{Queue: queue + "-join"}},
+		Next: func(context.Context, string) (core.ChildPage, error) {
+			asked = true
+			return core.ChildPage{Children: kids(queue+"-kids", "k", 2), Next: "end", Done: true}, nil
+		},
+	})
+	return asked, err
 }
 
 func nonZero(c map[core.State]int64) []string {

@@ -109,6 +109,7 @@ var guarantees = []guarantee{
 	{"Fence_CommitsWithFnOrNotAtAll", testFenceAtomic},
 	{"Fence_HoldsClaimUntilCommit", testFenceHoldsClaim},
 	{"Fence_OnlyOwnLossIsNotHeld", testFenceOnlyOwnLossNotHeld},
+	{"Fence_PastClaimDeadlineChangesNothing", testFenceDeadline},
 	{"Complete_IdempotentWithSameToken", testCompleteIdempotent},
 	{"Recovery_OwnerStopsHeartbeating", testRecoveryOwnerStops},
 	{"Recovery_PoisonItemDeadLettered", testRecoveryPoison},

@@ -342,6 +342,7 @@ var catalog = []entry{
 	fixed("counts.all", qCountsAll),
 	fixed("counts.queue", qCountsQueue),
 	fixed("claim.lock", qClaimLock),
+	fixed("claim.lock-within", qClaimLockWithin),
 	fixed("fail.dead", qFailDead),
 	fixed("fail.retry", qFailRetry),
 	fixed("release", qRelease),

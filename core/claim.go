@@ -41,6 +41,19 @@ type Claim struct {
 	Token uuid.UUID
 	// Owner is the owner that holds the claim.
 	Owner uuid.UUID
+	// Within, when positive, is the claim's deadline for its holder's
+	// writes: how long after the claim was taken (claimed_at, on the
+	// database clock) the holder may still change anything through it.
+	// Past it, Fence, Expand, Complete, CompleteMany, Fail, Release,
+	// Extend and ExtendMany refuse the claim with ErrPastDeadline and
+	// change nothing, the check made in their own transaction, with the
+	// item's row locked, against the database clock. Claim leaves it zero,
+	// for no deadline: those calls then check the token alone. A runtime
+	// sets it on the claims it hands to its handlers (the worker's
+	// Job.Claim), so that a handler that overran its timeout cannot
+	// complete or write late whatever context it passes; Extend moves the
+	// lease, not this deadline.
+	Within time.Duration
 }
 
 // Claim takes up to p.Limit available items of p.Queue, lowest priority

@@ -22,7 +22,9 @@
 //   - Every change a claim holder makes is fenced on (id, claim token).
 //     Fence reports held == false, with no error, for the fenced claim's
 //     own loss only; an error of fn's about another item's lost claim is
-//     returned as fn's error, with held == true.
+//     returned as fn's error, with held == true. A claim with a deadline
+//     (Claim.Within) is also refused past it, on the database clock, with
+//     ErrPastDeadline.
 //   - Keys live in two namespaces that cannot collide. A caller's Key is
 //     any text up to 200 characters except the form reserved for
 //     children: a UUID in its 36-character text form (any case) followed

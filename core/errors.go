@@ -14,6 +14,12 @@ var (
 	// failure, and the operation that returned it changed nothing.
 	ErrClaimLost = errors.New("plenum: claim lost")
 
+	// ErrPastDeadline means a write under a claim that carries a deadline
+	// (Claim.Within) came after it, on the database clock: the claim is
+	// still held, but its holder is too late to write through it, and the
+	// operation that returned it changed nothing.
+	ErrPastDeadline = errors.New("plenum: past the claim's deadline")
+
 	// ErrOwnerLost means the owner was reaped (its heartbeat went stale).
 	// Its claims have been or will be released; it must stop working on
 	// them and register again to go on.

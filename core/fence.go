@@ -37,7 +37,11 @@ import (
 // The token compared is c.Token, captured at claim time, not anything read
 // again, so a fence entered after a rolled-back attempt still recognises a
 // claim that is really held, and a claim that moved on is never mistaken for
-// one's own. Fences check the token, not the lease clock.
+// one's own. Fences check the token, not the lease clock, unless c carries
+// a deadline (Claim.Within): past it, on the database clock and checked in
+// the fence's own transaction with the row locked, the fence returns
+// held == true and an error wrapping ErrPastDeadline, fn does not run and
+// nothing commits, whatever ctx is.
 //
 // The context fn gets is marked: a store method that would open a
 // transaction of its own on this database, called with it (or a context

@@ -43,7 +43,9 @@ func (s *Store) Complete(ctx context.Context, c Claim, result json.RawMessage) e
 // on its own claim token, with one UPDATE per claim batch (completions
 // sharing a token) and one counter update per barrier. It returns the ids
 // whose claim was lost; those were not changed. Completions already done
-// with the same claim count as done.
+// with the same claim count as done. A claim past its deadline
+// (Claim.Within) while it still holds its item fails the whole call with
+// ErrPastDeadline, and nothing is changed.
 func (s *Store) CompleteMany(ctx context.Context, cs []Completion) (lost []uuid.UUID, err error) {
 	if len(cs) == 0 {
 		return nil, nil
@@ -52,7 +54,7 @@ func (s *Store) CompleteMany(ctx context.Context, cs []Completion) (lost []uuid.
 	for i, c := range cs {
 		// The field names are formatted only for an error: a batch's
 		// checks are on every completion's path.
-		if c.Claim.incomplete() {
+		if c.Claim.incomplete() || c.Claim.badWithin() {
 			return nil, validClaim(fmt.Sprintf("completions[%d].Claim", i), c.Claim)
 		}
 		if seen[c.Claim.ID] {
@@ -65,7 +67,11 @@ func (s *Store) CompleteMany(ctx context.Context, cs []Completion) (lost []uuid.
 			}
 		}
 	}
+	timed := timedClaims(cs)
 	err = s.inTx(ctx, "complete", func(tx dialect.Tx) error {
+		if err := s.refuseLate(ctx, tx, timed); err != nil {
+			return err
+		}
 		var err error
 		lost, err = s.complete(ctx, tx, cs)
 		return err
@@ -416,13 +422,20 @@ func (s *Store) Extend(ctx context.Context, c Claim, lease time.Duration) error 
 	return nil
 }
 
-// validClaim refuses a Claim that did not come from Claim.
+// validClaim refuses a Claim that did not come from Claim, or whose
+// deadline is out of range.
 func validClaim(field string, c Claim) error {
 	if c.incomplete() {
 		return invalid(field, "has no id or token: pass the Claim that Claim returned")
 	}
+	if c.badWithin() {
+		return invalid(field+".Within", "%v is outside [0, %v]", c.Within, MaxLease)
+	}
 	return nil
 }
+
+// badWithin reports whether c's deadline is out of range.
+func (c Claim) badWithin() bool { return c.Within < 0 || c.Within > MaxLease }
 
 // incomplete reports whether c lacks an id or a token.
 func (c Claim) incomplete() bool { return c.ID == uuid.Nil || c.Token == uuid.Nil }
@@ -433,28 +446,24 @@ type held struct {
 	barrier              uuid.UUID
 }
 
-// lockClaim locks the item row and checks that c is still its claim: the
-// fence every single-item mutation goes through.
+// lockClaim locks the item row and checks that c is still its claim, and
+// within its deadline if it has one: the fence every single-item mutation
+// goes through.
 func (s *Store) lockClaim(ctx context.Context, tx dialect.Querier, c Claim) (held, error) {
-	var (
-		h       held
-		state   string
-		token   uuid.NullUUID
-		barrier uuid.NullUUID
-	)
-	err := tx.QueryRowContext(ctx, s.sql(qClaimLock),
-		s.d.UUID(c.ID)).Scan(&state, &token, &h.attempt, &h.maxAttempts, &barrier)
+	r, err := s.lockRow(ctx, tx, c)
 	if dialect.IsNoRows(err) {
-		return h, fmt.Errorf("plenum: %s: %w", c.ID, ErrClaimLost)
+		return r.h, fmt.Errorf("plenum: %s: %w", c.ID, ErrClaimLost)
 	}
 	if err != nil {
-		return h, err
+		return r.h, err
 	}
-	if State(state) != StateClaimed || !token.Valid || token.UUID != c.Token {
-		return h, fmt.Errorf("plenum: %s: %w", c.ID, ErrClaimLost)
+	if !r.heldBy(c) {
+		return r.h, fmt.Errorf("plenum: %s: %w", c.ID, ErrClaimLost)
 	}
-	h.barrier = barrier.UUID
-	return h, nil
+	if !r.inTime {
+		return r.h, pastDeadline(c)
+	}
+	return r.h, nil
 }
 
 // MaxErrorBytes bounds the error text Fail records; longer text is cut at

@@ -15,7 +15,9 @@ import (
 // database clock, in one transaction: one UPDATE per batch of claims that
 // share a token (on databases without UPDATE ... RETURNING, a locking read
 // of the held rows before it). Each claim is fenced on its own token; the
-// ids whose claim was lost are returned, and those were not changed.
+// ids whose claim was lost are returned, and those were not changed. A
+// claim past its deadline (Claim.Within) fails the whole call with
+// ErrPastDeadline: a lease moves only while its holder may still write.
 //
 // A claim's lease is its handler's deadline: nothing but Extend and
 // ExtendMany moves it (not the owner's heartbeat), so a handler that needs
@@ -29,7 +31,7 @@ func (s *Store) ExtendMany(ctx context.Context, cs []Claim, lease time.Duration)
 	}
 	seen := make(map[uuid.UUID]bool, len(cs))
 	for i, c := range cs {
-		if c.incomplete() {
+		if c.incomplete() || c.badWithin() {
 			return nil, validClaim(fmt.Sprintf("claims[%d]", i), c)
 		}
 		if seen[c.ID] {
@@ -38,6 +40,9 @@ func (s *Store) ExtendMany(ctx context.Context, cs []Claim, lease time.Duration)
 		seen[c.ID] = true
 	}
 	err = s.inTx(ctx, "extend", func(tx dialect.Tx) error {
+		if err := s.refuseLate(ctx, tx, cs); err != nil {
+			return err
+		}
 		lost = lost[:0]
 		groups := byToken(cs)
 		for _, token := range sortedKeys(groups) {
@@ -107,7 +112,7 @@ func (s *Store) extendGroup(ctx context.Context, tx dialect.Querier, token uuid.
 // handler whose item was cancelled.
 func (s *Store) Lost(ctx context.Context, cs []Claim) ([]uuid.UUID, error) {
 	for i, c := range cs {
-		if c.incomplete() {
+		if c.incomplete() || c.badWithin() {
 			return nil, validClaim(fmt.Sprintf("claims[%d]", i), c)
 		}
 	}

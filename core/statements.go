@@ -39,6 +39,11 @@ const (
 	qNow              = "SELECT {now}"
 )
 
+// qClaimLockWithin is qClaimLock for a claim with a deadline (Claim.Within):
+// its last column says, on the database clock and while the row is locked,
+// whether the claim was taken less than Within ago (the bind is -Within).
+const qClaimLockWithin = "SELECT state, claim_token, attempt, max_attempts, barrier_id, CASE WHEN claimed_at > {now+?} THEN 1 ELSE 0 END FROM {items} WHERE id = ?{lock}"
+
 // Owners.
 const (
 	qOwnerExists       = "SELECT COUNT(*) FROM {processes} WHERE id = ?"

@@ -49,13 +49,26 @@ func workloadMore(t *testing.T, db *sql.DB, d dialect.Dialect) {
 	_, err = s.CompleteMany(ctx, []core.Completion{{Claim: cs[0], Result: json.RawMessage(`1`)}, {Claim: cs[1], Result: json.RawMessage(`2`)}, {Claim: cs[2], Result: json.RawMessage(`3`)}})
 	must(err)
 
+	// A claim with a deadline: its fence and completion check it.
+	_, err = s.Enqueue(ctx, core.ItemSpec{Queue: "mw"}, core.ItemSpec{Queue: "mw"})
+	must(err)
+	cs = claim("mw", 2)
+	for i := range cs {
+		cs[i].Within = time.Minute
+	}
+	held, err := s.Fence(ctx, cs[0], func(ctx context.Context, f *core.Fenced) error { return f.Complete(ctx, nil) })
+	if !held || err != nil {
+		t.Fatalf("fence within its deadline: held %v, %v", held, err)
+	}
+	must(s.Complete(ctx, cs[1], nil))
+
 	// A barrier whose child key comes twice, then fires: its join is made.
 	// A FailBarrier one whose failed child is revived, fails again, and
 	// fires: its join is made dead.
 	_, err = s.Enqueue(ctx, core.ItemSpec{Queue: "mp"})
 	must(err)
 	parent := claim("mp", 1)[0]
-	held, err := s.Fence(ctx, parent, func(ctx context.Context, f *core.Fenced) error {
+	held, err = s.Fence(ctx, parent, func(ctx context.Context, f *core.Fenced) error {
 		b, err := f.OpenBarrier(ctx, core.BarrierSpec{Name: "twice", Join: core.JoinSpec{Queue: "mj"}})
 		if err != nil {
 			return err

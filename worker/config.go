@@ -126,7 +126,13 @@ type QueueConfig struct {
 type KindConfig struct {
 	// Timeout is the handler's deadline, counted from when its claim was
 	// requested: its context ends DeadlineMargin before, and a result
-	// after that is refused (a timeout: the attempt counts). A claim takes
+	// after that is refused (a timeout: the attempt counts). So is a late
+	// Job.Fence or Job.Settle, and any store call that writes with
+	// Job.Claim, whatever context it is given: the database refuses it in
+	// the write's own transaction, on its clock, once Timeout less
+	// DeadlineMargin has passed since the claim, and nothing it would have
+	// written commits. Store.Extend moves the claim's lease, not this
+	// deadline. A claim takes
 	// items of any kind, so its lease is the longest Timeout among the
 	// worker's kinds (and DefaultKind's): a reaper times out a handler that
 	// hangs in a live worker after that. Keep it above StaleAfter plus

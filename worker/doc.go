@@ -46,7 +46,11 @@
 // A claim's lease is its handler's deadline: the kind's Timeout, counted
 // from when the claim was requested. The handler's context is cancelled
 // Config.DeadlineMargin before the lease ends, and a handler that returns
-// after that has its result refused: the attempt counts as a timeout. The
+// after that has its result refused: the attempt counts as a timeout. A
+// Job.Fence or Job.Settle after that, or a store call that writes with
+// Job.Claim, is refused too, whatever context it is given: the database
+// checks the deadline in the write's own transaction, on its own clock,
+// so a late result never commits. The
 // heartbeat writes only the worker's own row; the worker counts itself lost,
 // stops claiming and cancels every handler when the store says it was
 // reaped (core.ErrOwnerLost) or when no heartbeat has succeeded for

@@ -3,6 +3,7 @@ package worker
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 
 	"github.com/google/uuid"
@@ -23,9 +24,19 @@ type Job[T any] struct {
 func (j *Job[T]) Item() core.Item { return j.r.claim.Item }
 
 // Claim returns the claim this run holds, for the store calls that take
-// one: Store.Expand to fan out, Store.Extend for more time. Its lease is
-// the run's deadline; the handler's context ends a margin before it.
-func (j *Job[T]) Claim() core.Claim { return *j.r.claim }
+// one (Store.Expand to fan out, for instance). It carries the run's
+// deadline, core.Claim.Within: the kind's Timeout less the
+// DeadlineMargin, counted from the claim on the database clock, when the
+// handler's context ends. Past it, every store call that writes with this
+// claim is refused with core.ErrPastDeadline and changes nothing, whatever
+// context it is given. Store.Extend moves the claim's lease (how long a
+// reaper leaves the item alone), not the run's deadline: a handler gets
+// no more time than its kind's Timeout.
+func (j *Job[T]) Claim() core.Claim {
+	c := *j.r.claim
+	c.Within = j.r.within
+	return c
+}
 
 // ID returns the item's id.
 func (j *Job[T]) ID() uuid.UUID { return j.r.claim.ID }
@@ -62,22 +73,26 @@ func (j *Job[T]) SetResult(v any) error {
 //
 // Fence returns an error wrapping core.ErrClaimLost when the claim is no
 // longer held (the item was cancelled, or timed out and was reaped): fn
-// did not run, and the handler should return. After a Fence that returned
-// nil the item is completed, whatever the handler returns. Inside fn, call
-// f, never the store: a store call with fn's context returns
-// core.ErrInsideFence.
+// did not run, and the handler should return. A fence past the run's
+// deadline (see Claim), whatever ctx is, is refused in its own
+// transaction, on the database clock: it returns an error wrapping
+// ErrDeadline and core.ErrPastDeadline, nothing fn wrote commits, and the
+// attempt counts as a timeout whatever the handler returns. After a Fence
+// that returned nil the item is completed, whatever the handler returns.
+// Inside fn, call f, never the store: a store call with fn's context
+// returns core.ErrInsideFence.
 func (j *Job[T]) Fence(ctx context.Context, fn func(ctx context.Context, f *core.Fenced) error) error {
 	if j.r.fenced {
 		return fmt.Errorf("plenum/worker: %s: fenced already: %w", j.r.claim.ID, core.ErrFinished)
 	}
-	held, err := j.r.w.store.Fence(ctx, *j.r.claim, func(ctx context.Context, f *core.Fenced) error {
+	held, err := j.r.w.store.Fence(ctx, j.Claim(), func(ctx context.Context, f *core.Fenced) error {
 		if err := fn(ctx, f); err != nil {
 			return err
 		}
 		return f.Complete(ctx, j.r.result)
 	})
 	if err != nil {
-		return err
+		return j.late("fence", err)
 	}
 	if !held {
 		return fmt.Errorf("plenum/worker: fence %s: %w", j.r.claim.ID, core.ErrClaimLost)
@@ -95,20 +110,33 @@ func (j *Job[T]) Fence(ctx context.Context, fn func(ctx context.Context, f *core
 // whose steps decide their item's fate in the same transaction as their
 // other writes (a pipeline halting its run, a step that waits). An error
 // wrapping core.ErrClaimLost means the claim is no longer held and fn's
-// writes did not commit.
+// writes did not commit. Past the run's deadline, Settle is refused as
+// Fence is: an error wrapping ErrDeadline and core.ErrPastDeadline,
+// nothing committed, and the attempt counts as a timeout.
 func (j *Job[T]) Settle(ctx context.Context, fn func(ctx context.Context, f *core.Fenced) error) error {
 	if j.r.fenced {
 		return fmt.Errorf("plenum/worker: %s: fenced already: %w", j.r.claim.ID, core.ErrFinished)
 	}
-	held, err := j.r.w.store.Fence(ctx, *j.r.claim, fn)
+	held, err := j.r.w.store.Fence(ctx, j.Claim(), fn)
 	if err != nil {
-		return err
+		return j.late("settle", err)
 	}
 	if !held {
 		return fmt.Errorf("plenum/worker: settle %s: %w", j.r.claim.ID, core.ErrClaimLost)
 	}
 	j.r.fenced, j.r.settled = true, true
 	return nil
+}
+
+// late returns err, the error of the run's fence (op), and when the
+// database refused it past the run's deadline, records that the run is a
+// timeout and says so with ErrDeadline.
+func (j *Job[T]) late(op string, err error) error {
+	if !errors.Is(err, core.ErrPastDeadline) {
+		return err
+	}
+	j.r.late = true
+	return fmt.Errorf("plenum/worker: %s %s: %w: %w", op, j.r.claim.ID, ErrDeadline, err)
 }
 
 // handler is a registered kind's handler, payload decoding included.

@@ -39,6 +39,13 @@ type run struct {
 	// fenced is set once Job.Fence completed the item, or Job.Settle
 	// settled it (settled).
 	fenced, settled bool
+	// within is the run's deadline on the database clock, counted from
+	// the claim: the kind's Timeout less the margin, as deadline is on
+	// the host's. The claims Job hands out carry it (core.Claim.Within).
+	within time.Duration
+	// late is set once the database refused a Job.Fence or Job.Settle
+	// past within: the run is a timeout, whatever the host's clock says.
+	late bool
 	// started is when the run's goroutine began (UnixNano; 0 before),
 	// for the watcher.
 	started atomic.Int64
@@ -215,7 +222,8 @@ func (w *Worker) begin(cs []core.Claim, sl *slots, dl *deadlines) []*run {
 			timeout = h.cfg.Timeout
 		}
 		r := &runs[i]
-		*r = run{w: w, claim: c, h: h, slots: sl, deadline: dl.requested.Add(timeout - w.cfg.margin(timeout)), deadlines: dl}
+		within := timeout - w.cfg.margin(timeout)
+		*r = run{w: w, claim: c, h: h, slots: sl, deadline: dl.requested.Add(within), within: within, deadlines: dl}
 		r.ctx, r.cancel = context.WithCancelCause(dl.context(r.deadline))
 		w.running[c.ID] = r
 		if w.killed != nil {
@@ -303,7 +311,7 @@ func (w *Worker) execute(queue string, r *run) {
 	}
 	took := time.Since(start)
 	cause := w.finish(r)
-	if cause == nil && time.Now().After(r.deadline) {
+	if r.late || cause == nil && time.Now().After(r.deadline) {
 		cause = ErrDeadline
 	}
 	w.settle(queue, h, r, err, cause, took)
@@ -363,9 +371,12 @@ func (w *Worker) settle(queue string, h *handler, r *run, err, cause error, took
 		if h != nil {
 			timeout = h.cfg.Timeout
 		}
-		if err != nil {
+		switch {
+		case err != nil:
 			err = fmt.Errorf("%w (timeout %v): %w", ErrDeadline, timeout, err)
-		} else {
+		case r.late:
+			err = fmt.Errorf("%w (timeout %v): the handler's fence came too late", ErrDeadline, timeout)
+		default:
 			err = fmt.Errorf("%w (timeout %v): the handler returned too late", ErrDeadline, timeout)
 		}
 	case (errors.Is(cause, ErrStopped) || errors.Is(cause, ErrLost)) && err != nil:

@@ -45,6 +45,7 @@ var tests = []struct {
 }{
 	{"Outcomes", outcomes},
 	{"DeadlineRefusesLateResult", deadlineRefusesLateResult},
+	{"LateWritesRefused", lateWritesRefused},
 	{"CancelStopsRunningHandler", cancelStopsRunningHandler},
 	{"HandlerReturnsAfterCancel", handlerReturnsAfterCancel},
 	{"GracefulShutdown", gracefulShutdown},

@@ -110,7 +110,7 @@ func Open(ctx context.Context, db *sql.DB, d dialect.Dialect, opts Options) (*St
 			ErrSchemaOutdated, opts.Prefix, v, migrations.LatestVersion, d.Name(), opts.Prefix)
 	}
 
-	s.seek = claimIndex(opts.Prefix)
+	s.seek = migrations.ClaimIndex(opts.Prefix)
 	s.lister, _ = d.(dialect.UUIDLister)
 	s.purger, _ = d.(dialect.Purger)
 	s.expand = strings.NewReplacer(expansions(d, s.names, opts.ClockOffset)...)

@@ -57,6 +57,9 @@ type Store struct {
 	notifier dialect.Notifier
 	channel  string
 	listens  atomic.Uint64
+
+	// skipsLocked is set once ProveSkipLocked has succeeded.
+	skipsLocked atomic.Bool
 }
 
 // Open returns a Store on db, which must be a database of dialect d (a

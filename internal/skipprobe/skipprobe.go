@@ -8,7 +8,7 @@
 // named afresh for each run and available only a century from now, so
 // that no worker's claim can take them; a first session claims one of
 // them and keeps its transaction open; a second session's claim must then
-// take the other, at once. Both transactions are rolled back and the rows
+// answer at once without the held row. Both transactions are rolled back and the rows
 // deleted, whatever happened.
 package skipprobe
 
@@ -78,7 +78,7 @@ func Spec(d dialect.Dialect, table string, seek *dialect.Index, queue string) di
 }
 
 // Run proves that d's claim, in a second session, passes over the row a
-// first session's claim holds and takes the other one without waiting.
+// first session's claim holds without waiting for it.
 // It returns nil when it does, or at once for a database of one writer
 // (Capabilities.SingleWriter), where no two claims are ever open
 // together; a *dialect.SkipLockedError saying what was seen when it does
@@ -180,12 +180,15 @@ func once(ctx context.Context, db *sql.DB, d dialect.Dialect, table string, seek
 		return claimFailed{err}
 	case err != nil:
 		return fmt.Errorf("%s: skip-locked probe: the second session's claim: %w", d.Name(), err)
-	case len(took) == 1 && took[0] == free:
+	case len(took) == 1 && took[0] == free, len(took) == 0:
+		// Nothing taken, promptly, is no danger: the held row was passed
+		// over, not waited for. That a free row was passed over too is
+		// for Claim_LocksOnlyRowsItTakes in the conformance suite to show
+		// (some databases lock more than a claim takes, or skip rows no
+		// one holds, under plans a small probe cannot reproduce).
 		return nil
 	case len(took) == 1 && took[0] == held[0]:
 		return &dialect.SkipLockedError{Dialect: d.Name(), Seen: fmt.Sprintf("a claim in a second session took row %s, which a first session's open claim holds: the claim locks nothing, and two workers would run the same item", took[0])}
-	case len(took) == 0:
-		return &dialect.SkipLockedError{Dialect: d.Name(), Seen: "a claim in a second session took nothing while a first session held one of two rows and the other was free: the claim passes over rows no one holds"}
 	}
 	return fmt.Errorf("%s: skip-locked probe: the second session's claim of one row took %v", d.Name(), took)
 }

@@ -102,7 +102,7 @@ func Run(ctx context.Context, db *sql.DB, d dialect.Dialect, table string, seek 
 			// The database's own lock wait timeout ends a claim that
 			// waits with an error it calls transient; every run ended so.
 			return &dialect.SkipLockedError{Dialect: d.Name(), Seen: fmt.Sprintf("a claim in a second session failed each of %d times while a first session held one of two rows (last: %v): a claim that waits for the held row ends so when the database's lock wait timeout passes", attempts, failed.err)}
-		case errors.As(err, &failed):
+		case errors.As(err, &failed), errors.As(err, new(firstMissed)) && ctx.Err() == nil:
 		case ctx.Err() != nil || !transient(d, err):
 			return err
 		}
@@ -117,6 +117,13 @@ type claimFailed struct{ err error }
 
 func (c claimFailed) Error() string { return "the second session's claim: " + c.err.Error() }
 func (c claimFailed) Unwrap() error { return c.err }
+
+// firstMissed is the first session's claim not taking one of the two
+// free rows: run again, in case a passing quirk of the database's made it
+// pass over rows no one held.
+type firstMissed struct{ error }
+
+func (f firstMissed) Unwrap() error { return f.error }
 
 // once runs the probe once, on a queue and rows of its own.
 func once(ctx context.Context, db *sql.DB, d dialect.Dialect, table string, seek *dialect.Index) (err error) {
@@ -149,7 +156,7 @@ func once(ctx context.Context, db *sql.DB, d dialect.Dialect, table string, seek
 		return fmt.Errorf("%s: skip-locked probe: the first session's claim: %w", d.Name(), err)
 	}
 	if len(held) != 1 || held[0] != rows[0] && held[0] != rows[1] {
-		return fmt.Errorf("%s: skip-locked probe: the first session's claim of one of two free rows took %v", d.Name(), held)
+		return firstMissed{fmt.Errorf("%s: skip-locked probe: the first session's claim of one of two free rows took %v", d.Name(), held)}
 	}
 	free := rows[0]
 	if held[0] == free {

@@ -91,7 +91,11 @@ func Run(ctx context.Context, db *sql.DB, d dialect.Dialect, table string, seek 
 	if n := db.Stats().MaxOpenConnections; n == 1 {
 		return fmt.Errorf("%s: proving that claims skip locked rows takes two sessions at once, and the pool allows one connection (SetMaxOpenConns(1))", d.Name())
 	}
-	var err error
+	done, err := turn(ctx, db)
+	if err != nil {
+		return fmt.Errorf("%s: skip-locked probe: waiting for another probe on the same pool: %w", d.Name(), err)
+	}
+	defer done()
 	for attempt := 1; attempt <= attempts; attempt++ {
 		err = once(ctx, db, d, table, seek)
 		var failed claimFailed

@@ -88,3 +88,36 @@ func TestRun_APoolOfOneIsRefusedSayingSo(t *testing.T) {
 		t.Fatalf("Run on a pool of one = %v, want an error saying it needs two sessions", err)
 	}
 }
+
+// Probes started together on a pool just big enough for one (workers
+// starting at once) take turns, instead of each holding one connection
+// and waiting for a second until the probe gives up.
+func TestRun_ProbesStartedTogetherShareASmallPool(t *testing.T) {
+	t.Parallel()
+	for _, c := range servers {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			db := open(t, c.name, c.lockWait, c.open)
+			if db == nil {
+				return
+			}
+			p := plantedclaim.Prefix(t, db, c.d)
+			if _, err := migrations.Apply(t.Context(), db, c.d, p); err != nil {
+				t.Fatal(err)
+			}
+			db.SetMaxOpenConns(2)
+			const probes = 4
+			errs := make(chan error, probes)
+			for range probes {
+				go func() {
+					errs <- skipprobe.Run(t.Context(), db, c.d, migrations.NamesFor(p).Items, migrations.ClaimIndex(p))
+				}()
+			}
+			for range probes {
+				if err := <-errs; err != nil {
+					t.Error(err)
+				}
+			}
+		})
+	}
+}

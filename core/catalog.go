@@ -43,7 +43,8 @@ const LargestSize = -1
 // grammar, say), and tell whether a statement recorded on the wire is one
 // of them. Statements the dialect writes itself (its Check, Begin, Lock and
 // DDL) and the migrations package's are not in it; the claim statements
-// are, as the dialect's Claim writes them.
+// are, as the dialect's Claim writes them, and so are the skip-locked
+// probe's (ProveSkipLocked), which the migrator sends too.
 //
 // A Catalog is safe for concurrent use. It never touches a database: a
 // dialect's Claim runs against a stand-in connection that records what it

@@ -105,6 +105,7 @@ var guarantees = []guarantee{
 	{"Claim_Order", testClaimOrder},
 	{"Claim_OrderOfOneEnqueueAcrossStatements", testEnqueueOrderAcrossStatements},
 	{"Claim_LocksOnlyRowsItTakes", testClaimLocksOnlyRowsItTakes},
+	{"Claim_SkipsHeldRowsWithoutWaiting", testClaimSkipsHeld},
 	{"Fence_StaleHolderChangesNothing", testFenceStaleHolder},
 	{"Fence_CommitsWithFnOrNotAtAll", testFenceAtomic},
 	{"Fence_HoldsClaimUntilCommit", testFenceHoldsClaim},

@@ -11,6 +11,7 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/plenumdb/plenum/dialect"
+	"github.com/plenumdb/plenum/internal/skipprobe"
 	"github.com/plenumdb/plenum/migrations"
 )
 
@@ -42,7 +43,8 @@ const LargestSize = -1
 // grammar, say), and tell whether a statement recorded on the wire is one
 // of them. Statements the dialect writes itself (its Check, Begin, Lock and
 // DDL) and the migrations package's are not in it; the claim statements
-// are, as the dialect's Claim writes them.
+// are, as the dialect's Claim writes them, and so are the skip-locked
+// probe's (ProveSkipLocked), which the migrator sends too.
 //
 // A Catalog is safe for concurrent use. It never touches a database: a
 // dialect's Claim runs against a stand-in connection that records what it
@@ -376,6 +378,11 @@ var catalog = []entry{
 	sized("enqueue.existing", (*Store).keysLookupMax, func(_ *Store, n int) string { return qExisting(n, false) }),
 	sized("enqueue.existing-child", (*Store).keysLookupMax, func(_ *Store, n int) string { return qExisting(n, true) }),
 	{name: "claim", max: (*Store).claimMax, render: (*Store).claimStatements},
+	// The skip-locked probe (ProveSkipLocked, and the migrator's): its rows
+	// and its claim, on the databases with row locks.
+	{name: "probe.insert", render: func(s *Store, _ int) []string { return []string{skipprobe.Insert(s.d, s.names.Items)} }, only: rowLocks},
+	{name: "probe.claim", render: (*Store).probeClaimStatements, only: rowLocks},
+	{name: "probe.delete", render: func(s *Store, _ int) []string { return []string{skipprobe.Delete(s.d, s.names.Items)} }, only: rowLocks},
 	sized("complete.one-result", (*Store).completionMax, func(s *Store, n int) string { return s.qComplete(n, true, false) }).on(notReturning),
 	sized("complete.one-result-returning", (*Store).completionMax, func(s *Store, n int) string { return s.qComplete(n, true, true) }).on(returning),
 	sized("complete.each-result", (*Store).completionMax, func(s *Store, n int) string { return s.qComplete(n, false, false) }).on(notReturning),
@@ -519,9 +526,24 @@ func (s *Store) wakeMax() int { return s.inListMax(1) }
 // dialect that claims in several steps may send other statements then).
 func (s *Store) claimStatements(n int) []string {
 	p := ClaimParams{Queue: "q", Owner: uuid.Nil, Limit: n, Lease: time.Minute}
+	return recordClaims(s.d, s.claimSpec(p, uuid.Nil))
+}
+
+// probeClaimStatements are the statements of the skip-locked probe's
+// claim of one row, as the migrator sends them too (with the claim's
+// index whatever the store's).
+func (s *Store) probeClaimStatements(int) []string {
+	return recordClaims(s.d, skipprobe.Spec(s.d, s.names.Items, migrations.ClaimIndex(s.opts.Prefix), "q"))
+}
+
+func rowLocks(c dialect.Capabilities) bool { return !c.SingleWriter }
+
+// recordClaims are the statements d's Claim sends for spec: once with
+// spec.Limit rows to take, and once with none.
+func recordClaims(d dialect.Dialect, spec dialect.ClaimSpec) []string {
 	var out []string
-	for _, rows := range []int{n, 0} {
-		for _, q := range recordClaim(s.d, s.claimSpec(p, uuid.Nil), rows) {
+	for _, rows := range []int{spec.Limit, 0} {
+		for _, q := range recordClaim(d, spec, rows) {
 			if !slices.Contains(out, q) {
 				out = append(out, q)
 			}

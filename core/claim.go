@@ -179,21 +179,6 @@ func (s *Store) claimSpec(p ClaimParams, token uuid.UUID) dialect.ClaimSpec {
 	}
 }
 
-// claimIndex returns the schema's index that serves the claim (the latest
-// one marked Claim on the items table), or nil.
-func claimIndex(prefix string) *dialect.Index {
-	var ix *dialect.Index
-	items := migrations.NamesFor(prefix).Items
-	for _, m := range migrations.All(prefix) {
-		for _, c := range m.Changes {
-			if c.Index != nil && c.Index.Claim && c.IndexTable == items {
-				ix = c.Index
-			}
-		}
-	}
-	return ix
-}
-
 // sortClaims puts claims in claim order (priority, then available_at,
 // then id): an UPDATE returns rows in no promised order. A Claim is a few
 // hundred bytes, so it sorts their positions and then moves each claim

@@ -42,7 +42,10 @@ type Options struct {
 	// Migrate applies pending schema migrations at Open (migrations.Apply),
 	// under a lock so that processes starting together cannot collide. Where
 	// the dialect takes that lock on a connection of its own (every dialect
-	// but SQLite), the pool must allow two open connections.
+	// but SQLite), the pool must allow two open connections. Then it proves
+	// that the claim skips the rows another session holds, and Open fails
+	// with a *dialect.SkipLockedError where it does not (see
+	// Store.ProveSkipLocked).
 	Migrate bool
 
 	// DisableNotify turns off the dialect's notifications across processes

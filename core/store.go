@@ -57,6 +57,9 @@ type Store struct {
 	notifier dialect.Notifier
 	channel  string
 	listens  atomic.Uint64
+
+	// skipsLocked is set once ProveSkipLocked has succeeded.
+	skipsLocked atomic.Bool
 }
 
 // Open returns a Store on db, which must be a database of dialect d (a
@@ -110,7 +113,7 @@ func Open(ctx context.Context, db *sql.DB, d dialect.Dialect, opts Options) (*St
 			ErrSchemaOutdated, opts.Prefix, v, migrations.LatestVersion, d.Name(), opts.Prefix)
 	}
 
-	s.seek = claimIndex(opts.Prefix)
+	s.seek = migrations.ClaimIndex(opts.Prefix)
 	s.lister, _ = d.(dialect.UUIDLister)
 	s.purger, _ = d.(dialect.Purger)
 	s.expand = strings.NewReplacer(expansions(d, s.names, opts.ClockOffset)...)

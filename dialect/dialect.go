@@ -32,7 +32,13 @@
 //     core counts fan-out children and learns duplicate keys from it.
 //   - Claim must take only rows no other transaction holds (SKIP LOCKED) and
 //     lock only those; where it needs several statements (no UPDATE ...
-//     RETURNING), it returns the rows of the last.
+//     RETURNING), it returns the rows of the last. Parsing the words is
+//     not enough: the migrator and a worker's Start prove it on the live
+//     database, a second session's claim taking the other of two rows
+//     while a first session's claim holds one, and refuse, with a
+//     SkipLockedError, a database whose claim takes the held row too or
+//     waits for it. A database of one writer says so with
+//     Capabilities.SingleWriter and is not probed.
 //   - The core never relies on the row count of an UPDATE that may leave
 //     every value as it was, so databases that count changed rows (MySQL)
 //     need no special setting.
@@ -129,7 +135,8 @@ type Dialect interface {
 	// Claim atomically takes up to spec.Limit rows of spec.Table that match
 	// spec.Filter, in spec.OrderBy order, applies spec.Set to them, and
 	// returns spec.Returning of the rows it changed. Rows another transaction
-	// holds are passed over, not waited on, where the database has row locks.
+	// holds are passed over, not waited on, where the database has row locks
+	// (proved on the live database before claims begin: SkipLockedError).
 	// It runs inside the transaction q.
 	Claim(ctx context.Context, q Querier, spec ClaimSpec) (*sql.Rows, error)
 
@@ -190,7 +197,8 @@ type Dialect interface {
 type Capabilities struct {
 	// SingleWriter is true when the database runs one write transaction at
 	// a time (SQLite). Row locks and SKIP LOCKED then mean nothing, and tests
-	// that hold two write transactions open at once do not apply.
+	// that hold two write transactions open at once do not apply; nor does
+	// the probe that a claim skips held rows (SkipLockedError).
 	SingleWriter bool
 
 	// ReturningUpdate is true when UPDATE ... RETURNING exists. Without it

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/plenumdb/plenum/dialect"
+	"github.com/plenumdb/plenum/internal/skipprobe"
 )
 
 // TableProber is an optional interface a dialect may implement so that
@@ -74,11 +75,31 @@ func Apply(ctx context.Context, db *sql.DB, d dialect.Dialect, prefix string) (a
 // LatestVersion), oldest first, and returns those it applied. A version
 // left partly applied or partly rolled back by a run that failed is
 // completed. See Apply for the lock and the transactions.
+//
+// Then, the schema current or not, it proves that the dialect's claim
+// skips the rows another session holds, in two sessions of its own, on
+// two rows of its own that no worker can claim, which it deletes again
+// (a database of one writer, Capabilities.SingleWriter, is not probed).
+// Where the claim does not, it returns a *dialect.SkipLockedError saying
+// what was seen, with the versions it applied: a database that parses FOR
+// UPDATE SKIP LOCKED and ignores it would hand one item to two workers.
+// The probe needs two connections at once and write access to the items
+// table, and gives the second session's claim ten seconds before it
+// calls the claim one that waits.
 func Up(ctx context.Context, db *sql.DB, d dialect.Dialect, prefix string, to int) ([]int, error) {
 	if to < 1 || to > LatestVersion {
 		return nil, fmt.Errorf("migrations: up: version %d: this build knows versions 1 to %d", to, LatestVersion)
 	}
-	return migrate(ctx, db, d, prefix, to, false)
+	applied, err := migrate(ctx, db, d, prefix, to, false)
+	if err != nil {
+		return applied, err
+	}
+	// After the lock is released: the probe's two sessions and the lock's
+	// would otherwise need three connections.
+	if err := skipprobe.Run(ctx, db, d, NamesFor(prefix).Items, ClaimIndex(prefix)); err != nil {
+		return applied, fmt.Errorf("migrations: apply: %w", err)
+	}
+	return applied, nil
 }
 
 // Down rolls back, newest first, every applied version above version to

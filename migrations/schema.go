@@ -252,3 +252,19 @@ const (
 	MaxStoredKeyLen = 255
 	MaxKeyLen       = 200
 )
+
+// ClaimIndex returns the index that serves the claim under prefix (the
+// latest one marked Claim on the items table), or nil: what the core
+// passes as dialect.ClaimSpec.Seek.
+func ClaimIndex(prefix string) *dialect.Index {
+	var ix *dialect.Index
+	items := NamesFor(prefix).Items
+	for _, m := range All(prefix) {
+		for _, c := range m.Changes {
+			if c.Index != nil && c.Index.Claim && c.IndexTable == items {
+				ix = c.Index
+			}
+		}
+	}
+	return ix
+}

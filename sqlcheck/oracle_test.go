@@ -2,6 +2,7 @@ package sqlcheck
 
 import (
 	"context"
+	"slices"
 	"strings"
 	"testing"
 
@@ -186,6 +187,12 @@ func TestOracle_MigratorStatements(t *testing.T) {
 		var err error
 		if fresh {
 			_, err = migrations.Up(ctx, db, d, migrations.DefaultPrefix, migrations.LatestVersion)
+			// The recorder answers every claim with the same key, none
+			// of the skip-locked probe's two rows: the probe fails, once
+			// its statements are sent and recorded.
+			if err != nil && strings.Contains(err.Error(), "skip-locked probe") {
+				err = nil
+			}
 		} else {
 			_, err = migrations.Down(ctx, db, d, migrations.DefaultPrefix, 0)
 		}
@@ -197,6 +204,9 @@ func TestOracle_MigratorStatements(t *testing.T) {
 		}
 		db.Close()
 		all = append(all, rec.Statements()...)
+	}
+	if !slices.ContainsFunc(all, func(s string) bool { return strings.Contains(s, "'plenum.probe'") }) {
+		t.Error("the skip-locked probe's rows were never written: its statements were not checked")
 	}
 	joined := strings.Join(all, "\n")
 	for _, want := range []string{"DBMS_LOCK", "user_tab_columns", "user_indexes", "ADD (name", "DROP COLUMN name", "INSERT INTO plenum_attempts", "DELETE FROM plenum_attempts"} {

@@ -92,8 +92,11 @@ func New(store *core.Store, cfg Config) (*Worker, error) {
 	return w, nil
 }
 
-// Start registers the worker as an owner and starts claiming, heartbeating
-// and (unless Config.ReapInterval is negative) reaping. It returns once the
+// Start proves that the store's claim skips the items another session
+// holds (core.Store.ProveSkipLocked: a *dialect.SkipLockedError where it
+// does not, and the worker does not start), registers the worker as an
+// owner and starts claiming, heartbeating and (unless
+// Config.ReapInterval is negative) reaping. It returns once the
 // worker runs. ctx bounds the start only (its values, not its end, pass on
 // to the worker's work): the worker runs until Stop, which is what decides
 // how long running handlers get to finish, or until it stops itself after
@@ -110,6 +113,11 @@ func (w *Worker) Start(ctx context.Context) error {
 	lease := w.cfg.DefaultKind.Timeout
 	for _, h := range w.handlers {
 		lease = max(lease, h.cfg.Timeout)
+	}
+	// A claim that does not skip held rows would hand one item to two
+	// workers: refuse to claim at all on such a database.
+	if err := w.store.ProveSkipLocked(ctx); err != nil {
+		return fmt.Errorf("plenum/worker: start: %w", err)
 	}
 	owner, err := w.store.RegisterOwner(ctx, core.OwnerParams{Name: w.cfg.Name, Host: w.cfg.Host})
 	if err != nil {

@@ -1,0 +1,23 @@
+package mysql_test
+
+import (
+	"testing"
+
+	"github.com/plenumdb/plenum/conformance"
+	"github.com/plenumdb/plenum/dialect"
+	"github.com/plenumdb/plenum/internal/testdb"
+	"github.com/plenumdb/plenum/mysql"
+)
+
+// TestOpen_BoundsThePool checks that Open's pool opens at most
+// dialect.DefaultMaxOpenConns connections, and makes a caller wait for
+// more.
+func TestOpen_BoundsThePool(t *testing.T) {
+	t.Parallel()
+	db, err := mysql.Open(conformance.DSN(t, "mysql"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	testdb.CheckPoolBound(t, db, dialect.DefaultMaxOpenConns)
+}

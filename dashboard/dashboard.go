@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"strings"
+	"time"
 
 	"github.com/plenumdb/plenum/core"
 )
@@ -49,6 +50,18 @@ type Options struct {
 	// Title is shown in the header and the page titles. Default "Plenum".
 	Title string
 
+	// MaxConcurrentReads bounds the requests that read the database at
+	// once (pages and actions; each holds at most one connection at a
+	// time), so that a burst of requests cannot take every connection of a
+	// pool the application's workers share. The others wait for a turn,
+	// up to ReadWait. Default DefaultMaxConcurrentReads (4).
+	MaxConcurrentReads int
+
+	// ReadWait is how long a request waits for a turn before it is
+	// answered 503 Service Unavailable, with Retry-After. Default
+	// DefaultReadWait (5 s).
+	ReadWait time.Duration
+
 	// SearchRows bounds the rows the items list examines per page for a
 	// kind filter, which no index serves (core.ItemFilter.SearchRows): 1
 	// to core.ItemSearchRows; 0 means core.ItemSearchRows. A page that
@@ -58,7 +71,8 @@ type Options struct {
 
 // New returns the dashboard for store. It refuses Options.Actions without
 // Options.Authorize (unless Options.AllowUnauthenticatedActions), a Prefix
-// that is not a clean absolute path, and a Secret shorter than 32 bytes.
+// that is not a clean absolute path, a Secret shorter than 32 bytes, and a
+// negative MaxConcurrentReads or ReadWait.
 func New(store *core.Store, opts Options) (http.Handler, error) {
 	if store == nil {
 		return nil, errors.New("dashboard: nil store")
@@ -71,6 +85,9 @@ func New(store *core.Store, opts Options) (http.Handler, error) {
 	}
 	if opts.SearchRows < 0 || opts.SearchRows > core.ItemSearchRows {
 		return nil, fmt.Errorf("dashboard: SearchRows %d is outside [0, %d]", opts.SearchRows, core.ItemSearchRows)
+	}
+	if err := limitDefaults(&opts); err != nil {
+		return nil, err
 	}
 	secret := opts.Secret
 	switch {

@@ -13,11 +13,5 @@ import (
 // for more.
 func TestOpen_BoundsThePool(t *testing.T) {
 	t.Parallel()
-	limit := dialect.DefaultMaxOpenConns
-	db, err := Open(testdb.LimitedRole(t, pgHarness.DSN(t), limit, ""))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
-	testdb.CheckPoolBound(t, db, limit)
+	testdb.CheckOpenBound(t, Open, testdb.LimitedRole(t, pgHarness.DSN(t), dialect.DefaultMaxOpenConns, ""))
 }

@@ -4,7 +4,6 @@ import (
 	"testing"
 
 	"github.com/plenumdb/plenum/conformance"
-	"github.com/plenumdb/plenum/dialect"
 	"github.com/plenumdb/plenum/internal/testdb"
 	"github.com/plenumdb/plenum/oracle"
 )
@@ -14,10 +13,5 @@ import (
 // more.
 func TestOpen_BoundsThePool(t *testing.T) {
 	t.Parallel()
-	db, err := oracle.Open(conformance.DSN(t, "oracle"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
-	testdb.CheckPoolBound(t, db, dialect.DefaultMaxOpenConns)
+	testdb.CheckOpenBound(t, oracle.Open, conformance.DSN(t, "oracle"))
 }

@@ -21,12 +21,7 @@ import (
 func TestOpen_BoundsThePool(t *testing.T) {
 	t.Parallel()
 	limit := dialect.DefaultMaxOpenConns
-	db, err := postgres.Open(testdb.LimitedRole(t, conformance.DSN(t, "postgres"), limit, ""))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
-	testdb.CheckPoolBound(t, db, limit)
+	db := testdb.CheckOpenBound(t, postgres.Open, testdb.LimitedRole(t, conformance.DSN(t, "postgres"), limit, ""))
 
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()

@@ -4,7 +4,6 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/plenumdb/plenum/dialect"
 	"github.com/plenumdb/plenum/internal/testdb"
 	"github.com/plenumdb/plenum/sqlite"
 )
@@ -14,10 +13,5 @@ import (
 // a caller wait for more.
 func TestOpen_BoundsThePool(t *testing.T) {
 	t.Parallel()
-	db, err := sqlite.Open(filepath.Join(t.TempDir(), "pool.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
-	testdb.CheckPoolBound(t, db, dialect.DefaultMaxOpenConns)
+	testdb.CheckOpenBound(t, sqlite.Open, filepath.Join(t.TempDir(), "pool.db"))
 }

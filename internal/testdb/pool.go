@@ -6,12 +6,28 @@ import (
 	"errors"
 	"testing"
 	"time"
+
+	"github.com/plenumdb/plenum/dialect"
 )
 
 // busyWait is how long CheckPoolBound lets a caller wait for a connection
 // of a full pool: the wait can only end in a timeout, so it needs no more
 // than to show the caller did wait.
 const busyWait = 100 * time.Millisecond
+
+// CheckOpenBound opens dsn with open, a dialect's Open, closes it when the
+// test ends, checks that its pool is bounded at dialect.DefaultMaxOpenConns
+// (CheckPoolBound), and returns it.
+func CheckOpenBound(t *testing.T, open func(string) (*sql.DB, error), dsn string) *sql.DB {
+	t.Helper()
+	db, err := open(dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	CheckPoolBound(t, db, dialect.DefaultMaxOpenConns)
+	return db
+}
 
 // CheckPoolBound checks that db's pool opens at most limit connections:
 // db.Stats says so, limit connections taken at once all open, and a caller

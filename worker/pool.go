@@ -10,7 +10,7 @@ import (
 // MinOpenConns returns the fewest connections the pool of store's *sql.DB
 // must be allowed to open at once (db.SetMaxOpenConns) for a worker
 // configured by cfg, which New refuses less than: every connection the
-// worker may hold at the same moment, plus one for its heartbeat. With
+// worker may hold at the same moment, its heartbeat's included. With
 // fewer, handlers inside their fences could hold every connection while
 // the heartbeat waited for one, and the worker would be taken for dead
 // (and stop itself) although it was alive.

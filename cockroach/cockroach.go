@@ -90,6 +90,12 @@ func Dialect() dialect.Dialect { return theDialect }
 // it, so that a wrong DSN fails here rather than at first use. dsn is a
 // PostgreSQL URL or keyword/value string, e.g.
 // postgresql://user@host:26257/db?sslmode=verify-full.
+//
+// The pool opens at most dialect.DefaultMaxOpenConns (25) connections at
+// once; database/sql's idle and lifetime settings are left as they are.
+// Set another bound with db.SetMaxOpenConns before handing db to
+// core.Open (worker.MinOpenConns says what a worker needs; 0 removes the
+// bound).
 func Open(dsn string) (*sql.DB, error) {
 	if strings.TrimSpace(dsn) == "" {
 		return nil, errors.New("cockroach: open: empty DSN (e.g. postgresql://root@localhost:26257/defaultdb?sslmode=disable)")
@@ -98,6 +104,7 @@ func Open(dsn string) (*sql.DB, error) {
 	if err != nil {
 		return nil, fmt.Errorf("cockroach: open: %w", err)
 	}
+	db.SetMaxOpenConns(dialect.DefaultMaxOpenConns)
 	ctx, cancel := context.WithTimeout(context.Background(), openTimeout)
 	defer cancel()
 	if err := db.PingContext(ctx); err != nil {

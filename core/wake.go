@@ -73,6 +73,12 @@ func (s *Store) Subscribe(queue string) (*Subscription, error) {
 	return sub, nil
 }
 
+// Notifies reports whether the store sends its wake-ups to other processes
+// and listens for theirs (the dialect is a dialect.Notifier and
+// Options.DisableNotify is not set): while anyone subscribes, its listener
+// then holds one connection of the *sql.DB's pool.
+func (s *Store) Notifies() bool { return s.notifier != nil }
+
 // Wake sends a wake-up to this process's subscribers of each queue, as an
 // enqueue would: after the commit of an EnqueueTx, say. It never blocks,
 // and sends nothing to other processes.

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net/http"
 	"strings"
+	"time"
 
 	"github.com/plenumdb/plenum/core"
 )
@@ -82,6 +83,18 @@ type Options struct {
 	// Title is shown in the header and the page titles. Default "Plenum".
 	Title string
 
+	// MaxConcurrentReads bounds the requests that read the database at
+	// once (pages and actions; each holds at most one connection at a
+	// time), so that a burst of requests cannot take every connection of a
+	// pool the application's workers share. The others wait for a turn,
+	// up to ReadWait. Default DefaultMaxConcurrentReads (4).
+	MaxConcurrentReads int
+
+	// ReadWait is how long a request waits for a turn before it is
+	// answered 503 Service Unavailable, with Retry-After. Default
+	// DefaultReadWait (5 s).
+	ReadWait time.Duration
+
 	// SearchRows bounds the rows the items list examines per page for a
 	// kind filter, which no index serves (core.ItemFilter.SearchRows): 1
 	// to core.ItemSearchRows; 0 means core.ItemSearchRows. A page that
@@ -91,8 +104,9 @@ type Options struct {
 
 // New returns the dashboard for store. It refuses Options.Actions without
 // Options.Authorize (unless Options.AllowUnauthenticatedActions), a Prefix
-// that is not a clean absolute path, a Secret shorter than 32 bytes, and
-// an AllowedHosts entry that is not a bare host name or IP address.
+// that is not a clean absolute path, a Secret shorter than 32 bytes, an
+// AllowedHosts entry that is not a bare host name or IP address, and a
+// negative MaxConcurrentReads or ReadWait.
 func New(store *core.Store, opts Options) (http.Handler, error) {
 	if store == nil {
 		return nil, errors.New("dashboard: nil store")
@@ -100,6 +114,7 @@ func New(store *core.Store, opts Options) (http.Handler, error) {
 	if err := opts.Validate(); err != nil {
 		return nil, err
 	}
+	limitDefaults(&opts)
 	secret := opts.Secret
 	switch {
 	case secret == nil:
@@ -122,8 +137,8 @@ func New(store *core.Store, opts Options) (http.Handler, error) {
 // Validate reports the first option New would refuse, without a store:
 // Actions without Authorize (unless AllowUnauthenticatedActions), a Prefix
 // that is not a clean absolute path, SearchRows out of range, a Secret
-// shorter than 32 bytes, or an AllowedHosts entry that is not a bare host
-// name or IP address.
+// shorter than 32 bytes, an AllowedHosts entry that is not a bare host
+// name or IP address, or a negative MaxConcurrentReads or ReadWait.
 func (opts Options) Validate() error {
 	if opts.Actions && opts.Authorize == nil && !opts.AllowUnauthenticatedActions {
 		return errors.New("dashboard: Actions needs an Authorize hook (or AllowUnauthenticatedActions, for a handler served on loopback only)")
@@ -136,6 +151,9 @@ func (opts Options) Validate() error {
 	}
 	if opts.Secret != nil && len(opts.Secret) < 32 {
 		return errors.New("dashboard: Secret must be at least 32 bytes")
+	}
+	if err := checkLimits(opts); err != nil {
+		return err
 	}
 	_, err := newHostCheck(opts)
 	return err

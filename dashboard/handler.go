@@ -85,18 +85,20 @@ func baseOf(r *http.Request) string {
 // not a 404.
 func (h *handler) routes() {
 	m := http.NewServeMux()
-	m.HandleFunc("GET /{$}", h.overview)
-	m.HandleFunc("GET /items", h.items)
-	m.HandleFunc("GET /items/{id}", h.item)
-	m.HandleFunc("GET /runs", h.runs)
-	m.HandleFunc("GET /runs/{id}", h.run)
-	m.HandleFunc("GET /barriers/{id}", h.barrier)
-	m.HandleFunc("GET /owners", h.owners)
-	m.HandleFunc("GET /stuck", h.stuck)
+	// Every route that reads the database takes a turn (limit.go).
+	l := newLimiter(h.opts)
+	m.HandleFunc("GET /{$}", l.bound(h, h.overview))
+	m.HandleFunc("GET /items", l.bound(h, h.items))
+	m.HandleFunc("GET /items/{id}", l.bound(h, h.item))
+	m.HandleFunc("GET /runs", l.bound(h, h.runs))
+	m.HandleFunc("GET /runs/{id}", l.bound(h, h.run))
+	m.HandleFunc("GET /barriers/{id}", l.bound(h, h.barrier))
+	m.HandleFunc("GET /owners", l.bound(h, h.owners))
+	m.HandleFunc("GET /stuck", l.bound(h, h.stuck))
 	m.HandleFunc("GET /static/dashboard.css", h.css)
 	for _, a := range actions {
-		m.HandleFunc("GET "+a.pattern, h.confirm(a))
-		m.HandleFunc("POST "+a.pattern, h.act(a))
+		m.HandleFunc("GET "+a.pattern, l.bound(h, h.confirm(a)))
+		m.HandleFunc("POST "+a.pattern, l.bound(h, h.act(a)))
 	}
 	m.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		h.fail(w, r, http.StatusNotFound, "Not found", "No such page.")

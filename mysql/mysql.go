@@ -177,6 +177,12 @@ func parseDSN(dsn string) (cfg *gomysql.Config, err error) {
 // than at first use. It sets a connection lifetime of three minutes, below
 // the idle timeouts of servers and proxies, as the driver recommends. The
 // error never includes the password.
+//
+// The pool opens at most dialect.DefaultMaxOpenConns (25) connections at
+// once; database/sql's idle and lifetime settings are left as they are (but for that lifetime).
+// Set another bound with db.SetMaxOpenConns before handing db to
+// core.Open (worker.MinOpenConns says what a worker needs; 0 removes the
+// bound).
 func Open(dsn string) (*sql.DB, error) {
 	full, err := DSN(dsn)
 	if err != nil {
@@ -192,6 +198,7 @@ func Open(dsn string) (*sql.DB, error) {
 		return nil, fmt.Errorf("mysql: open %s: %w", where, err)
 	}
 	db.SetConnMaxLifetime(3 * time.Minute)
+	db.SetMaxOpenConns(dialect.DefaultMaxOpenConns)
 	ctx, cancel := context.WithTimeout(context.Background(), openPingTimeout)
 	defer cancel()
 	if err := db.PingContext(ctx); err != nil {

@@ -80,6 +80,12 @@ func Dialect() dialect.Dialect { return theDialect }
 // an unreachable server or a bad password fails here rather than at first
 // use. dsn is a go-ora URL, oracle://user:password@host:1521/service
 // (goora.BuildUrl builds one). The error never includes the password.
+//
+// The pool opens at most dialect.DefaultMaxOpenConns (25) connections at
+// once; database/sql's idle and lifetime settings are left as they are.
+// Set another bound with db.SetMaxOpenConns before handing db to
+// core.Open (worker.MinOpenConns says what a worker needs; 0 removes the
+// bound).
 func Open(dsn string) (*sql.DB, error) {
 	if strings.TrimSpace(dsn) == "" {
 		return nil, errors.New("oracle: empty DSN (want oracle://user:password@host:1521/service)")
@@ -93,6 +99,7 @@ func Open(dsn string) (*sql.DB, error) {
 	if err != nil {
 		return nil, fmt.Errorf("oracle: open %s: %w", where, err)
 	}
+	db.SetMaxOpenConns(dialect.DefaultMaxOpenConns)
 	ctx, cancel := context.WithTimeout(context.Background(), openPingTimeout)
 	defer cancel()
 	if err := db.PingContext(ctx); err != nil {

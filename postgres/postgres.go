@@ -64,6 +64,12 @@ func Dialect() dialect.Dialect { return theDialect }
 // string; parameters pgx does not know itself are sent to the server as
 // run-time settings, so search_path=jobs puts Plenum's tables in the schema
 // jobs (see the package documentation).
+//
+// The pool opens at most dialect.DefaultMaxOpenConns (25) connections at
+// once; database/sql's idle and lifetime settings are left as they are.
+// Set another bound with db.SetMaxOpenConns before handing db to
+// core.Open (worker.MinOpenConns says what a worker needs; 0 removes the
+// bound).
 func Open(dsn string) (*sql.DB, error) {
 	if strings.TrimSpace(dsn) == "" {
 		return nil, errors.New("postgres: open: empty DSN (e.g. postgres://user:password@localhost:5432/db?sslmode=disable)")
@@ -75,6 +81,7 @@ func Open(dsn string) (*sql.DB, error) {
 	if err != nil {
 		return nil, fmt.Errorf("postgres: open: %w", err)
 	}
+	db.SetMaxOpenConns(dialect.DefaultMaxOpenConns)
 	ctx, cancel := context.WithTimeout(context.Background(), openTimeout)
 	defer cancel()
 	if err := db.PingContext(ctx); err != nil {

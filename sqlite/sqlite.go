@@ -129,6 +129,14 @@ func DSN(path string) (string, error) {
 // fails here rather than at first use. The write transactions that Begin
 // starts on a database Open opened run the statements they take arguments
 // for prepared once per connection and reused (see stmtCache).
+//
+// The pool opens at most dialect.DefaultMaxOpenConns (25) connections at
+// once, each a file handle and a page cache of its own: readers share the
+// file at once under WAL, and writers wait for their turn in Begin without
+// holding a connection.
+// database/sql's idle and lifetime settings are left as they are. Set
+// another bound with db.SetMaxOpenConns before handing db to core.Open
+// (worker.MinOpenConns says what a worker needs; 0 removes the bound).
 func Open(path string) (*sql.DB, error) {
 	dsn, err := DSN(path)
 	if err != nil {
@@ -140,6 +148,7 @@ func Open(path string) (*sql.DB, error) {
 	}
 	drv := &openedDriver{Driver: conn.Driver(), stmts: newStmtCache()}
 	db := sql.OpenDB(&openedConnector{Connector: conn, drv: drv})
+	db.SetMaxOpenConns(dialect.DefaultMaxOpenConns)
 	drv.stmts.db = db
 	ctx, cancel := context.WithTimeout(context.Background(), BusyTimeout+5*time.Second)
 	defer cancel()

@@ -47,7 +47,7 @@ func BenchmarkRuntime_Drain(b *testing.B) {
 	}
 	var done atomic.Int64
 	all := make(chan struct{})
-	w, err := worker.New(st, worker.Config{
+	cfg := worker.Config{
 		Queues:       map[string]worker.QueueConfig{"bench": {MaxWorkers: 100}},
 		PollInterval: 10 * time.Millisecond,
 		ReapInterval: -1,
@@ -56,7 +56,9 @@ func BenchmarkRuntime_Drain(b *testing.B) {
 				close(all)
 			}
 		}),
-	})
+	}
+	worker.FitPool(st, cfg)
+	w, err := worker.New(st, cfg)
 	if err != nil {
 		b.Fatal(err)
 	}

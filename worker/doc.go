@@ -33,6 +33,13 @@
 // that many sessions idle in the *sql.DB (SetMaxIdleConns; database/sql
 // keeps two by default), or the worker opens new ones all the time.
 //
+// Each handler may hold one more, inside its fence. New refuses a pool
+// bounded below the sum (MinOpenConns; db.SetMaxOpenConns, which each
+// dialect's Open sets to dialect.DefaultMaxOpenConns), since handlers
+// holding every connection would keep the heartbeat waiting until the
+// worker was taken for dead. It counts one worker: FitPool sizes a pool
+// for several, and the application's own calls need theirs besides.
+//
 // # Pickup latency
 //
 // Each queue's claim loop polls every Config.PollInterval and wakes at once

@@ -65,14 +65,19 @@ type Worker struct {
 	lost func(ctx context.Context, cs []core.Claim) ([]uuid.UUID, error)
 }
 
-// New returns a worker on store configured by cfg. It checks cfg and
-// touches no database: Start registers the worker.
+// New returns a worker on store configured by cfg. It checks cfg, and
+// that the pool of store's *sql.DB may open the connections the worker
+// needs (MinOpenConns), and touches no database: Start registers the
+// worker.
 func New(store *core.Store, cfg Config) (*Worker, error) {
 	if store == nil {
 		return nil, configErr("store", "nil *core.Store")
 	}
 	cfg = cfg.withDefaults()
 	if err := cfg.validate(store); err != nil {
+		return nil, err
+	}
+	if err := checkPool(store, cfg); err != nil {
 		return nil, err
 	}
 	w := &Worker{

@@ -73,10 +73,16 @@ func (b *bench) plenumRound(ctx context.Context, i int) (_ drain, err error) {
 			failed.Add(1)
 		}
 	})
-	w, err := worker.New(st, worker.Config{
+	cfg := worker.Config{
 		Queues: map[string]worker.QueueConfig{plenumQueue: {MaxWorkers: b.o.Concurrency}},
 		Hooks:  hooks,
-	})
+	}
+	// New refuses a pool bounded below one connection per handler plus
+	// its loops', River's size here: the no-op handlers never take one,
+	// so the connections opened are still the claims', completions' and
+	// heartbeats'.
+	worker.FitPool(st, cfg)
+	w, err := worker.New(st, cfg)
 	if err != nil {
 		return drain{}, err
 	}

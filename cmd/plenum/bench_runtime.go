@@ -29,13 +29,20 @@ func runtimeDrain(ctx context.Context, st *core.Store, queue string, n int, o be
 			_ = w.Stop(context.WithoutCancel(ctx))
 		}
 	}()
+	cfg := worker.Config{
+		Queues:       map[string]worker.QueueConfig{queue: {MaxWorkers: o.Batch}},
+		PollInterval: 10 * time.Millisecond,
+		ReapInterval: -1,
+		Hooks:        hooks,
+	}
+	cfgs := make([]worker.Config, o.Workers)
+	for i := range cfgs {
+		cfgs[i] = cfg
+	}
+	// The workers share st's pool: bound it at what they need together.
+	worker.FitPool(st, cfgs...)
 	for range o.Workers {
-		w, err := worker.New(st, worker.Config{
-			Queues:       map[string]worker.QueueConfig{queue: {MaxWorkers: o.Batch}},
-			PollInterval: 10 * time.Millisecond,
-			ReapInterval: -1,
-			Hooks:        hooks,
-		})
+		w, err := worker.New(st, cfg)
 		if err != nil {
 			return err
 		}

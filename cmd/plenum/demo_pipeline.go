@@ -107,7 +107,7 @@ func runDemoPipeline(ctx context.Context, out io.Writer, st *core.Store, o demoO
 	if err != nil {
 		return rep, err
 	}
-	w, err := worker.New(st, worker.Config{
+	cfg := worker.Config{
 		Queues:       map[string]worker.QueueConfig{demoPipelineQueue: {MaxWorkers: 4 * o.Workers}},
 		PollInterval: 10 * time.Millisecond,
 		// The runtime's own heartbeat and stale threshold, not the fan-out
@@ -115,7 +115,9 @@ func runDemoPipeline(ctx context.Context, out io.Writer, st *core.Store, o demoO
 		// here, and on a loaded machine so short a threshold can see a
 		// slow heartbeat as a dead worker, which then stops itself.
 		RetainFor: -1,
-	})
+	}
+	worker.FitPool(st, cfg)
+	w, err := worker.New(st, cfg)
 	if err != nil {
 		return rep, err
 	}

@@ -80,6 +80,13 @@ func (r *demoRun) onEvent(_ context.Context, e worker.Event) {
 // workers once every victim died, each restarted as a new owner if the
 // reapers take it for dead, until ctx ends.
 func (r *demoRun) runWorkers(ctx context.Context, parentID uuid.UUID) error {
+	// Every worker below shares r.st's pool: bound it at what they need
+	// together.
+	cfgs := []worker.Config{r.demoConfig(r.parentQ, 1), r.demoConfig(r.joinQ, 1)}
+	for range r.o.Workers {
+		cfgs = append(cfgs, r.demoConfig(r.childQ, r.o.Batch))
+	}
+	worker.FitPool(r.st, cfgs...)
 	var wg sync.WaitGroup
 	errs := make(chan error, r.o.Workers+1)
 	supervise := func(name, queue string, slots int, setup func(w *worker.Worker)) {

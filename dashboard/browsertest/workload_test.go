@@ -74,7 +74,7 @@ func newWorkload(t *testing.T) *workload {
 	}
 	wl := &workload{store: store, barriers: map[uuid.UUID]uuid.UUID{}}
 
-	w, err := worker.New(store, worker.Config{
+	cfg := worker.Config{
 		Queues: map[string]worker.QueueConfig{
 			"email": {MaxWorkers: 8}, "reports": {MaxWorkers: 4}, "pipelines": {MaxWorkers: 8},
 		},
@@ -89,7 +89,10 @@ func newWorkload(t *testing.T) *workload {
 		Host:         "dash-worker-1",
 		// The longjob step runs for the whole test.
 		DefaultKind: worker.KindConfig{Timeout: 10 * time.Minute},
-	})
+	}
+	// 20 handlers need more than sqlite.Open's default pool.
+	worker.FitPool(store, cfg)
+	w, err := worker.New(store, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -122,6 +122,9 @@ func RunWorker(ctx context.Context, spec WorkerSpec, out io.Writer) error {
 	if err != nil {
 		return fmt.Errorf("chaos worker: open the store: %w", err)
 	}
+	// A worker of spec.Slots handlers may need more than the dialect's
+	// default pool: bound it at what it needs.
+	worker.FitPool(store, spec.config())
 	skew := spec.Skew
 	wl := &workload{plan: spec.Plan, store: store, prefix: spec.Prefix, worker: spec.Slot,
 		clock: func() time.Time { return time.Now().Add(skew) }}

@@ -109,10 +109,11 @@ const queue = "pipe"
 // second, heartbeats every 2 s, stale after 30 s (or what the store
 // needs): a loaded machine (under -race, on SQLite's one writer) can hold
 // a heartbeat back for many seconds, and a live worker taken for dead
-// stops itself.
+// stops itself. Its 8 handlers keep the connections it may hold
+// (worker.MinOpenConns, 15 at most) few: the servers are shared.
 func workerConfig(s *core.Store, hooks worker.Hooks) worker.Config {
 	return worker.Config{
-		Queues:            map[string]worker.QueueConfig{queue: {MaxWorkers: 64}},
+		Queues:            map[string]worker.QueueConfig{queue: {MaxWorkers: 8}},
 		PollInterval:      50 * time.Millisecond,
 		HeartbeatInterval: 2 * time.Second,
 		StaleAfter:        max(30*time.Second, 2*s.MinLease()),
@@ -126,7 +127,9 @@ func workerConfig(s *core.Store, hooks worker.Hooks) worker.Config {
 // the worker stops at the end of the test.
 func (e *env) engine(cfg pipeline.Config, defs ...pipeline.Definition) *pipeline.Engine {
 	e.t.Helper()
-	w, err := worker.New(e.store, workerConfig(e.store, nil))
+	wcfg := workerConfig(e.store, nil)
+	worker.FitPool(e.store, wcfg)
+	w, err := worker.New(e.store, wcfg)
 	if err != nil {
 		e.t.Fatal(err)
 	}

@@ -370,7 +370,11 @@ func completesInBatches(e *env) {
 	}
 	ids := e.enqueue(specs...)
 	var done atomic.Int32
-	e.start(e.fast(map[string]int{q: 50}), func(w *worker.Worker) {
+	cfg := e.fast(map[string]int{q: 50})
+	// More handlers than the dialect's default pool allows for: the no-op
+	// handlers take no connection, but New counts one each.
+	worker.FitPool(e.store, cfg)
+	e.start(cfg, func(w *worker.Worker) {
 		w.HandleFunc("noop", func(ctx context.Context, job *worker.Job[json.RawMessage]) error {
 			done.Add(1)
 			return nil

@@ -59,6 +59,7 @@ var tests = []struct {
 	{"PausedQueue", pausedQueue},
 	{"PanicStackInHistory", panicStackInHistory},
 	{"EnqueueWakesIdleWorker", enqueueWakesIdleWorker},
+	{"HeartbeatWhileFencesHoldThePool", heartbeatWhileFencesHoldThePool},
 }
 
 // Run runs every subtest of the suite, in parallel, on cfg's database.
@@ -72,7 +73,7 @@ func Run(t *testing.T, cfg Config) {
 			db := cfg.Open(t)
 			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 			t.Cleanup(cancel)
-			e := &env{t: t, ctx: ctx, db: db, d: cfg.Dialect, prefix: fmt.Sprintf("pw%08x_", rand.Uint32())}
+			e := &env{t: t, ctx: ctx, db: db, reopen: cfg.Open, d: cfg.Dialect, prefix: fmt.Sprintf("pw%08x_", rand.Uint32())}
 			t.Cleanup(func() {
 				cctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 				defer cancel()
@@ -91,6 +92,7 @@ type env struct {
 	t      *testing.T
 	ctx    context.Context
 	db     *sql.DB
+	reopen func(t testing.TB) *sql.DB // Config.Open
 	d      dialect.Dialect
 	prefix string
 	store  *core.Store
@@ -105,6 +107,17 @@ type greet struct {
 func (e *env) open(offset time.Duration) *core.Store {
 	e.t.Helper()
 	s, err := core.Open(e.ctx, e.db, e.d, core.Options{Prefix: e.prefix, Migrate: true, ClockOffset: offset})
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return s
+}
+
+// observer opens a store on the test's tables through a handle of its
+// own, for reads that must not wait on the pool of the worker's.
+func (e *env) observer() *core.Store {
+	e.t.Helper()
+	s, err := core.Open(e.ctx, e.reopen(e.t), e.d, core.Options{Prefix: e.prefix})
 	if err != nil {
 		e.t.Fatal(err)
 	}

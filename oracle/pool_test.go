@@ -1,0 +1,17 @@
+package oracle_test
+
+import (
+	"testing"
+
+	"github.com/plenumdb/plenum/conformance"
+	"github.com/plenumdb/plenum/internal/testdb"
+	"github.com/plenumdb/plenum/oracle"
+)
+
+// TestOpen_BoundsThePool checks that Open's pool opens at most
+// dialect.DefaultMaxOpenConns connections, and makes a caller wait for
+// more.
+func TestOpen_BoundsThePool(t *testing.T) {
+	t.Parallel()
+	testdb.CheckOpenBound(t, oracle.Open, conformance.DSN(t, "oracle"))
+}

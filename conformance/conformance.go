@@ -125,6 +125,7 @@ var guarantees = []guarantee{
 	{"Fence_FailCommitsWithWrites", testFenceFail},
 	{"Retention_PurgeKeepsWhatBarriersNeed", testPurge},
 	{"Retention_ConcurrentPurgersDeleteEachOnce", testPurgeConcurrent},
+	{"Retention_KeepsWhatUnfinishedRunsRevive", testPurgeKeepsUnfinishedRuns},
 	{"Periodic_EachTickEnqueuedOnceWhileRetentionRuns", testPeriodicOnce},
 	{"Periodic_CatchUpInClosedForm", testPeriodicCatchUp},
 	{"Queue_PausedClaimsNothingAnywhere", testPausedQueue},

@@ -136,6 +136,36 @@ func testReviveRun(e *env) {
 		})
 	}
 
+	// A halted run with nothing dead to revive and nothing left to run is
+	// refused, and stays halted: running, it would never move again. One
+	// with an item left to run goes back to running.
+	e.run("NothingToReviveRefused", func(e *env) {
+		for _, left := range []bool{false, true} {
+			var first []core.ItemSpec
+			if left {
+				first = append(first, core.ItemSpec{Queue: "ntr"})
+			}
+			rc, _, err := e.s.CreateRun(e.ctx, core.RunSpec{Name: "p"}, first...)
+			if err != nil {
+				e.t.Fatal(err)
+			}
+			if _, moved, err := e.s.UpdateRun(e.ctx, core.RunUpdate{Run: rc.ID, From: []core.RunState{core.RunRunning}, To: core.RunHalted, HaltReason: "stop"}); err != nil || !moved {
+				e.t.Fatalf("UpdateRun to halted = %v, %v", moved, err)
+			}
+			_, err = e.s.ReviveRun(e.ctx, rc.ID)
+			r, gerr := e.s.GetRun(e.ctx, rc.ID)
+			if gerr != nil {
+				e.t.Fatal(gerr)
+			}
+			switch {
+			case !left && (!errors.Is(err, core.ErrNothingToRevive) || r.State != core.RunHalted):
+				e.t.Errorf("ReviveRun of a run with nothing to run = %v, run %s; want ErrNothingToRevive, still halted", err, r.State)
+			case left && (err != nil || r.State != core.RunRunning):
+				e.t.Errorf("ReviveRun of a run with an item to run = %v, run %s; want running", err, r.State)
+			}
+		}
+	})
+
 	e.run("ReviveRunItemRefusals", func(e *env) {
 		rc, en, err := e.s.CreateRun(e.ctx, core.RunSpec{Name: "p"}, core.ItemSpec{Queue: "rri"})
 		if err != nil {

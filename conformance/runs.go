@@ -209,6 +209,43 @@ func testHalts(e *env) {
 		}
 	})
 
+	// One halt, one record: the run's row holds what its notice says, the
+	// dead item's last error as the detail and the item itself, whether it
+	// died on its last attempt or was discarded; a revive clears both.
+	e.run("RecordMatchesItsNotice", func(e *env) {
+		o := e.owner(e.s)
+		for _, discard := range []bool{false, true} {
+			// Each case has its own queue: the first's item, revived, is
+			// available again.
+			queue := map[bool]string{false: "rec-last", true: "rec-discard"}[discard]
+			rc, _, err := e.s.CreateRun(e.ctx, core.RunSpec{Name: "p", OnHalt: &core.HaltItem{Queue: "rec-notes"}}, core.ItemSpec{Queue: queue, MaxAttempts: map[bool]int{false: 1, true: 3}[discard]})
+			if err != nil {
+				e.t.Fatal(err)
+			}
+			c := e.claimOne(e.s, o, queue)
+			if _, err := e.s.Fail(e.ctx, c, core.FailParams{Error: "disk full", Discard: discard}); err != nil {
+				e.t.Fatal(err)
+			}
+			r, err := e.s.GetRun(e.ctx, rc.ID)
+			if err != nil || r.State != core.RunHalted || r.HaltDetail != "disk full" || r.HaltItemID != c.ID {
+				e.t.Fatalf("discard %v: run after the death = %s, detail %q, item %s, %v; want halted, \"disk full\", %s", discard, r.State, r.HaltDetail, r.HaltItemID, err, c.ID)
+			}
+			var n core.HaltNotice
+			if err := json.Unmarshal(e.claimOne(e.s, o, "rec-notes").Payload, &n); err != nil {
+				e.t.Fatal(err)
+			}
+			if n != (core.HaltNotice{Run: rc.ID, HaltID: r.HaltID, Reason: r.HaltReason, Detail: r.HaltDetail, Item: r.HaltItemID}) {
+				e.t.Errorf("discard %v: notice %+v, run's halt (%s, %q, %q, %s)", discard, n, r.HaltID, r.HaltReason, r.HaltDetail, r.HaltItemID)
+			}
+			if _, err := e.s.ReviveRun(e.ctx, rc.ID); err != nil {
+				e.t.Fatal(err)
+			}
+			if r, err := e.s.GetRun(e.ctx, rc.ID); err != nil || r.HaltDetail != "" || r.HaltItemID != uuid.Nil || r.HaltID != uuid.Nil {
+				e.t.Errorf("discard %v: run after revive: %+v, %v; want its halt cleared", discard, r, err)
+			}
+		}
+	})
+
 	e.run("FencedHaltWithReason", func(e *env) {
 		rc, _, err := e.s.CreateRun(e.ctx, core.RunSpec{Name: "p", OnHalt: &core.HaltItem{Queue: "halt-notes"}}, core.ItemSpec{Queue: "halt-r"})
 		if err != nil {
@@ -226,7 +263,7 @@ func testHalts(e *env) {
 			e.t.Fatalf("Fenced.Halt = %+v, %v, %v", h, held, err)
 		}
 		r, err := e.s.GetRun(e.ctx, rc.ID)
-		if err != nil || r.State != core.RunHalted || r.HaltReason != "no_route" || r.HaltDetail != "output matched no branch" || r.HaltID != h.HaltID {
+		if err != nil || r.State != core.RunHalted || r.HaltReason != "no_route" || r.HaltDetail != "output matched no branch" || r.HaltID != h.HaltID || r.HaltItemID != c.ID {
 			e.t.Fatalf("run after Halt = %+v, %v", r, err)
 		}
 		if it := e.get(c.ID); it.State != core.StateDead {

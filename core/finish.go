@@ -327,8 +327,10 @@ func (s *Store) Fail(ctx context.Context, c Claim, p FailParams) (dead bool, err
 	return dead, err
 }
 
+// fail records a failed attempt; an item that dies halts its run with
+// its last error as the halt's detail, as the reaper's halts have theirs.
 func (s *Store) fail(ctx context.Context, tx dialect.Querier, c Claim, p FailParams) (bool, error) {
-	dead, _, err := s.failHalting(ctx, tx, c, p, HaltAttemptsExhausted, "")
+	dead, _, err := s.failHalting(ctx, tx, c, p, HaltAttemptsExhausted, cleanError(p.Error))
 	return dead, err
 }
 

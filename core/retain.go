@@ -31,7 +31,13 @@ type PurgeResult struct {
 // needs: a fired barrier goes only once its join item has finished (the
 // join reads the children's results through it), and a child of a barrier
 // only once that barrier is gone, so the children of a barrier that has
-// not fired, or whose join still runs, stay whatever their age. Call it
+// not fired, or whose join still runs, stay whatever their age. Nor does
+// it delete what a run that has not finished can still revive or resume:
+// every item and barrier of a halted or waiting run stays whatever its
+// age, and so does a dead item of a running run (one that ReviveRunItem
+// left dead) and a barrier of it whose join is dead; once the run is
+// completed or cancelled, they go by the rules above, at the next pass
+// for those that finished longer than OlderThan ago. Call it
 // again while it deletes p.Limit of either (the worker's maintenance does):
 // each pass is a few short transactions of at most Limit rows, so that it
 // does not hold up claiming. Any number of processes may purge at once.

@@ -99,12 +99,18 @@ type Run struct {
 	State  RunState
 	Input  json.RawMessage
 	Output json.RawMessage
-	// HaltReason, HaltDetail and HaltID describe the latest halt while the
-	// run is halted; reviving the run clears them. Each halt has its own
-	// HaltID.
+	// HaltReason, HaltDetail, HaltID and HaltItemID describe the latest
+	// halt while the run is halted, as its HaltNotice does; reviving the
+	// run clears them. Each halt has its own HaltID. HaltDetail is the
+	// dead item's last error when the core halted the run because an item
+	// died (HaltAttemptsExhausted, HaltCrashesExhausted), or the detail
+	// the halt was asked with. HaltItemID is the item whose death halted
+	// the run (uuid.Nil when UpdateRun halted it outside a fence, and for
+	// halts stored before schema version 7).
 	HaltReason string
 	HaltDetail string
 	HaltID     uuid.UUID
+	HaltItemID uuid.UUID
 	// HaltItem is the run's OnHalt, or nil.
 	HaltItem   *HaltItem
 	CreatedAt  time.Time
@@ -236,15 +242,16 @@ func scanRun(d dialect.Dialect, r scanner) (Run, error) {
 		run                         Run
 		key, reason, detail, hq, hk sql.NullString
 		state                       string
-		haltID                      uuid.NullUUID
+		haltID, haltItem            uuid.NullUUID
 		created, updated, finished  = timeValue{d: d}, timeValue{d: d}, timeValue{d: d}
 	)
-	err := r.Scan(&run.ID, &run.Name, &key, &state, (*rawJSON)(&run.Input), (*rawJSON)(&run.Output), &reason, &detail, &haltID,
+	err := r.Scan(&run.ID, &run.Name, &key, &state, (*rawJSON)(&run.Input), (*rawJSON)(&run.Output), &reason, &detail, &haltID, &haltItem,
 		&hq, &hk, &created, &updated, &finished)
 	if err != nil {
 		return Run{}, err
 	}
 	run.Key, run.State, run.HaltReason, run.HaltDetail, run.HaltID = key.String, RunState(state), reason.String, detail.String, haltID.UUID
+	run.HaltItemID = haltItem.UUID
 	if hq.Valid {
 		run.HaltItem = &HaltItem{Queue: hq.String, Kind: hk.String}
 	}
@@ -411,10 +418,16 @@ func (s *Store) lockRun(ctx context.Context, q dialect.Querier, id uuid.UUID) (l
 }
 
 // halt halts a locked run whatever its state, and enqueues its HaltItem,
-// in q. It returns the halt's id.
+// in q. It returns the halt's id. The run's row and the HaltNotice are
+// written from the same values, so that a halt reads the same from
+// GetRun as from its notice.
 func (s *Store) halt(ctx context.Context, q dialect.Querier, lr lockedRun, reason, detail string, item uuid.UUID) (uuid.UUID, error) {
 	id := uuid.Must(uuid.NewV7())
-	if _, err := q.ExecContext(ctx, s.sql(qRunHalt), reason, nullString(detail), s.d.UUID(id), s.d.UUID(lr.id)); err != nil {
+	var by any
+	if item != uuid.Nil {
+		by = s.d.UUID(item)
+	}
+	if _, err := q.ExecContext(ctx, s.sql(qRunHalt), reason, nullString(detail), s.d.UUID(id), by, s.d.UUID(lr.id)); err != nil {
 		return uuid.Nil, err
 	}
 	if lr.onHalt == nil {

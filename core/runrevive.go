@@ -33,6 +33,11 @@ type RevivedRun struct {
 // before: were it running while a dead item still counted as failed at
 // its barrier, a sibling finishing in between could fire that barrier on
 // the failure about to be revived and halt the run again.
+//
+// A halted run with no dead item to revive and no item left to run gives
+// ErrNothingToRevive and stays halted: set running, it would never move
+// again. (Purge keeps every item of a halted run, so this is a run whose
+// items were deleted otherwise, or one halted through UpdateRun.)
 func (s *Store) ReviveRun(ctx context.Context, run uuid.UUID) (RevivedRun, error) {
 	var out RevivedRun
 	err := s.read(ctx, "revive run", func() error {
@@ -90,7 +95,7 @@ func (s *Store) ReviveRun(ctx context.Context, run uuid.UUID) (RevivedRun, error
 				items, barriers = items+i, barriers+b
 			}
 			if last {
-				return s.resumeRun(ctx, tx, run)
+				return s.resumeRun(ctx, tx, run, out.Items+items+out.Barriers+barriers > 0)
 			}
 			return nil
 		})
@@ -133,14 +138,16 @@ func (s *Store) ReviveRunItem(ctx context.Context, run, item uuid.UUID) (Revived
 		if err != nil {
 			return err
 		}
-		return s.resumeRun(ctx, tx, run)
+		return s.resumeRun(ctx, tx, run, true)
 	})
 	return out, err
 }
 
 // resumeRun brings a halted run back to running, in tx; a run in any other
-// state is left as it is, but a finished one is ErrRunFinished.
-func (s *Store) resumeRun(ctx context.Context, tx dialect.Querier, run uuid.UUID) error {
+// state is left as it is, but a finished one is ErrRunFinished. A halted
+// run of which nothing was revived (revived false) must still have an
+// item to run, or it is ErrNothingToRevive.
+func (s *Store) resumeRun(ctx context.Context, tx dialect.Querier, run uuid.UUID, revived bool) error {
 	lr, err := s.lockRun(ctx, tx, run)
 	if err != nil {
 		return err
@@ -148,9 +155,20 @@ func (s *Store) resumeRun(ctx context.Context, tx dialect.Querier, run uuid.UUID
 	if lr.state.Final() {
 		return fmt.Errorf("plenum: revive run %s (%s): %w", run, lr.state, ErrRunFinished)
 	}
-	if lr.state == RunHalted {
-		_, err = tx.ExecContext(ctx, s.sql(qRunResume), string(RunRunning), s.d.UUID(run))
+	if lr.state != RunHalted {
+		return nil
 	}
+	if !revived {
+		var id uuid.UUID
+		err := tx.QueryRowContext(ctx, s.sql(qUnfinishedOfRun(s.d, 1)), s.d.UUID(run)).Scan(&id)
+		if dialect.IsNoRows(err) {
+			return fmt.Errorf("plenum: revive run %s: no dead item to revive and no item left to run: %w", run, ErrNothingToRevive)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	_, err = tx.ExecContext(ctx, s.sql(qRunResume), string(RunRunning), s.d.UUID(run))
 	return err
 }
 

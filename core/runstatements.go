@@ -5,15 +5,15 @@ import "github.com/plenumdb/plenum/dialect"
 // Runs, signals and waiting (schema version 3). See statements.go for how
 // templates are written and catalogued.
 const (
-	runColumns = "id, name, unique_key, state, input, output, halt_reason, halt_detail, halt_id, halt_queue, halt_kind, created_at, updated_at, finished_at"
+	runColumns = "id, name, unique_key, state, input, output, halt_reason, halt_detail, halt_id, halt_item_id, halt_queue, halt_kind, created_at, updated_at, finished_at"
 	// runOpen is a new run's row, for InsertIgnore on (name, unique_key).
 	runOpen          = "?, ?, ?, 'running', {json?}, ?, ?, {now}, {now}"
 	qRunGet          = "SELECT " + runColumns + " FROM {runs} WHERE id = ?"
 	qRunByKey        = "SELECT id FROM {runs} WHERE name = ? AND unique_key = ?"
 	qRunLock         = "SELECT state, halt_queue, halt_kind FROM {runs} WHERE id = ?{lock}"
 	qRunComplete     = "UPDATE {runs} SET state = 'completed', output = {json?}, updated_at = {now}, finished_at = {now} WHERE id = ?"
-	qRunHalt         = "UPDATE {runs} SET state = 'halted', halt_reason = ?, halt_detail = ?, halt_id = ?, updated_at = {now} WHERE id = ?"
-	qRunResume       = "UPDATE {runs} SET state = ?, halt_reason = NULL, halt_detail = NULL, halt_id = NULL, updated_at = {now} WHERE id = ?"
+	qRunHalt         = "UPDATE {runs} SET state = 'halted', halt_reason = ?, halt_detail = ?, halt_id = ?, halt_item_id = ?, updated_at = {now} WHERE id = ?"
+	qRunResume       = "UPDATE {runs} SET state = ?, halt_reason = NULL, halt_detail = NULL, halt_id = NULL, halt_item_id = NULL, updated_at = {now} WHERE id = ?"
 	qRunCancel       = "UPDATE {runs} SET state = 'cancelled', updated_at = {now}, finished_at = {now} WHERE id = ?"
 	qItemRun         = "SELECT run_id FROM {items} WHERE id = ?"
 	qItemWait        = "SELECT wait_name, wait_until, CASE WHEN wait_until <= {now} THEN 1 ELSE 0 END FROM {items} WHERE id = ?"

@@ -69,13 +69,24 @@
 // The halt, with its reason, commits with the failure, and enqueues in
 // that same transaction the item that calls Config.OnHalt after the
 // commit, outside any transaction, at least once, with the halt's id to
-// deduplicate by. A fan-out whose child failed does not run its join: the
-// failure climbs to the fan-ins above.
+// deduplicate by; Engine.Get shows the same Halt (step, item, reason, and
+// the step's last error as its detail) while the run is halted. A
+// fan-out whose child failed does not run its join: the failure climbs to
+// the fan-ins above.
+//
+// A halted run keeps its steps for as long as it stays halted: the
+// worker's retention (Config.RetainFor) deletes no item or fan-out of a
+// halted or waiting run, whatever its age, so that a run halted over a
+// weekend can still be revived on Monday. Once the run completes or is
+// cancelled, its steps go at the next retention pass that finds them older
+// than RetainFor.
 //
 // Revive brings a halted run back: the failed steps run again, with
 // their attempts reset and their earlier attempts kept in their history,
 // and the fan-ins above them run again with the new results; completed
-// steps do not run again. Cancel cancels every unfinished step of a run
+// steps do not run again. A halted run with no failed step to run again
+// and nothing left to run is refused (core.ErrNothingToRevive) and stays
+// halted: Cancel it. Cancel cancels every unfinished step of a run
 // (running handlers' contexts end), stops its fan-outs and joins, and
 // ends the run cancelled.
 //

@@ -36,7 +36,9 @@ const (
 	ReasonBranchFailed Reason = "branch_failed"
 )
 
-// Halt is one halt of a run, as Config.OnHalt receives it.
+// Halt is one halt of a run, as Config.OnHalt receives it and as
+// Engine.Get shows it while the run is halted: the same fields, from the
+// same record.
 type Halt struct {
 	// ID identifies this halt: a run halted, revived and halted again has
 	// two. Deduplicate OnHalt calls by it.
@@ -44,12 +46,15 @@ type Halt struct {
 	Run      uuid.UUID
 	Pipeline string
 	// Step is the step whose failure halted the run ("" if none did), and
-	// Item its item.
+	// Item its item. Step is read from the item, which retention keeps
+	// while the run is halted.
 	Step   string
 	Item   uuid.UUID
 	Reason Reason
-	// Detail says more: the step's last error, or what the reason is
-	// about.
+	// Detail says more: the step's last error (for
+	// ReasonAttemptsExhausted, whether the step returned a Permanent or a
+	// plain error; for ReasonCrashesExhausted, the reaper's), or what the
+	// reason is about.
 	Detail string
 }
 
@@ -70,15 +75,41 @@ func (e *Engine) notify(ctx context.Context, job *worker.Job[json.RawMessage]) e
 	} else if !errors.Is(err, core.ErrNotFound) {
 		return err
 	}
-	if n.Item != uuid.Nil {
-		it, err := e.store.Get(ctx, n.Item)
-		if err != nil && !errors.Is(err, core.ErrNotFound) {
-			return err
-		}
-		var env envelope
-		if err == nil && json.Unmarshal(it.Payload, &env) == nil {
-			h.Step = env.Node
-		}
+	step, err := e.stepOf(ctx, n.Item)
+	if err != nil {
+		return err
 	}
+	h.Step = step
 	return e.cfg.OnHalt(ctx, h)
+}
+
+// storedHalt is the halt of run r, which is halted, as its row holds it:
+// the Halt that OnHalt received for the same id.
+func (e *Engine) storedHalt(ctx context.Context, r core.Run) (*Halt, error) {
+	step, err := e.stepOf(ctx, r.HaltItemID)
+	if err != nil {
+		return nil, err
+	}
+	return &Halt{ID: r.HaltID, Run: r.ID, Pipeline: r.Name, Step: step, Item: r.HaltItemID,
+		Reason: Reason(r.HaltReason), Detail: r.HaltDetail}, nil
+}
+
+// stepOf is the step that item runs: "" for uuid.Nil, for an item that is
+// gone, and for one that is not a pipeline's.
+func (e *Engine) stepOf(ctx context.Context, item uuid.UUID) (string, error) {
+	if item == uuid.Nil {
+		return "", nil
+	}
+	it, err := e.store.Get(ctx, item)
+	if errors.Is(err, core.ErrNotFound) {
+		return "", nil
+	}
+	if err != nil {
+		return "", fmt.Errorf("plenum/pipeline: the item %s that halted its run: %w", item, err)
+	}
+	var env envelope
+	if json.Unmarshal(it.Payload, &env) != nil {
+		return "", nil
+	}
+	return env.Node, nil
 }

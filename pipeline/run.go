@@ -114,7 +114,9 @@ func (e *Engine) Cancel(ctx context.Context, run uuid.UUID) error {
 // Revive brings a halted run back: its failed (dead) steps run again with
 // their attempts reset, and the fan-ins above them again once they
 // finish; completed steps are not run again, and every step's history
-// (earlier attempts and their errors) stays readable in Get.
+// (earlier attempts and their errors) stays readable in Get. A run with
+// no failed step and nothing left to run gives core.ErrNothingToRevive
+// and stays halted.
 func (e *Engine) Revive(ctx context.Context, run uuid.UUID) error {
 	if _, err := e.store.ReviveRun(ctx, run); err != nil {
 		return fmt.Errorf("plenum/pipeline: revive run %s: %w", run, err)

@@ -41,7 +41,8 @@ type Run struct {
 	Input    json.RawMessage
 	// Output is the run's, once completed.
 	Output json.RawMessage
-	// Halt is the latest halt, while the run is halted.
+	// Halt is the latest halt, while the run is halted: the one that
+	// Config.OnHalt receives, field for field.
 	Halt *Halt
 	// Steps are the run's step executions, in the order they were made.
 	Steps                            []StepRun
@@ -85,7 +86,9 @@ func (e *Engine) Get(ctx context.Context, run uuid.UUID) (Run, error) {
 	out := Run{ID: r.ID, Pipeline: r.Name, State: State(r.State), Input: r.Input, Output: r.Output,
 		CreatedAt: r.CreatedAt, UpdatedAt: r.UpdatedAt, FinishedAt: r.FinishedAt}
 	if r.State == core.RunHalted {
-		out.Halt = &Halt{ID: r.HaltID, Run: r.ID, Pipeline: r.Name, Reason: Reason(r.HaltReason), Detail: r.HaltDetail}
+		if out.Halt, err = e.storedHalt(ctx, r); err != nil {
+			return Run{}, err
+		}
 	}
 	waiting := false
 	after := uuid.Nil

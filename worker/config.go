@@ -52,6 +52,13 @@ type Config struct {
 	// (core.Store.Purge, which keeps whatever a barrier still needs);
 	// negative keeps everything. It runs with the reaper, so not at all
 	// when ReapInterval is negative. Default 24 h.
+	//
+	// The items and barriers of a run that is halted or waiting are kept
+	// whatever their age, and so are the dead items of a running run: a
+	// halted run can be revived however long it has been halted. Once the
+	// run completes or is cancelled, they go at the first pass that finds
+	// them older than RetainFor (by when each finished, not when the run
+	// did).
 	RetainFor time.Duration
 
 	// Periodic are schedules this worker enqueues the ticks of (interval

@@ -91,7 +91,7 @@ func checkInspect(t *testing.T, db *sql.DB, d dialect.Dialect, prefix string, o 
 	}
 	s := out.String()
 	for _, want := range []string{
-		regexp.QuoteMeta(where) + ` schema version 6`,
+		regexp.QuoteMeta(where) + ` schema version 7`,
 		`Items \(2 queues\)`,
 		`mail +2 +1 +0 +0 +0 +3\n`,
 		`parent +2 +1 +0 +0 +0 +3\n`, // the parent and its two children

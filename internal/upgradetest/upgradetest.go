@@ -43,6 +43,7 @@ func Run(t *testing.T, c Config) {
 	t.Run("UpgradeFromVersion3WithData", func(t *testing.T) { t.Parallel(); upgradeFrom3WithData(t, c) })
 	t.Run("UpgradeFromVersion4WithData", func(t *testing.T) { t.Parallel(); upgradeFrom4WithData(t, c) })
 	t.Run("UpgradeFromVersion5WithData", func(t *testing.T) { t.Parallel(); upgradeFrom5WithData(t, c) })
+	t.Run("UpgradeFromVersion6WithData", func(t *testing.T) { t.Parallel(); upgradeFrom6WithData(t, c) })
 }
 
 // up lists the versions above from, oldest first: what Apply applies to a

@@ -54,6 +54,8 @@ var tests = []struct {
 	{"HaltDeliversOnHaltThenRevive", haltThenRevive},
 	{"ReviveFailedBranchInsideFanOut", reviveInsideFanOut},
 	{"ReviveStepRunsItsSubtreeAgain", reviveStep},
+	{"HaltIsOneRecordEverywhere", haltOneRecord},
+	{"RetentionKeepsAHaltedRunRevivable", retainedHaltRevives},
 	{"CancelStopsTheRun", cancelRun},
 	{"TriggerTxAndKey", triggerTx},
 }

@@ -179,30 +179,11 @@ func TestDemo_OptionErrors(t *testing.T) {
 // database says: a count that does not add up fails the named invariant.
 func TestDemo_ReportNamesFailedInvariant(t *testing.T) {
 	t.Parallel()
-	o := smallDemo()
-	o.Children, o.Crashes, o.Progress = 30, 0, 0
-	o.DB = filepath.Join(t.TempDir(), "demo.db")
-	rep, err := runDemo(t.Context(), &bytes.Buffer{}, o)
-	if err != nil {
-		t.Fatal(err)
-	}
-
-	db, err := sqlite.Open(o.DB)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	st, err := core.Open(t.Context(), db, sqlite.Dialect(), core.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	r := newDemoRun(o, st, &bytes.Buffer{})
-	r.start = time.Now()
+	rep, r := reopenedDemo(t)
 	r.barrier, r.join = rep.Barrier.ID, rep.Join
-	r.completed.Store(rep.Completed)
 	r.retries.Store(rep.Retries + 1) // one retry too many
 	r.crashed.Store(2)               // crashes nobody planned
-	got := r.report(t.Context(), demoReport{Children: o.Children})
+	got := r.report(t.Context(), demoReport{Children: r.o.Children})
 	want := []string{"each planned failure retried once", "crashes reaped once"}
 	if len(got.Failed) != len(want) {
 		t.Fatalf("failed invariants %q, want %q", got.Failed, want)
@@ -213,10 +194,52 @@ func TestDemo_ReportNamesFailedInvariant(t *testing.T) {
 		}
 	}
 	var out bytes.Buffer
-	printDemoSummary(&out, got, o)
+	printDemoSummary(&out, got, r.o)
 	if !strings.Contains(out.String(), "INVARIANT FAILED: each planned failure retried once") {
 		t.Errorf("summary does not name the failed invariant:\n%s", out.String())
 	}
+}
+
+// A parent whose worker was taken for dead as its last page committed
+// never learns its barrier (Expand returned an error, the parent is
+// completed and does not run again): the report finds the barrier through
+// the join, and every invariant holds.
+func TestDemo_ReportFindsTheBarrierThroughTheJoin(t *testing.T) {
+	t.Parallel()
+	rep, r := reopenedDemo(t)
+	r.join = rep.Join // and no r.barrier
+	r.retries.Store(rep.Retries)
+	got := r.report(t.Context(), demoReport{Children: r.o.Children})
+	if len(got.Failed) != 0 || got.Barrier.ID != rep.Barrier.ID {
+		t.Errorf("failed invariants %q, barrier %s; want none, and barrier %s", got.Failed, got.Barrier.ID, rep.Barrier.ID)
+	}
+}
+
+// reopenedDemo runs a small demo without crashes on a file, and returns
+// its report and a new demo run on its tables, whose counters a test sets
+// before running the report's checks again.
+func reopenedDemo(t *testing.T) (demoReport, *demoRun) {
+	t.Helper()
+	o := smallDemo()
+	o.Children, o.Crashes, o.Progress = 30, 0, 0
+	o.DB = filepath.Join(t.TempDir(), "demo.db")
+	rep, err := runDemo(t.Context(), &bytes.Buffer{}, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	db, err := sqlite.Open(o.DB)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	st, err := core.Open(t.Context(), db, sqlite.Dialect(), core.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := newDemoRun(o, st, &bytes.Buffer{})
+	r.start = time.Now()
+	r.completed.Store(rep.Completed)
+	return rep, r
 }
 
 // The demo's pipeline part runs its expand, the divide inside each

@@ -17,11 +17,22 @@ import (
 	"github.com/plenumdb/plenum/sqlite"
 )
 
+// smallDemo are the options of the tests' runs: a small workflow, and
+// thresholds that hold on a loaded machine (CI, or another copy of the
+// tests beside these). The demo's own 2 s StaleAfter shows a crash reaped
+// quickly, but there a heartbeat a few seconds late makes a live worker
+// look dead: it is reaped, stops and starts again as a new owner, over
+// and over, its claims counted as crashes nobody planned. At 10 s the
+// planned crashes cost a few seconds more to reap. The pipeline part is
+// small too (the pipeline's tests set their own number of orders), and
+// the run's bound is the demo's own, 5 minutes: on a machine this busy
+// two minutes are not always enough.
 func smallDemo() demoOptions {
 	o := defaultDemoOptions()
-	o.Children, o.Workers, o.Batch, o.Page, o.Crashes, o.FailEvery = 300, 3, 10, 40, 1, 7
+	o.Children, o.Workers, o.Batch, o.Page, o.Crashes, o.FailEvery, o.Orders = 300, 3, 10, 40, 1, 7, 20
+	o.StaleAfter, o.Heartbeat = 10*time.Second, 500*time.Millisecond
 	o.Progress = 500 * time.Millisecond
-	o.Timeout = 2 * time.Minute
+	o.Timeout = 5 * time.Minute
 	return o
 }
 
@@ -64,6 +75,9 @@ func TestDemo_NoCrashesNoFailures(t *testing.T) {
 	t.Parallel()
 	o := smallDemo()
 	o.Crashes, o.FailEvery, o.Progress = 0, 0, 0
+	// Nothing is meant to crash: a threshold far above any heartbeat's
+	// delay, so that a crash counted is one the runtime made up.
+	o.StaleAfter, o.Heartbeat = 25*time.Second, time.Second
 	var out bytes.Buffer
 	rep, err := runDemo(t.Context(), &out, o)
 	if err != nil {

@@ -64,7 +64,7 @@ func outcomes(e *env) {
 		}, worker.KindConfig{MaxAttempts: 1})
 	})
 	terminal := func(it core.Item) bool { return it.State.Terminal() }
-	e.waitFor(30*time.Second, "finished", terminal, ok, fail, discard, snooze, panicky, undecodable, unknown)
+	e.waitFor(patience, "finished", terminal, ok, fail, discard, snooze, panicky, undecodable, unknown)
 
 	if it := e.get(ok); it.State != core.StateCompleted || !sameJSON(it.Result, `{"hello":"ada"}`) || it.Attempt != 1 {
 		t.Errorf("ok: %s, result %s, attempt %d; want completed with {\"hello\":\"ada\"} at attempt 1", it.State, it.Result, it.Attempt)
@@ -367,7 +367,7 @@ func fencedEffectsOnce(e *env) {
 			})
 		})
 	})
-	e.waitFor(60*time.Second, "completed", func(it core.Item) bool { return it.State == core.StateCompleted }, ids...)
+	e.waitFor(patience, "completed", func(it core.Item) bool { return it.State == core.StateCompleted }, ids...)
 	if got := e.count(audit); got != n {
 		t.Errorf("%d effects, want %d", got, n)
 	}
@@ -396,8 +396,8 @@ func completesInBatches(e *env) {
 			return nil
 		})
 	})
-	e.waitFor(60*time.Second, "completed", func(it core.Item) bool { return it.State == core.StateCompleted }, ids[n-1])
-	e.waitFor(10*time.Second, "completed", func(it core.Item) bool { return it.State == core.StateCompleted }, ids...)
+	e.waitFor(patience, "completed", func(it core.Item) bool { return it.State == core.StateCompleted }, ids[n-1])
+	e.waitFor(patience, "completed", func(it core.Item) bool { return it.State == core.StateCompleted }, ids...)
 	if done.Load() != n {
 		t.Errorf("%d handler runs, want %d (each item once)", done.Load(), n)
 	}
@@ -430,7 +430,7 @@ func runsAtMostMaxWorkers(e *env) {
 			return nil
 		})
 	})
-	e.waitFor(60*time.Second, "completed", func(it core.Item) bool { return it.State == core.StateCompleted }, ids...)
+	e.waitFor(patience, "completed", func(it core.Item) bool { return it.State == core.StateCompleted }, ids...)
 	if m := most.Load(); m > slots {
 		t.Errorf("%d handlers ran at once, want at most MaxWorkers %d", m, slots)
 	}

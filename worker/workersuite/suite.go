@@ -60,6 +60,12 @@ var tests = []struct {
 	{"EnqueueWakesIdleWorker", enqueueWakesIdleWorker},
 }
 
+// patience bounds a subtest's waits for work that takes seconds on a quiet
+// machine (a few hundred items through a worker): a loaded one, CI or
+// another copy of the suite beside this one, has taken more than a minute
+// on SQLite. Only a test that went wrong waits that long.
+const patience = 3 * time.Minute
+
 // Run runs every subtest of the suite, in parallel, on cfg's database.
 func Run(t *testing.T, cfg Config) {
 	if cfg.Dialect == nil || cfg.Open == nil {
@@ -69,7 +75,7 @@ func Run(t *testing.T, cfg Config) {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			db := cfg.Open(t)
-			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+			ctx, cancel := context.WithTimeout(context.Background(), 2*patience)
 			t.Cleanup(cancel)
 			e := &env{t: t, ctx: ctx, db: db, d: cfg.Dialect, prefix: fmt.Sprintf("pw%08x_", rand.Uint32())}
 			t.Cleanup(func() {

@@ -406,7 +406,7 @@ func (r *demoRun) failsOnce(n int64) bool {
 
 // readChildren pages through the join's barrier's children and checks each.
 func (r *demoRun) readChildren(ctx context.Context, c core.Item) (joinCheck, error) {
-	jc := joinCheck{JoinID: c.ID}
+	jc := joinCheck{JoinID: c.ID, Barrier: c.JoinOf}
 	if c.JoinOf == uuid.Nil {
 		return jc, fmt.Errorf("demo: join item %s names no barrier", c.ID)
 	}

@@ -47,6 +47,7 @@ type demoReport struct {
 // joinCheck is what the join found reading every child.
 type joinCheck struct {
 	JoinID      uuid.UUID
+	Barrier     uuid.UUID // the barrier the join item names
 	Seen        int
 	Duplicates  int
 	Missing     int
@@ -71,6 +72,14 @@ func (r *demoRun) report(ctx context.Context, rep demoReport) demoReport {
 	rep.Join = r.join
 	barrierID := r.barrier
 	r.mu.Unlock()
+	// The parent's handler records its barrier when Expand returns. A
+	// parent whose worker was taken for dead as its last page committed
+	// returns an error instead, though its barrier exists and is
+	// complete; completed, it does not run again. The join names the
+	// barrier too.
+	if barrierID == uuid.Nil {
+		barrierID = rep.Join.Barrier
+	}
 
 	fail := func(format string, args ...any) { rep.Failed = append(rep.Failed, fmt.Sprintf(format, args...)) }
 	n := int64(r.o.Children)

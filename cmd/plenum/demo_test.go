@@ -17,11 +17,22 @@ import (
 	"github.com/plenumdb/plenum/sqlite"
 )
 
+// smallDemo are the options of the tests' runs: a small workflow, and
+// thresholds that hold on a loaded machine (CI, or another copy of the
+// tests beside these). The demo's own 2 s StaleAfter shows a crash reaped
+// quickly, but there a heartbeat a few seconds late makes a live worker
+// look dead: it is reaped, stops and starts again as a new owner, over
+// and over, its claims counted as crashes nobody planned. At 10 s the
+// planned crashes cost a few seconds more to reap. The pipeline part is
+// small too (the pipeline's tests set their own number of orders), and
+// the run's bound is the demo's own, 5 minutes: on a machine this busy
+// two minutes are not always enough.
 func smallDemo() demoOptions {
 	o := defaultDemoOptions()
-	o.Children, o.Workers, o.Batch, o.Page, o.Crashes, o.FailEvery = 300, 3, 10, 40, 1, 7
+	o.Children, o.Workers, o.Batch, o.Page, o.Crashes, o.FailEvery, o.Orders = 300, 3, 10, 40, 1, 7, 20
+	o.StaleAfter, o.Heartbeat = 10*time.Second, 500*time.Millisecond
 	o.Progress = 500 * time.Millisecond
-	o.Timeout = 2 * time.Minute
+	o.Timeout = 5 * time.Minute
 	return o
 }
 
@@ -64,6 +75,9 @@ func TestDemo_NoCrashesNoFailures(t *testing.T) {
 	t.Parallel()
 	o := smallDemo()
 	o.Crashes, o.FailEvery, o.Progress = 0, 0, 0
+	// Nothing is meant to crash: a threshold far above any heartbeat's
+	// delay, so that a crash counted is one the runtime made up.
+	o.StaleAfter, o.Heartbeat = 25*time.Second, time.Second
 	var out bytes.Buffer
 	rep, err := runDemo(t.Context(), &out, o)
 	if err != nil {
@@ -179,30 +193,11 @@ func TestDemo_OptionErrors(t *testing.T) {
 // database says: a count that does not add up fails the named invariant.
 func TestDemo_ReportNamesFailedInvariant(t *testing.T) {
 	t.Parallel()
-	o := smallDemo()
-	o.Children, o.Crashes, o.Progress = 30, 0, 0
-	o.DB = filepath.Join(t.TempDir(), "demo.db")
-	rep, err := runDemo(t.Context(), &bytes.Buffer{}, o)
-	if err != nil {
-		t.Fatal(err)
-	}
-
-	db, err := sqlite.Open(o.DB)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	st, err := core.Open(t.Context(), db, sqlite.Dialect(), core.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	r := newDemoRun(o, st, &bytes.Buffer{})
-	r.start = time.Now()
+	rep, r := reopenedDemo(t)
 	r.barrier, r.join = rep.Barrier.ID, rep.Join
-	r.completed.Store(rep.Completed)
 	r.retries.Store(rep.Retries + 1) // one retry too many
 	r.crashed.Store(2)               // crashes nobody planned
-	got := r.report(t.Context(), demoReport{Children: o.Children})
+	got := r.report(t.Context(), demoReport{Children: r.o.Children})
 	want := []string{"each planned failure retried once", "crashes reaped once"}
 	if len(got.Failed) != len(want) {
 		t.Fatalf("failed invariants %q, want %q", got.Failed, want)
@@ -213,10 +208,52 @@ func TestDemo_ReportNamesFailedInvariant(t *testing.T) {
 		}
 	}
 	var out bytes.Buffer
-	printDemoSummary(&out, got, o)
+	printDemoSummary(&out, got, r.o)
 	if !strings.Contains(out.String(), "INVARIANT FAILED: each planned failure retried once") {
 		t.Errorf("summary does not name the failed invariant:\n%s", out.String())
 	}
+}
+
+// A parent whose worker was taken for dead as its last page committed
+// never learns its barrier (Expand returned an error, the parent is
+// completed and does not run again): the report finds the barrier through
+// the join, and every invariant holds.
+func TestDemo_ReportFindsTheBarrierThroughTheJoin(t *testing.T) {
+	t.Parallel()
+	rep, r := reopenedDemo(t)
+	r.join = rep.Join // and no r.barrier
+	r.retries.Store(rep.Retries)
+	got := r.report(t.Context(), demoReport{Children: r.o.Children})
+	if len(got.Failed) != 0 || got.Barrier.ID != rep.Barrier.ID {
+		t.Errorf("failed invariants %q, barrier %s; want none, and barrier %s", got.Failed, got.Barrier.ID, rep.Barrier.ID)
+	}
+}
+
+// reopenedDemo runs a small demo without crashes on a file, and returns
+// its report and a new demo run on its tables, whose counters a test sets
+// before running the report's checks again.
+func reopenedDemo(t *testing.T) (demoReport, *demoRun) {
+	t.Helper()
+	o := smallDemo()
+	o.Children, o.Crashes, o.Progress = 30, 0, 0
+	o.DB = filepath.Join(t.TempDir(), "demo.db")
+	rep, err := runDemo(t.Context(), &bytes.Buffer{}, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	db, err := sqlite.Open(o.DB)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	st, err := core.Open(t.Context(), db, sqlite.Dialect(), core.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := newDemoRun(o, st, &bytes.Buffer{})
+	r.start = time.Now()
+	r.completed.Store(rep.Completed)
+	return rep, r
 }
 
 // The demo's pipeline part runs its expand, the divide inside each

@@ -576,6 +576,7 @@ func (k *killEnv) recoverWorker(what string, done func() bool) {
 		if k.ctx.Err() != nil {
 			k.t.Fatalf("recovery did not finish: %s; %v", what, k.counts(""))
 		}
+		survivorRuns(k.t, w)
 		time.Sleep(50 * time.Millisecond)
 	}
 }

@@ -199,6 +199,7 @@ func runKilledWorker(t *testing.T, d dialect.Dialect, open func(string) (*sql.DB
 		if ctx.Err() != nil {
 			t.Fatalf("the survivor did not finish: %v", c)
 		}
+		survivorRuns(t, w)
 		time.Sleep(50 * time.Millisecond)
 	}
 	t.Logf("the survivor finished everything %v after the kill", time.Since(killedAt).Round(time.Millisecond))
@@ -229,6 +230,18 @@ func runKilledWorker(t *testing.T, d dialect.Dialect, open func(string) (*sql.DB
 	}
 	if withCrash != held {
 		t.Errorf("%d items carry a crash, want %d", withCrash, held)
+	}
+}
+
+// survivorRuns fails t at once, with the reason, if the worker that is to
+// finish a killed process's work has stopped itself (lost): nothing else
+// would finish it.
+func survivorRuns(t *testing.T, w *worker.Worker) {
+	t.Helper()
+	select {
+	case <-w.Done():
+		t.Fatalf("the survivor stopped: %v", w.Err())
+	default:
 	}
 }
 

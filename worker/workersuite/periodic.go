@@ -27,6 +27,7 @@ func periodicTicksRunOnce(e *env) {
 		{Name: "every-second", Every: time.Second, MaxCatchUp: 10, Item: core.ItemSpec{Queue: "cron", Kind: "tick", Payload: json.RawMessage(`{"n":1}`)}},
 		{Name: "every-two", Every: 2 * time.Second, MaxCatchUp: 10, Item: core.ItemSpec{Queue: "cron", Kind: "tick"}},
 	}
+	var workers []*worker.Worker
 	for range 2 {
 		cfg := e.fast(map[string]int{"cron": 2})
 		cfg.Periodic = jobs
@@ -63,8 +64,35 @@ func periodicTicksRunOnce(e *env) {
 			t.Fatal(err)
 		}
 		t.Cleanup(func() { _ = stoptest.Stop(t, w.Stop, 10*time.Second) })
+		workers = append(workers, w)
 	}
-	time.Sleep(4500 * time.Millisecond)
+	// The schedules tick for 4.5 s at least, long enough for retention to
+	// delete finished ticks while later ones are due, and until each has
+	// run two ticks: on a loaded machine the first ones come late.
+	enough := func() bool {
+		mu.Lock()
+		defer mu.Unlock()
+		for _, j := range jobs {
+			if len(ticks[j.Name]) < 2 {
+				return false
+			}
+		}
+		return true
+	}
+	from := time.Now()
+	for time.Since(from) < 4500*time.Millisecond || !enough() {
+		if time.Since(from) > time.Minute {
+			break // and the checks below say which schedule fell short
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	// Stopped, the workers run no handler that could add a tick between
+	// the first and the last seen below after they were read.
+	for _, w := range workers {
+		if err := stoptest.Stop(t, w.Stop, 10*time.Second); err != nil {
+			t.Errorf("Stop: %v", err)
+		}
+	}
 	mu.Lock()
 	defer mu.Unlock()
 	for key, n := range runs {
@@ -75,7 +103,7 @@ func periodicTicksRunOnce(e *env) {
 	for _, j := range jobs {
 		at := ticks[j.Name]
 		if len(at) < 2 {
-			t.Errorf("%s: %d ticks ran in 4.5 s", j.Name, len(at))
+			t.Errorf("%s: %d ticks ran in %v", j.Name, len(at), time.Since(from).Round(time.Millisecond))
 			continue
 		}
 		first, last := at[0], at[0]

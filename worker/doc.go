@@ -50,9 +50,11 @@
 //
 // # Deadlines and liveness
 //
-// A claim's lease is its handler's deadline: the kind's Timeout, counted
-// from when the claim was requested. The handler's context is cancelled
-// Config.DeadlineMargin before the lease ends, and a handler that returns
+// A handler's deadline is its kind's Timeout, counted from when the claim
+// was requested. A claim's lease is the longest Timeout among the
+// worker's kinds (one claim batch may hold items of any kind), so that a
+// reaper leaves every handler its whole deadline. The handler's context is
+// cancelled Config.DeadlineMargin before its deadline, and a handler that returns
 // after that has its result refused: the attempt counts as a timeout. A
 // Job.Fence or Job.Settle after that, or a store call that writes with
 // Job.Claim, is refused too, whatever context it is given: the database

@@ -33,7 +33,8 @@ func lateWritesRefused(e *env) {
 		specs[i] = core.ItemSpec{Queue: q, Kind: k, MaxAttempts: 2}
 	}
 	ids := e.enqueue(specs...)
-	timeout := e.deadlineTimeout()
+	cfg, timeout := e.deadlineConfig(q)
+	cfg.Queues[q] = worker.QueueConfig{MaxWorkers: len(kinds)}
 	var mu sync.Mutex
 	refused := map[string]error{}
 	done := make(chan struct{})
@@ -45,7 +46,7 @@ func lateWritesRefused(e *env) {
 			close(done)
 		}
 	}
-	e.start(e.fast(map[string]int{q: len(kinds)}), func(w *worker.Worker) {
+	e.start(cfg, func(w *worker.Worker) {
 		for _, kind := range kinds {
 			w.HandleFunc(kind, func(ctx context.Context, job *worker.Job[json.RawMessage]) error {
 				bg := context.Background()

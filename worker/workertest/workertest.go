@@ -104,8 +104,8 @@ func Run[T any](t testing.TB, handler func(ctx context.Context, job *worker.Job[
 	w, err := worker.New(store, worker.Config{
 		Queues:            map[string]worker.QueueConfig{queue: {MaxWorkers: 1}},
 		PollInterval:      10 * time.Millisecond,
-		HeartbeatInterval: 500 * time.Millisecond,
-		StaleAfter:        2 * time.Second,
+		HeartbeatInterval: heartbeat,
+		StaleAfter:        staleAfter(store, opts.KindConfig),
 		ReapInterval:      -1,
 		Hooks: worker.HookFunc(func(_ context.Context, e worker.Event) {
 			switch e.Kind {
@@ -141,4 +141,23 @@ func Run[T any](t testing.TB, handler func(ctx context.Context, job *worker.Job[
 		t.Fatalf("workertest: %v", err)
 	}
 	return Result{Outcome: ev.Kind, State: it.State, Err: ev.Err, Item: it}
+}
+
+// heartbeat is how often Run's worker heartbeats.
+const heartbeat = 500 * time.Millisecond
+
+// staleAfter is Run's StaleAfter: the runtime's default, 30 s, or the
+// store's minimum where that is more (CockroachDB's is 4 s), so that a
+// handler run on a loaded machine, whose heartbeats come late by seconds,
+// is not stopped as lost; lowered to fit a kind's Timeout that is
+// shorter, since a Timeout must exceed StaleAfter plus a heartbeat
+// interval (a Timeout too short for the store is refused by New, saying
+// so).
+func staleAfter(store *core.Store, kind worker.KindConfig) time.Duration {
+	least := max(2*store.MinLease(), 3*heartbeat)
+	stale := max(30*time.Second, least)
+	if kind.Timeout > 0 {
+		stale = max(min(stale, kind.Timeout-heartbeat), least)
+	}
+	return stale
 }

@@ -126,6 +126,14 @@ func Run[T any](t testing.TB, handler func(ctx context.Context, job *worker.Job[
 	var ev worker.Event
 	select {
 	case ev = <-outcome:
+	case <-w.Done():
+		// Stopped by itself (lost): no outcome would come. One may have
+		// come just before.
+		select {
+		case ev = <-outcome:
+		default:
+			t.Fatalf("workertest: the worker stopped before an outcome: %v", w.Err())
+		}
 	case <-ctx.Done():
 		t.Fatalf("workertest: no outcome within %v", opts.Timeout)
 	}

@@ -33,7 +33,11 @@ type Options struct {
 	// Kind is the kind the item is enqueued and the handler registered
 	// under. Default "workertest".
 	Kind string
-	// KindConfig are the kind's settings, as for worker.Handle.
+	// KindConfig are the kind's settings, as for worker.Handle. Run's
+	// worker runs no reaper; its StaleAfter is the runtime's 30 s (or the
+	// store's minimum, 4 s on CockroachDB, where that is more), lowered to
+	// fit a shorter Timeout, which must exceed it by a heartbeat interval
+	// (500 ms).
 	KindConfig worker.KindConfig
 	// MaxAttempts is the item's MaxAttempts. Default 1, so that a failed
 	// attempt is its last (State dead); set more to see a retry scheduled

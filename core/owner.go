@@ -75,12 +75,17 @@ func (s *Store) RegisterOwner(ctx context.Context, p OwnerParams) (uuid.UUID, er
 // does not move any lease: a claim's lease is its handler's deadline, moved
 // only by Extend or ExtendMany. Once the owner has been reaped it returns
 // ErrOwnerLost: the owner must then stop working on its claims (fences
-// would refuse its writes anyway) and register again.
+// would refuse its writes anyway) and register again. Where the dialect
+// queues this process's write transactions (SQLite), it goes before the
+// others waiting (dialect.TxOptions.Urgent).
 func (s *Store) Heartbeat(ctx context.Context, owner uuid.UUID) error {
 	if owner == uuid.Nil {
 		return invalid("owner", "must be a registered owner")
 	}
-	return s.inTx(ctx, "heartbeat", func(tx dialect.Tx) error {
+	// Urgent: where the dialect queues this process's writers (SQLite),
+	// the heartbeat goes first, so that a busy process is not taken for
+	// dead by a reaper, nor by its own worker's count of late heartbeats.
+	return s.inTxWith(ctx, "heartbeat", dialect.TxOptions{Urgent: true}, func(tx dialect.Tx) error {
 		// heartbeats always changes, so the row count is 1 for a live
 		// owner even where the driver counts changed rows only (MySQL).
 		res, err := tx.ExecContext(ctx, s.sql(qOwnerHeartbeat), s.d.UUID(owner))

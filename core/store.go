@@ -245,10 +245,16 @@ func micros(d time.Duration) int64 { return d.Microseconds() }
 // the start, after a jittered backoff, when it fails with a transient error.
 // A connection lost while committing gives ErrCommitUnknown.
 func (s *Store) inTx(ctx context.Context, op string, fn func(tx dialect.Tx) error) error {
+	return s.inTxWith(ctx, op, dialect.TxOptions{}, fn)
+}
+
+// inTxWith is inTx with the options the dialect begins the transaction
+// with.
+func (s *Store) inTxWith(ctx context.Context, op string, opts dialect.TxOptions, fn func(tx dialect.Tx) error) error {
 	if err := s.insideFence(ctx, op); err != nil {
 		return err
 	}
-	return s.retry(ctx, op, func() error { return s.tryTx(ctx, fn) })
+	return s.retry(ctx, op, func() error { return s.tryTx(ctx, opts, fn) })
 }
 
 // read runs fn, a read outside any transaction, and runs it again after a
@@ -290,8 +296,8 @@ func (s *Store) retry(ctx context.Context, op string, try func() error) error {
 	}
 }
 
-func (s *Store) tryTx(ctx context.Context, fn func(tx dialect.Tx) error) (err error) {
-	raw, err := s.d.Begin(ctx, s.db, dialect.TxOptions{})
+func (s *Store) tryTx(ctx context.Context, opts dialect.TxOptions, fn func(tx dialect.Tx) error) (err error) {
+	raw, err := s.d.Begin(ctx, s.db, opts)
 	if err != nil {
 		return err
 	}

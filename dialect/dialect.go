@@ -88,6 +88,11 @@ type TxOptions struct {
 	// ReadOnly transactions never write; a dialect may begin them more
 	// cheaply (SQLite: a deferred transaction instead of an immediate one).
 	ReadOnly bool
+	// Urgent transactions are short writes that keep the process alive in
+	// the eyes of others (a heartbeat). A dialect that queues the writers
+	// of a process (SQLite) lets them go before the others waiting, so
+	// that a process busy with its own writes still heartbeats on time.
+	Urgent bool
 }
 
 // Dialect is one database's answer to everything that differs between

@@ -5,10 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-	"runtime"
 	"sync"
-	"time"
-	"weak"
 
 	"github.com/plenumdb/plenum/dialect"
 )
@@ -18,49 +15,9 @@ import (
 // turn. Classify reports it as retryable.
 var ErrWriterQueueTimeout = errors.New("sqlite: timed out waiting for the other write transactions of this *sql.DB")
 
-// writerQueues holds one semaphore per *sql.DB. The key is a weak pointer, so
-// that the map never keeps a database alive; a cleanup removes the entry
-// once the database is collected.
-var writerQueues sync.Map // weak.Pointer[sql.DB] -> chan struct{}
-
-func writerQueue(db *sql.DB) chan struct{} {
-	key := weak.Make(db)
-	if q, ok := writerQueues.Load(key); ok {
-		return q.(chan struct{})
-	}
-	q, loaded := writerQueues.LoadOrStore(key, make(chan struct{}, 1))
-	if !loaded {
-		runtime.AddCleanup(db, func(k weak.Pointer[sql.DB]) { writerQueues.Delete(k) }, key)
-	}
-	return q.(chan struct{})
-}
-
-// acquire waits for the writer's turn on q, as long as ctx allows and at most
-// wait.
-func acquire(ctx context.Context, q chan struct{}, wait time.Duration) error {
-	if err := ctx.Err(); err != nil {
-		return err
-	}
-	select {
-	case q <- struct{}{}:
-		return nil
-	default:
-	}
-	timer := time.NewTimer(wait)
-	defer timer.Stop()
-	select {
-	case q <- struct{}{}:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-timer.C:
-		return fmt.Errorf("%w (waited %s)", ErrWriterQueueTimeout, wait)
-	}
-}
-
 // Begin starts a transaction on a connection of its own. A write
 // transaction first waits for its turn among the writers of db in this
-// process, then runs BEGIN IMMEDIATE, so that it holds SQLite's write lock
+// process (an urgent one before the others waiting), then runs BEGIN IMMEDIATE, so that it holds SQLite's write lock
 // from the start and never meets SQLITE_BUSY half way. A read-only one runs
 // a deferred BEGIN and does not queue.
 //
@@ -76,11 +33,11 @@ func (d *sqliteDialect) Begin(ctx context.Context, db *sql.DB, opts dialect.TxOp
 	begin, release := "BEGIN", func() {}
 	if !opts.ReadOnly {
 		q := writerQueue(db)
-		if err := acquire(ctx, q, d.writerWait); err != nil {
+		if err := q.acquire(ctx, opts.Urgent, d.writerWait); err != nil {
 			return nil, fmt.Errorf("sqlite: begin: %w", err)
 		}
 		var once sync.Once
-		begin, release = "BEGIN IMMEDIATE", func() { once.Do(func() { <-q }) }
+		begin, release = "BEGIN IMMEDIATE", func() { once.Do(q.release) }
 	}
 	if drv, ok := db.Driver().(*openedDriver); ok {
 		return beginStmtTx(ctx, db, drv.stmts, opts, release)

@@ -17,7 +17,10 @@
 // whatever _txlock the DSN says. Before that, writers of the same *sql.DB in
 // this process queue on an in-process semaphore, so that they wait in a Go
 // channel instead of polling in SQLite's busy handler, whose sleeps waste
-// most of the throughput when many goroutines contend. The wait honours the
+// most of the throughput when many goroutines contend. They take their
+// turns in order, but for an urgent transaction (dialect.TxOptions.Urgent:
+// a heartbeat), which goes before every other waiting, so that a worker
+// busy with its own writes is not taken for dead. The wait honours the
 // context and gives up after ten seconds with ErrWriterQueueTimeout, which
 // Classify reports as retryable. Writers in other processes, or on another
 // *sql.DB, still meet in SQLite's busy handler, bounded by busy_timeout.

@@ -33,7 +33,11 @@ type Options struct {
 	// Kind is the kind the item is enqueued and the handler registered
 	// under. Default "workertest".
 	Kind string
-	// KindConfig are the kind's settings, as for worker.Handle.
+	// KindConfig are the kind's settings, as for worker.Handle. Run's
+	// worker runs no reaper; its StaleAfter is the runtime's 30 s (or the
+	// store's minimum, 4 s on CockroachDB, where that is more), lowered to
+	// fit a shorter Timeout, which must exceed it by a heartbeat interval
+	// (500 ms).
 	KindConfig worker.KindConfig
 	// MaxAttempts is the item's MaxAttempts. Default 1, so that a failed
 	// attempt is its last (State dead); set more to see a retry scheduled
@@ -104,8 +108,8 @@ func Run[T any](t testing.TB, handler func(ctx context.Context, job *worker.Job[
 	w, err := worker.New(store, worker.Config{
 		Queues:            map[string]worker.QueueConfig{queue: {MaxWorkers: 1}},
 		PollInterval:      10 * time.Millisecond,
-		HeartbeatInterval: 500 * time.Millisecond,
-		StaleAfter:        2 * time.Second,
+		HeartbeatInterval: heartbeat,
+		StaleAfter:        staleAfter(store, opts.KindConfig),
 		ReapInterval:      -1,
 		Hooks: worker.HookFunc(func(_ context.Context, e worker.Event) {
 			switch e.Kind {
@@ -126,6 +130,14 @@ func Run[T any](t testing.TB, handler func(ctx context.Context, job *worker.Job[
 	var ev worker.Event
 	select {
 	case ev = <-outcome:
+	case <-w.Done():
+		// Stopped by itself (lost): no outcome would come. One may have
+		// come just before.
+		select {
+		case ev = <-outcome:
+		default:
+			t.Fatalf("workertest: the worker stopped before an outcome: %v", w.Err())
+		}
 	case <-ctx.Done():
 		t.Fatalf("workertest: no outcome within %v", opts.Timeout)
 	}
@@ -141,4 +153,23 @@ func Run[T any](t testing.TB, handler func(ctx context.Context, job *worker.Job[
 		t.Fatalf("workertest: %v", err)
 	}
 	return Result{Outcome: ev.Kind, State: it.State, Err: ev.Err, Item: it}
+}
+
+// heartbeat is how often Run's worker heartbeats.
+const heartbeat = 500 * time.Millisecond
+
+// staleAfter is Run's StaleAfter: the runtime's default, 30 s, or the
+// store's minimum where that is more (CockroachDB's is 4 s), so that a
+// handler run on a loaded machine, whose heartbeats come late by seconds,
+// is not stopped as lost; lowered to fit a kind's Timeout that is
+// shorter, since a Timeout must exceed StaleAfter plus a heartbeat
+// interval (a Timeout too short for the store is refused by New, saying
+// so).
+func staleAfter(store *core.Store, kind worker.KindConfig) time.Duration {
+	least := max(2*store.MinLease(), 3*heartbeat)
+	stale := max(30*time.Second, least)
+	if kind.Timeout > 0 {
+		stale = max(min(stale, kind.Timeout-heartbeat), least)
+	}
+	return stale
 }

@@ -36,6 +36,9 @@ type Config struct {
 	// and works under its own random table prefix, dropped at its end.
 	// Required.
 	Open func(t testing.TB) *sql.DB
+	// Skip names subtests that do not apply to this database, each with
+	// the reason the run reports. Optional.
+	Skip map[string]string
 }
 
 // tests are the suite's subtests, by name.
@@ -76,6 +79,9 @@ func Run(t *testing.T, cfg Config) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
+			if why, ok := cfg.Skip[tc.name]; ok {
+				t.Skip(why)
+			}
 			db := cfg.Open(t)
 			ctx, cancel := context.WithTimeout(context.Background(), 2*patience)
 			t.Cleanup(cancel)

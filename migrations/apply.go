@@ -41,8 +41,9 @@ type ColumnProber interface {
 	ColumnExists(ctx context.Context, q dialect.Querier, table, column string) (bool, error)
 }
 
-// maxAttempts bounds the retries of a migration transaction that failed
-// with a retryable error (SQLITE_BUSY, a serialization failure).
+// maxAttempts bounds the retries of a migration transaction, or of a run
+// outside one, that failed with a retryable error (SQLITE_BUSY, a
+// serialization failure, a deadlock).
 const maxAttempts = 5
 
 // Apply brings the schema under prefix up to LatestVersion and returns the
@@ -66,7 +67,10 @@ const maxAttempts = 5
 // after its last: a migration that failed half way shows in Status as
 // partly applied, is not taken as applied by Version, and is completed by
 // running Apply again, which skips what is done (IF NOT EXISTS, or the
-// dialect's probers: TableProber, IndexProber, ColumnProber).
+// dialect's probers: TableProber, IndexProber, ColumnProber). A statement
+// that fails with an error the dialect calls retryable (a deadlock, a
+// serialization failure) changed nothing, and Apply resumes by itself, a
+// bounded number of times.
 func Apply(ctx context.Context, db *sql.DB, d dialect.Dialect, prefix string) (applied []int, err error) {
 	return Up(ctx, db, d, prefix, LatestVersion)
 }
@@ -153,9 +157,40 @@ func migrate(ctx context.Context, db *sql.DB, d dialect.Dialect, prefix string, 
 	}()
 
 	if !caps.TransactionalDDL {
-		return run(ctx, conn, d, prefix, to, down, true)
+		return runResumable(ctx, conn, d, prefix, to, down)
 	}
 	return runWithRetry(ctx, db, d, prefix, to, down)
+}
+
+// runResumable runs run outside a transaction, again after a retryable
+// error: each statement there commits alone, so one that failed as
+// retryable (a serialization failure of CockroachDB's, say) changed
+// nothing, and run resumes the version it stopped in, as a user running
+// Apply again would. done holds every version a pass completed.
+func runResumable(ctx context.Context, q dialect.Querier, d dialect.Dialect, prefix string, to int, down bool) (done []int, err error) {
+	for attempt := 1; ; attempt++ {
+		var pass []int
+		pass, err = run(ctx, q, d, prefix, to, down, true)
+		done = append(done, pass...)
+		if err == nil || attempt == maxAttempts || d.Classify(err) != dialect.Retryable || ctx.Err() != nil {
+			return done, err
+		}
+		if perr := retryPause(ctx, attempt); perr != nil {
+			return done, fmt.Errorf("migrations: %s: %w (after %v)", verb(down), perr, err)
+		}
+	}
+}
+
+// retryPause waits before attempt+1: longer after each attempt, jittered
+// so that migrators retrying together spread out.
+func retryPause(ctx context.Context, attempt int) error {
+	backoff := time.Duration(attempt) * (20*time.Millisecond + rand.N(30*time.Millisecond))
+	select {
+	case <-time.After(backoff):
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
 }
 
 func verb(down bool) string {
@@ -172,11 +207,8 @@ func runWithRetry(ctx context.Context, db *sql.DB, d dialect.Dialect, prefix str
 		if err == nil || attempt == maxAttempts || d.Classify(err) != dialect.Retryable || ctx.Err() != nil {
 			return done, err
 		}
-		backoff := time.Duration(attempt) * (20*time.Millisecond + rand.N(30*time.Millisecond))
-		select {
-		case <-time.After(backoff):
-		case <-ctx.Done():
-			return nil, fmt.Errorf("migrations: %s: %w (after %v)", verb(down), ctx.Err(), err)
+		if perr := retryPause(ctx, attempt); perr != nil {
+			return nil, fmt.Errorf("migrations: %s: %w (after %v)", verb(down), perr, err)
 		}
 	}
 }

@@ -621,3 +621,18 @@ func ids(cs []core.Claim) []uuid.UUID {
 }
 
 func idLess(a, b uuid.UUID) int { return bytes.Compare(a[:], b[:]) }
+
+// openBarrier opens spec under c, in a fence of its own that commits,
+// failing the test unless c is held and the barrier opened.
+func (e *env) openBarrier(c core.Claim, spec core.BarrierSpec) core.Barrier {
+	e.t.Helper()
+	var bar core.Barrier
+	if held, err := e.s.Fence(e.ctx, c, func(ctx context.Context, f *core.Fenced) error {
+		var err error
+		bar, err = f.OpenBarrier(ctx, spec)
+		return err
+	}); !held || err != nil {
+		e.t.Fatalf("OpenBarrier: held %v, %v", held, err)
+	}
+	return bar
+}

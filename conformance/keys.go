@@ -23,14 +23,7 @@ func testFanOutChildKeysReserved(e *env) {
 	o := e.owner(e.s)
 	pc := e.claimOne(e.s, o, queue)
 	spec := core.BarrierSpec{Name: "b", Join: core.JoinSpec{Queue: "rk-join"}}
-	var bar core.Barrier
-	if held, err := e.s.Fence(e.ctx, pc, func(ctx context.Context, f *core.Fenced) error {
-		var err error
-		bar, err = f.OpenBarrier(ctx, spec)
-		return err
-	}); !held || err != nil {
-		e.t.Fatalf("OpenBarrier: held %v, %v", held, err)
-	}
+	bar := e.openBarrier(pc, spec)
 	childKey := bar.ID.String() + "/c2"
 	wantRefused := func(what string, err error) {
 		e.t.Helper()

@@ -44,14 +44,7 @@ func testNamesRefused(e *env) {
 	}
 	c := e.claimOne(e.s, o, queue)
 	spec := core.BarrierSpec{Name: "b", Join: core.JoinSpec{Queue: "names-join"}}
-	var bar core.Barrier
-	if held, err := e.s.Fence(ctx, c, func(ctx context.Context, f *core.Fenced) error {
-		var err error
-		bar, err = f.OpenBarrier(ctx, spec)
-		return err
-	}); !held || err != nil {
-		e.t.Fatalf("OpenBarrier: held %v, %v", held, err)
-	}
+	bar := e.openBarrier(c, spec)
 	items, runs := e.total(""), e.sqlCount("SELECT COUNT(*) FROM "+e.names.Runs)
 	fence := func(fn func(ctx context.Context, f *core.Fenced) error) error {
 		held, err := e.s.Fence(ctx, c, fn)

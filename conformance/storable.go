@@ -125,14 +125,7 @@ func testBadInputText(e *env) {
 	e.enqueueOne(e.s, core.ItemSpec{Queue: queue})
 	c := e.claimOne(e.s, o, queue)
 	spec := core.BarrierSpec{Name: "b", Join: core.JoinSpec{Queue: "text-join"}}
-	var bar core.Barrier
-	if held, err := e.s.Fence(ctx, c, func(ctx context.Context, f *core.Fenced) error {
-		var err error
-		bar, err = f.OpenBarrier(ctx, spec)
-		return err
-	}); !held || err != nil {
-		e.t.Fatalf("OpenBarrier: held %v, %v", held, err)
-	}
+	bar := e.openBarrier(c, spec)
 	add := func(from, to string) error {
 		held, err := e.s.Fence(ctx, c, func(ctx context.Context, f *core.Fenced) error {
 			_, err := f.AddChildren(ctx, core.AddChildrenParams{Barrier: bar.ID, From: from, To: to, Children: kids(kidsQ, "k", 2)})

@@ -8,6 +8,7 @@ import (
 
 	"github.com/plenumdb/plenum/core"
 	"github.com/plenumdb/plenum/dialect"
+	"github.com/plenumdb/plenum/internal/testdb"
 	"github.com/plenumdb/plenum/sqlite"
 	"github.com/plenumdb/plenum/worker"
 )
@@ -23,7 +24,7 @@ func TestWorker_HeartbeatsBehindBusyWriters(t *testing.T) {
 	t.Parallel()
 	ctx, cancel := context.WithTimeout(context.Background(), testWait)
 	defer cancel()
-	store := sqliteStore(t, sqlite.Dialect())
+	store := testdb.SQLiteStore(t, sqlite.Dialect())
 	cfg := fast(map[string]int{"q": 1})
 	cfg.ReapInterval = -1
 	w, err := worker.New(store, cfg)

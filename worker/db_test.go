@@ -1,14 +1,10 @@
 package worker_test
 
 import (
-	"path/filepath"
 	"testing"
 	"time"
 
-	"github.com/plenumdb/plenum/core"
-	"github.com/plenumdb/plenum/dialect"
 	"github.com/plenumdb/plenum/internal/testdb"
-	"github.com/plenumdb/plenum/sqlite"
 	"github.com/plenumdb/plenum/worker"
 	"github.com/plenumdb/plenum/worker/workersuite"
 )
@@ -46,19 +42,3 @@ func fast(queues map[string]int) worker.Config {
 
 // testWait bounds a test's waits: generous, the machine may be loaded.
 const testWait = time.Minute
-
-// sqliteStore opens a store, migrated, on a fresh SQLite file through d:
-// SQLite's dialect wrapped to fake a database's trouble.
-func sqliteStore(t *testing.T, d dialect.Dialect) *core.Store {
-	t.Helper()
-	db, err := sqlite.Open(filepath.Join(t.TempDir(), "worker.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
-	store, err := core.Open(t.Context(), db, d, core.Options{Migrate: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return store
-}

@@ -12,6 +12,7 @@ import (
 	"github.com/plenumdb/plenum/core"
 	"github.com/plenumdb/plenum/dialect"
 	"github.com/plenumdb/plenum/internal/stoptest"
+	"github.com/plenumdb/plenum/internal/testdb"
 	"github.com/plenumdb/plenum/sqlite"
 	"github.com/plenumdb/plenum/worker"
 )
@@ -41,7 +42,7 @@ func TestWorker_StopsWithoutHeartbeat(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	var down atomic.Bool
-	store := sqliteStore(t, unreachable{sqlite.Dialect(), &down})
+	store := testdb.SQLiteStore(t, unreachable{sqlite.Dialect(), &down})
 	if _, err := store.Enqueue(ctx, core.ItemSpec{Queue: "q", Kind: "block"}); err != nil {
 		t.Fatal(err)
 	}

@@ -9,6 +9,7 @@ import (
 	"github.com/plenumdb/plenum/core"
 	"github.com/plenumdb/plenum/dialect"
 	"github.com/plenumdb/plenum/internal/stoptest"
+	"github.com/plenumdb/plenum/internal/testdb"
 	"github.com/plenumdb/plenum/sqlite"
 	"github.com/plenumdb/plenum/worker"
 )
@@ -37,7 +38,7 @@ func TestStop_CancelsAStuckClaimAtItsDeadline(t *testing.T) {
 	t.Parallel()
 	ctx := t.Context()
 	d := stuckClaims{Dialect: sqlite.Dialect(), entered: make(chan struct{}, 1)}
-	store := sqliteStore(t, d)
+	store := testdb.SQLiteStore(t, d)
 	cfg := fast(map[string]int{"q": 1})
 	cfg.ReapInterval = -1
 	w, err := worker.New(store, cfg)

@@ -3,13 +3,13 @@ package workertest_test
 import (
 	"context"
 	"database/sql"
-	"path/filepath"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/plenumdb/plenum/core"
 	"github.com/plenumdb/plenum/dialect"
+	"github.com/plenumdb/plenum/internal/testdb"
 	"github.com/plenumdb/plenum/sqlite"
 	"github.com/plenumdb/plenum/worker"
 	"github.com/plenumdb/plenum/worker/workertest"
@@ -43,26 +43,12 @@ func (s slowBeats) Begin(ctx context.Context, db *sql.DB, opts dialect.TxOptions
 	return s.Dialect.Begin(ctx, db, opts)
 }
 
-func slowStore(t *testing.T, d slowBeats) *core.Store {
-	t.Helper()
-	db, err := sqlite.Open(filepath.Join(t.TempDir(), "slow.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
-	store, err := core.Open(t.Context(), db, d, core.Options{Migrate: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return store
-}
-
 // A handler runs to its end while its worker's heartbeats come seconds
 // late, as on a loaded machine: Run's worker is not stopped as lost.
 func TestRun_LateHeartbeats(t *testing.T) {
 	t.Parallel()
 	var beats atomic.Int64
-	store := slowStore(t, slowBeats{Dialect: sqlite.Dialect(), late: 3 * time.Second, beats: &beats})
+	store := testdb.SQLiteStore(t, slowBeats{Dialect: sqlite.Dialect(), late: 3 * time.Second, beats: &beats})
 	wait := func(ctx context.Context, job *worker.Job[args]) error {
 		// Until two late heartbeats have begun: the worker went seconds
 		// without one.
@@ -86,7 +72,7 @@ func TestRun_LateHeartbeats(t *testing.T) {
 // Timeout shorter than its default StaleAfter.
 func TestRun_CockroachsMinLeaseAndShortTimeouts(t *testing.T) {
 	t.Parallel()
-	store := slowStore(t, slowBeats{Dialect: sqlite.Dialect(), offset: 500 * time.Millisecond})
+	store := testdb.SQLiteStore(t, slowBeats{Dialect: sqlite.Dialect(), offset: 500 * time.Millisecond})
 	if store.MinLease() != 2*time.Second {
 		t.Fatalf("MinLease %v, want CockroachDB's 2 s", store.MinLease())
 	}

@@ -52,7 +52,7 @@ func testBadClaims(e *env) {
 		if err != nil {
 			e.t.Fatal(err)
 		}
-		owner, err := other.RegisterOwner(e.ctx, core.OwnerParams{Host: "conformance"})
+		owner, err := other.RegisterOwner(e.ctx, core.RegisterOwnerParams{Host: "conformance"})
 		if err != nil {
 			e.t.Fatal(err)
 		}

@@ -167,7 +167,7 @@ func testBadInput(e *env) {
 			return err
 		}},
 
-		{"RegisterOwner host too long", core.ErrInvalidInput, func() error { _, err := e.s.RegisterOwner(ctx, core.OwnerParams{Host: long(256)}); return err }},
+		{"RegisterOwner host too long", core.ErrInvalidInput, func() error { _, err := e.s.RegisterOwner(ctx, core.RegisterOwnerParams{Host: long(256)}); return err }},
 		{"Heartbeat without owner", core.ErrInvalidInput, func() error { return e.s.Heartbeat(ctx, uuid.Nil) }},
 		{"ExtendMany lease below MinLease", core.ErrInvalidInput, func() error { _, err := e.s.ExtendMany(ctx, []core.Claim{c}, time.Millisecond); return err }},
 		{"ExtendMany claim without token", core.ErrInvalidInput, func() error {
@@ -395,7 +395,7 @@ func testTransientRetried(e *env) {
 	start := make(chan struct{})
 	for i, s := range stores {
 		wg.Go(func() {
-			owner, err := s.RegisterOwner(e.ctx, core.OwnerParams{Host: "conformance"})
+			owner, err := s.RegisterOwner(e.ctx, core.RegisterOwnerParams{Host: "conformance"})
 			if err != nil {
 				e.t.Errorf("worker %d: RegisterOwner: %v", i, err)
 				return

@@ -392,7 +392,7 @@ func testBrowseQueueSummaries(e *env) {
 func testBrowseOwners(e *env) {
 	old := e.owner(e.at(-2 * time.Hour))
 	register := func(name string) (uuid.UUID, error) {
-		return e.s.RegisterOwner(e.ctx, core.OwnerParams{Host: "conformance", Name: name})
+		return e.s.RegisterOwner(e.ctx, core.RegisterOwnerParams{Host: "conformance", Name: name})
 	}
 	fresh, err := register("billing worker")
 	if err != nil {

@@ -305,7 +305,7 @@ func (e *env) scaled(n, floor int) int {
 // owner registers a new owner through s.
 func (e *env) owner(s *core.Store) uuid.UUID {
 	e.t.Helper()
-	id, err := s.RegisterOwner(e.ctx, core.OwnerParams{Host: "conformance"})
+	id, err := s.RegisterOwner(e.ctx, core.RegisterOwnerParams{Host: "conformance"})
 	if err != nil {
 		e.t.Fatalf("RegisterOwner: %v", err)
 	}
@@ -313,7 +313,7 @@ func (e *env) owner(s *core.Store) uuid.UUID {
 }
 
 // enqueue enqueues specs through s and fails the test on error.
-func (e *env) enqueue(s *core.Store, specs ...core.ItemSpec) []core.Enqueued {
+func (e *env) enqueue(s *core.Store, specs ...core.ItemSpec) []core.EnqueueResult {
 	e.t.Helper()
 	out, err := s.Enqueue(e.ctx, specs...)
 	if err != nil {

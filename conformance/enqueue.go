@@ -42,12 +42,12 @@ func testEnqueueKey(e *env) {
 
 	e.run("Concurrent", func(e *env) {
 		const queue, goroutines, keys = "keys-c", 8, 50
-		got := make([][]core.Enqueued, goroutines) // [goroutine][key]
+		got := make([][]core.EnqueueResult, goroutines) // [goroutine][key]
 		var wg sync.WaitGroup
 		start := make(chan struct{})
 		for g := range goroutines {
 			wg.Go(func() {
-				got[g] = make([]core.Enqueued, keys)
+				got[g] = make([]core.EnqueueResult, keys)
 				perm := rand.Perm(keys)
 				specs := make([]core.ItemSpec, keys)
 				for i, k := range perm {

@@ -312,7 +312,7 @@ func testFanInExactlyOnce(e *env) {
 	)
 	for i := range workers {
 		wg.Go(func() {
-			owner, err := w.RegisterOwner(e.ctx, core.OwnerParams{Host: "conformance"})
+			owner, err := w.RegisterOwner(e.ctx, core.RegisterOwnerParams{Host: "conformance"})
 			if err != nil {
 				e.t.Errorf("worker %d: RegisterOwner: %v", i, err)
 				return

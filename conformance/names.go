@@ -137,9 +137,9 @@ func testNamesRefused(e *env) {
 				return err
 			}()},
 			{"CheckSchedules", "specs[0].Item.Queue", e.s.CheckSchedules(core.ScheduleSpec{Name: "s", Every: time.Hour, Item: core.ItemSpec{Queue: bad}})},
-			{"RegisterOwner", "Name", func() error { _, err := e.s.RegisterOwner(ctx, core.OwnerParams{Name: bad}); return err }()},
-			{"RegisterOwner", "Host", func() error { _, err := e.s.RegisterOwner(ctx, core.OwnerParams{Host: bad}); return err }()},
-			{"OwnerParams.Validate", "Name", core.OwnerParams{Name: bad}.Validate()},
+			{"RegisterOwner", "Name", func() error { _, err := e.s.RegisterOwner(ctx, core.RegisterOwnerParams{Name: bad}); return err }()},
+			{"RegisterOwner", "Host", func() error { _, err := e.s.RegisterOwner(ctx, core.RegisterOwnerParams{Host: bad}); return err }()},
+			{"RegisterOwnerParams.Validate", "Name", core.RegisterOwnerParams{Name: bad}.Validate()},
 		} {
 			var ie *core.InputError
 			if !errors.As(tc.err, &ie) || ie.Field != tc.field {

@@ -32,7 +32,7 @@ func testCancelRun(e *env) {
 	// An Expand whose second page comes after the cancel stops there.
 	ex := e.claimOne(e.s, o, "cr-e")
 	pages := 0
-	var cancelled core.CancelledRun
+	var cancelled core.CancelRunResult
 	_, expandErr := e.s.Expand(e.ctx, ex, core.ExpandParams{
 		Barrier: core.BarrierSpec{Name: "x", Join: core.JoinSpec{Queue: "cr-xj"}},
 		Next: func(_ context.Context, cursor string) (core.ChildPage, error) {

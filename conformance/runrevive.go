@@ -111,7 +111,7 @@ func testReviveRun(e *env) {
 			if r, _ := e.s.GetRun(e.ctx, rc.ID); r.State != core.RunHalted || r.HaltReason != core.HaltAttemptsExhausted {
 				e.t.Fatalf("run is %s (%q), want halted by the child's attempts", r.State, r.HaltReason)
 			}
-			var rev core.RevivedRun
+			var rev core.ReviveRunResult
 			if one {
 				rev, err = e.s.ReviveRunItem(e.ctx, rc.ID, ks[0].ID)
 			} else {

@@ -15,7 +15,7 @@ import (
 // joins belong to it; a state change is a compare-and-set.
 func testRuns(e *env) {
 	e.run("CreateTxOncePerKey", func(e *env) {
-		create := func(commit bool) (core.RunCreated, []core.Enqueued) {
+		create := func(commit bool) (core.CreateRunResult, []core.EnqueueResult) {
 			e.t.Helper()
 			tx, err := e.s.Begin(e.ctx)
 			if err != nil {
@@ -133,7 +133,7 @@ func testThen(e *env) {
 		// The other child runs a chain of three steps.
 		c := steps[1]
 		for i, q := range []string{"then-b", "then-c"} {
-			var next core.Enqueued
+			var next core.EnqueueResult
 			held, err := e.s.Fence(e.ctx, c, func(ctx context.Context, f *core.Fenced) error {
 				var err error
 				next, err = f.Then(ctx, core.ItemSpec{Queue: q, Key: q}, json.RawMessage(`{"step":1}`))
@@ -253,7 +253,7 @@ func testHalts(e *env) {
 		}
 		o := e.owner(e.s)
 		c := e.claimOne(e.s, o, "halt-r")
-		var h core.Halted
+		var h core.HaltResult
 		held, err := e.s.Fence(e.ctx, c, func(ctx context.Context, f *core.Fenced) error {
 			var err error
 			h, err = f.Halt(ctx, core.HaltParams{Reason: "no_route", Detail: "output matched no branch"})

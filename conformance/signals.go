@@ -27,7 +27,7 @@ func (e *env) await(s *core.Store, c core.Claim, p core.AwaitParams) core.AwaitR
 }
 
 // signal sends a signal and fails the test on error.
-func (e *env) signal(run uuid.UUID, name, key, payload string) core.SignalSent {
+func (e *env) signal(run uuid.UUID, name, key, payload string) core.SignalResult {
 	e.t.Helper()
 	sent, err := e.s.Signal(e.ctx, core.SignalSpec{Run: run, Name: name, Key: key, Payload: rawOrNil(payload)})
 	if err != nil {

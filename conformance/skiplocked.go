@@ -44,7 +44,7 @@ func testClaimSkipsHeld(e *env) {
 func skipsHeld(ctx context.Context, s *core.Store, queue string, wait time.Duration) error {
 	var owners [2]uuid.UUID
 	for i := range owners {
-		o, err := s.RegisterOwner(ctx, core.OwnerParams{Host: "conformance"})
+		o, err := s.RegisterOwner(ctx, core.RegisterOwnerParams{Host: "conformance"})
 		if err != nil {
 			return fmt.Errorf("RegisterOwner: %w", err)
 		}

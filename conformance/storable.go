@@ -159,7 +159,7 @@ func testBadInputText(e *env) {
 					Next: func(context.Context, string) (core.ChildPage, error) { return core.ChildPage{Done: true}, nil }})
 				return err
 			}()},
-			{"RegisterOwner Host", "Host", func() error { _, err := e.s.RegisterOwner(ctx, core.OwnerParams{Host: bad}); return err }()},
+			{"RegisterOwner Host", "Host", func() error { _, err := e.s.RegisterOwner(ctx, core.RegisterOwnerParams{Host: bad}); return err }()},
 		} {
 			var ie *core.InputError
 			if !errors.As(tc.err, &ie) || !strings.HasSuffix(ie.Field, tc.field) {

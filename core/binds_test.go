@@ -160,7 +160,7 @@ func workload(t *testing.T, db *sql.DB, d dialect.Dialect) {
 	must(err)
 	_, err = s.Now(ctx)
 	must(err)
-	owner, err := s.RegisterOwner(ctx, core.OwnerParams{})
+	owner, err := s.RegisterOwner(ctx, core.RegisterOwnerParams{})
 	must(err)
 	first, err := s.Enqueue(ctx, core.ItemSpec{Queue: "q", Key: "a", Payload: json.RawMessage(`{"a":1}`)}, core.ItemSpec{Queue: "q", Delay: time.Minute}, core.ItemSpec{Queue: "q"})
 	must(err)
@@ -276,7 +276,7 @@ func workload(t *testing.T, db *sql.DB, d dialect.Dialect) {
 	}
 	must(s.PauseQueue(ctx, "q"))
 	must(s.PauseQueue(ctx, "q"))
-	owner, err = s.RegisterOwner(ctx, core.OwnerParams{}) // the last reaped the first
+	owner, err = s.RegisterOwner(ctx, core.RegisterOwnerParams{}) // the last reaped the first
 	must(err)
 	claim(s, "q", 1)
 	must(s.ResumeQueue(ctx, "q"))

@@ -24,7 +24,7 @@ type OwnersParams struct {
 // store sees it.
 type OwnerInfo struct {
 	ID uuid.UUID
-	// Name is the label the owner registered with (OwnerParams.Name);
+	// Name is the label the owner registered with (RegisterOwnerParams.Name);
 	// empty if none.
 	Name string
 	Host string

@@ -28,7 +28,7 @@ func TestClaim_ItemIsTheStoredRow(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	owner, err := s.RegisterOwner(ctx, core.OwnerParams{})
+	owner, err := s.RegisterOwner(ctx, core.RegisterOwnerParams{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -55,8 +55,8 @@ type ItemSpec struct {
 	Run uuid.UUID
 }
 
-// Enqueued is the outcome of one ItemSpec.
-type Enqueued struct {
+// EnqueueResult is the outcome of one ItemSpec.
+type EnqueueResult struct {
 	ID uuid.UUID
 	// Existed is true when an item with the same queue and key already
 	// existed; ID is then that item's.
@@ -66,11 +66,11 @@ type Enqueued struct {
 // Enqueue inserts items in one transaction, in batches sized to the
 // dialect's limits. Results are in the order of specs. Once it commits, the
 // subscribers of the items' queues are woken (Subscribe).
-func (s *Store) Enqueue(ctx context.Context, specs ...ItemSpec) ([]Enqueued, error) {
+func (s *Store) Enqueue(ctx context.Context, specs ...ItemSpec) ([]EnqueueResult, error) {
 	if err := s.validateSpecs(specs); err != nil {
 		return nil, err
 	}
-	var out []Enqueued
+	var out []EnqueueResult
 	err := s.inTx(ctx, "enqueue", func(tx dialect.Tx) error {
 		if err := s.runsExist(ctx, tx, specs, specRun); err != nil {
 			return err
@@ -94,7 +94,7 @@ func (s *Store) Enqueue(ctx context.Context, specs ...ItemSpec) ([]Enqueued, err
 // On a dialect that notifies other processes (see Subscribe), the
 // notification goes in tx and is sent when it commits, and this process's
 // own listener receives it too.
-func (s *Store) EnqueueTx(ctx context.Context, tx dialect.Querier, specs ...ItemSpec) ([]Enqueued, error) {
+func (s *Store) EnqueueTx(ctx context.Context, tx dialect.Querier, specs ...ItemSpec) ([]EnqueueResult, error) {
 	if tx == nil {
 		return nil, invalid("tx", "nil transaction")
 	}
@@ -204,8 +204,8 @@ const (
 // inserting overlapping keys take the unique index's locks in the same
 // order instead of deadlocking (InnoDB's ON DUPLICATE KEY locks each key it
 // meets); a deadlock across statements is retried like any other.
-func (s *Store) insertItems(ctx context.Context, q dialect.Querier, specs []ItemSpec, barrier uuid.UUID, keyScope string) ([]Enqueued, error) {
-	out := make([]Enqueued, len(specs))
+func (s *Store) insertItems(ctx context.Context, q dialect.Querier, specs []ItemSpec, barrier uuid.UUID, keyScope string) ([]EnqueueResult, error) {
+	out := make([]EnqueueResult, len(specs))
 	for i := range out {
 		out[i].ID = uuid.Must(uuid.NewV7())
 	}
@@ -333,7 +333,7 @@ func (s *Store) batchEnd(specs []ItemSpec, start int) int {
 // Existed set when that is not the row with ids[i]. For a barrier's
 // children, a row holding the key that is not a child of the barrier is
 // ErrKeyConflict: a child is never silently taken for another item.
-func (s *Store) resolveExisting(ctx context.Context, q dialect.Querier, batch []ItemSpec, ids []uuid.UUID, barrier uuid.UUID, keyScope string) ([]Enqueued, error) {
+func (s *Store) resolveExisting(ctx context.Context, q dialect.Querier, batch []ItemSpec, ids []uuid.UUID, barrier uuid.UUID, keyScope string) ([]EnqueueResult, error) {
 	byQueue := map[string][]string{}
 	for _, sp := range batch {
 		if sp.Key != "" {
@@ -378,14 +378,14 @@ func (s *Store) resolveExisting(ctx context.Context, q dialect.Querier, batch []
 			}
 		}
 	}
-	out := make([]Enqueued, len(batch))
+	out := make([]EnqueueResult, len(batch))
 	for i, sp := range batch {
 		out[i].ID = ids[i]
 		if sp.Key == "" {
 			continue
 		}
 		if id, ok := found[[2]string{sp.Queue, keyScope + sp.Key}]; ok && id != ids[i] {
-			out[i] = Enqueued{ID: id, Existed: true}
+			out[i] = EnqueueResult{ID: id, Existed: true}
 		}
 	}
 	return out, nil

@@ -53,7 +53,7 @@ func TestEnqueue_KeyOrderKeepsCallerOrder(t *testing.T) {
 	if got[1].ID != old.ID {
 		t.Errorf("existing key b: id %v, want the first item's %v", got[1].ID, old.ID)
 	}
-	owner, err := s.RegisterOwner(ctx, core.OwnerParams{})
+	owner, err := s.RegisterOwner(ctx, core.RegisterOwnerParams{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -95,7 +95,7 @@ func TestFail_ErrorTextIsMadeStorable(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	owner, err := s.RegisterOwner(ctx, core.OwnerParams{})
+	owner, err := s.RegisterOwner(ctx, core.RegisterOwnerParams{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -64,6 +64,39 @@ var (
 	// ErrCursorMoved means a dispatch batch expected the barrier's cursor
 	// to be somewhere it is not: another dispatch of the same barrier ran.
 	ErrCursorMoved = errors.New("plenum: dispatch cursor moved")
+
+	// ErrRunFinished means the run is completed or cancelled, which the
+	// operation cannot change (a signal to it, a revive of it).
+	ErrRunFinished = errors.New("plenum: run already finished")
+
+	// ErrNotFired means ReviveBarrier was asked for a barrier that has not
+	// fired: its dead children are revived with Revive, one by one.
+	ErrNotFired = errors.New("plenum: barrier has not fired")
+
+	// ErrNothingToRevive means ReviveRun was asked for a halted run that
+	// has no dead item to revive and no item left to run (its items
+	// deleted by a retention that did not keep them, or a run halted
+	// through UpdateRun with nothing enqueued): it stays halted, since it
+	// would otherwise be running for ever with nothing to run. Cancel it
+	// (CancelRun), or enqueue what it should run and move it with
+	// UpdateRun.
+	ErrNothingToRevive = errors.New("plenum: run has nothing to revive")
+
+	// ErrInsideFence means a store method that runs its own transaction was
+	// called with the context a Fence passed to its function (or one derived
+	// from it), on the database the fence holds a transaction on. Such a call
+	// would wait on the fence's own row lock (or, on SQLite, on the one writer
+	// the fence is) until a lock timeout, if ever: inside a fence, use the
+	// Fenced handle instead.
+	ErrInsideFence = errors.New("plenum: store called inside a fence: use the Fenced handle")
+
+	// ErrKeyConflict means a child of a barrier could not be added because the
+	// row that holds its stored key (the barrier's id, a slash, the child's
+	// key) in its queue is not a child of that barrier. Callers cannot make
+	// such rows (keys of that form are refused at enqueue); one can only come
+	// from outside the store, or from before the form was reserved. Nothing
+	// of the batch was added.
+	ErrKeyConflict = errors.New("plenum: child key held by another item")
 )
 
 // InputError describes input the store refused before touching the

@@ -25,7 +25,7 @@ func ExampleFenced_Await() {
 	}
 	defer db.Close()
 	store, _ := core.Open(ctx, db, sqlite.Dialect(), core.Options{Migrate: true})
-	owner, _ := store.RegisterOwner(ctx, core.OwnerParams{})
+	owner, _ := store.RegisterOwner(ctx, core.RegisterOwnerParams{})
 	claim := func(queue string) []core.Claim {
 		cs, _ := store.Claim(ctx, core.ClaimParams{Queue: queue, Owner: owner, Limit: 1, Lease: time.Minute})
 		return cs

@@ -31,7 +31,7 @@ func Example() {
 
 	_, _ = store.Enqueue(ctx, core.ItemSpec{Queue: "email", Kind: "welcome", Payload: []byte(`{"to":"ada@example.com"}`)})
 
-	owner, _ := store.RegisterOwner(ctx, core.OwnerParams{})
+	owner, _ := store.RegisterOwner(ctx, core.RegisterOwnerParams{})
 	claims, _ := store.Claim(ctx, core.ClaimParams{Queue: "email", Owner: owner, Limit: 10, Lease: 30 * time.Second})
 	for _, c := range claims {
 		fmt.Println("working on", c.Kind, string(c.Payload))
@@ -54,7 +54,7 @@ func ExampleStore_Fence() {
 	_, _ = db.ExecContext(ctx, "CREATE TABLE invoices (id TEXT PRIMARY KEY)")
 
 	_, _ = store.Enqueue(ctx, core.ItemSpec{Queue: "billing", Kind: "invoice", Payload: []byte(`"inv-1"`)})
-	owner, _ := store.RegisterOwner(ctx, core.OwnerParams{})
+	owner, _ := store.RegisterOwner(ctx, core.RegisterOwnerParams{})
 	claims, _ := store.Claim(ctx, core.ClaimParams{Queue: "billing", Owner: owner, Limit: 1, Lease: time.Minute})
 
 	held, err := store.Fence(ctx, claims[0], func(ctx context.Context, f *core.Fenced) error {
@@ -131,7 +131,7 @@ func ExampleStore_Expand() {
 	db, _ := sqlite.Open(filepath.Join(dir, "jobs.db"))
 	defer db.Close()
 	store, _ := core.Open(ctx, db, sqlite.Dialect(), core.Options{Migrate: true})
-	owner, _ := store.RegisterOwner(ctx, core.OwnerParams{})
+	owner, _ := store.RegisterOwner(ctx, core.RegisterOwnerParams{})
 	claimAll := func(queue string) []core.Claim {
 		cs, _ := store.Claim(ctx, core.ClaimParams{Queue: queue, Owner: owner, Limit: 100, Lease: time.Minute})
 		return cs
@@ -179,7 +179,7 @@ func ExampleStore_UnfiredBarriers() {
 	db, _ := sqlite.Open(filepath.Join(dir, "jobs.db"))
 	defer db.Close()
 	store, _ := core.Open(ctx, db, sqlite.Dialect(), core.Options{Migrate: true})
-	owner, _ := store.RegisterOwner(ctx, core.OwnerParams{})
+	owner, _ := store.RegisterOwner(ctx, core.RegisterOwnerParams{})
 
 	_, _ = store.Enqueue(ctx, core.ItemSpec{Queue: "reports", Kind: "build"})
 	parents, _ := store.Claim(ctx, core.ClaimParams{Queue: "reports", Owner: owner, Limit: 1, Lease: time.Minute})
@@ -227,7 +227,7 @@ func ExampleStore_PauseQueue() {
 	defer db.Close()
 	store, _ := core.Open(ctx, db, sqlite.Dialect(), core.Options{Migrate: true})
 	_, _ = store.Enqueue(ctx, core.ItemSpec{Queue: "email"})
-	owner, _ := store.RegisterOwner(ctx, core.OwnerParams{})
+	owner, _ := store.RegisterOwner(ctx, core.RegisterOwnerParams{})
 	claim := core.ClaimParams{Queue: "email", Owner: owner, Limit: 10, Lease: time.Minute}
 
 	if err := store.PauseQueue(ctx, "email"); err != nil {
@@ -257,7 +257,7 @@ func ExampleStore_Attempts() {
 	store, _ := core.Open(ctx, db, sqlite.Dialect(), core.Options{Migrate: true})
 	later, _ := core.Open(ctx, db, sqlite.Dialect(), core.Options{ClockOffset: time.Hour}) // past the backoff
 	enq, _ := store.Enqueue(ctx, core.ItemSpec{Queue: "email", MaxAttempts: 2})
-	owner, _ := store.RegisterOwner(ctx, core.OwnerParams{})
+	owner, _ := store.RegisterOwner(ctx, core.RegisterOwnerParams{})
 	claim := core.ClaimParams{Queue: "email", Owner: owner, Limit: 1, Lease: time.Minute}
 
 	for _, s := range []*core.Store{store, later} {

@@ -159,7 +159,7 @@ func (f *Fenced) Complete(ctx context.Context, result json.RawMessage) error {
 
 // Enqueue inserts items in the fence's transaction: they exist only if the
 // fence commits.
-func (f *Fenced) Enqueue(ctx context.Context, specs ...ItemSpec) ([]Enqueued, error) {
+func (f *Fenced) Enqueue(ctx context.Context, specs ...ItemSpec) ([]EnqueueResult, error) {
 	if err := f.s.validateSpecs(specs); err != nil {
 		return nil, err
 	}

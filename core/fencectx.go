@@ -3,17 +3,8 @@ package core
 import (
 	"context"
 	"database/sql"
-	"errors"
 	"fmt"
 )
-
-// ErrInsideFence means a store method that runs its own transaction was
-// called with the context a Fence passed to its function (or one derived
-// from it), on the database the fence holds a transaction on. Such a call
-// would wait on the fence's own row lock (or, on SQLite, on the one writer
-// the fence is) until a lock timeout, if ever: inside a fence, use the
-// Fenced handle instead.
-var ErrInsideFence = errors.New("plenum: store called inside a fence: use the Fenced handle")
 
 // fenceKey marks a fence's context with the database it holds a
 // transaction on.

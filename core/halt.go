@@ -24,8 +24,8 @@ type HaltParams struct {
 	Error string
 }
 
-// Halted is the outcome of Fenced.Halt.
-type Halted struct {
+// HaltResult is the outcome of Fenced.Halt.
+type HaltResult struct {
 	// HaltID identifies the halt (uuid.Nil when the run was not running
 	// or waiting, and so did not halt).
 	HaltID uuid.UUID
@@ -40,26 +40,26 @@ type Halted struct {
 // by Fail or by expired leases, failed with Discard, or dead after too
 // many crashes) halts its run in the transaction where it dies, with
 // HaltAttemptsExhausted or HaltCrashesExhausted.
-func (f *Fenced) Halt(ctx context.Context, p HaltParams) (Halted, error) {
+func (f *Fenced) Halt(ctx context.Context, p HaltParams) (HaltResult, error) {
 	s := f.s
 	if err := f.usable("Halt"); err != nil {
-		return Halted{}, err
+		return HaltResult{}, err
 	}
 	if f.completed {
-		return Halted{}, invalid("Halt", "the fenced item was already completed in this fence")
+		return HaltResult{}, invalid("Halt", "the fenced item was already completed in this fence")
 	}
 	if err := validName("Reason", p.Reason, migrations.MaxHaltReasonLen, true); err != nil {
-		return Halted{}, err
+		return HaltResult{}, err
 	}
 	if err := validText("Detail", p.Detail, MaxErrorBytes); err != nil {
-		return Halted{}, err
+		return HaltResult{}, err
 	}
 	run, err := f.runID(ctx)
 	if err != nil {
-		return Halted{}, err
+		return HaltResult{}, err
 	}
 	if run == uuid.Nil {
-		return Halted{}, invalid("Halt", "item %s belongs to no run", f.c.ID)
+		return HaltResult{}, invalid("Halt", "item %s belongs to no run", f.c.ID)
 	}
 	if p.Error == "" {
 		p.Error = p.Reason
@@ -67,13 +67,13 @@ func (f *Fenced) Halt(ctx context.Context, p HaltParams) (Halted, error) {
 	_, id, err := s.failHalting(ctx, f.tx, f.c, FailParams{Error: p.Error, Discard: true}, p.Reason, p.Detail)
 	if errors.Is(err, ErrClaimLost) {
 		f.lost = true
-		return Halted{}, fmt.Errorf("plenum: halt %s: %w", f.c.ID, ErrClaimLost)
+		return HaltResult{}, fmt.Errorf("plenum: halt %s: %w", f.c.ID, ErrClaimLost)
 	}
 	if err != nil {
-		return Halted{}, err
+		return HaltResult{}, err
 	}
 	f.completed = true
-	return Halted{HaltID: id}, nil
+	return HaltResult{HaltID: id}, nil
 }
 
 // haltRunsOf halts the runs of those of ids (items that just died in q)

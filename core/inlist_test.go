@@ -79,7 +79,7 @@ func TestMaxInList_SplitsBatchesAndClaims(t *testing.T) {
 	if _, err := s.Enqueue(ctx, specs...); err != nil {
 		t.Fatal(err)
 	}
-	owner, err := s.RegisterOwner(ctx, core.OwnerParams{})
+	owner, err := s.RegisterOwner(ctx, core.RegisterOwnerParams{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -48,7 +48,7 @@ func TestMinLease_FollowsClockOffset(t *testing.T) {
 	if got := s.MinLease(); got != 2*time.Second {
 		t.Fatalf("500 ms offset: MinLease = %v, want 2s", got)
 	}
-	owner, err := s.RegisterOwner(ctx, core.OwnerParams{})
+	owner, err := s.RegisterOwner(ctx, core.RegisterOwnerParams{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,12 +9,12 @@ import (
 	"github.com/plenumdb/plenum/dialect"
 )
 
-// MaxOwnerNameLen is the longest OwnerParams.Name, in characters: the
+// MaxOwnerNameLen is the longest RegisterOwnerParams.Name, in characters: the
 // size of the processes table's name column (schema version 2).
 const MaxOwnerNameLen = 255
 
-// OwnerParams describe a process that claims work.
-type OwnerParams struct {
+// RegisterOwnerParams describe a process that claims work.
+type RegisterOwnerParams struct {
 	// Name is an optional label for the process, for people reading the owners
 	// (Owners, the dashboard, inspect), such as a service name; up to
 	// MaxOwnerNameLen characters, under ItemSpec.Queue's rules for names. It
@@ -32,7 +32,7 @@ type OwnerParams struct {
 // Validate reports, as an *InputError, a Name or Host that RegisterOwner
 // would refuse, so that a process can check its settings before it
 // connects. Empty values are valid: RegisterOwner fills them in.
-func (p OwnerParams) Validate() error {
+func (p RegisterOwnerParams) Validate() error {
 	if err := validName("Host", p.Host, 255, false); err != nil {
 		return err
 	}
@@ -41,7 +41,7 @@ func (p OwnerParams) Validate() error {
 
 // RegisterOwner records a new owner, with a random id per start, and
 // returns that id. Claims name it; Heartbeat keeps it alive.
-func (s *Store) RegisterOwner(ctx context.Context, p OwnerParams) (uuid.UUID, error) {
+func (s *Store) RegisterOwner(ctx context.Context, p RegisterOwnerParams) (uuid.UUID, error) {
 	if p.Host == "" {
 		p.Host, _ = os.Hostname()
 	}

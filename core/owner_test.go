@@ -11,16 +11,16 @@ import (
 func TestOwnerParams_Validate(t *testing.T) {
 	for _, tc := range []struct {
 		name  string
-		p     core.OwnerParams
+		p     core.RegisterOwnerParams
 		field string // "" when valid
 	}{
-		{"empty", core.OwnerParams{}, ""},
-		{"longest name", core.OwnerParams{Name: strings.Repeat("é", core.MaxOwnerNameLen)}, ""},
-		{"name too long", core.OwnerParams{Name: strings.Repeat("é", core.MaxOwnerNameLen+1)}, "Name"},
-		{"name with NUL", core.OwnerParams{Name: "a\x00b"}, "Name"},
-		{"name not UTF-8", core.OwnerParams{Name: "\xff"}, "Name"},
-		{"host too long", core.OwnerParams{Host: strings.Repeat("h", 256)}, "Host"},
-		{"host not UTF-8", core.OwnerParams{Host: "\xfe"}, "Host"},
+		{"empty", core.RegisterOwnerParams{}, ""},
+		{"longest name", core.RegisterOwnerParams{Name: strings.Repeat("é", core.MaxOwnerNameLen)}, ""},
+		{"name too long", core.RegisterOwnerParams{Name: strings.Repeat("é", core.MaxOwnerNameLen+1)}, "Name"},
+		{"name with NUL", core.RegisterOwnerParams{Name: "a\x00b"}, "Name"},
+		{"name not UTF-8", core.RegisterOwnerParams{Name: "\xff"}, "Name"},
+		{"host too long", core.RegisterOwnerParams{Host: strings.Repeat("h", 256)}, "Host"},
+		{"host not UTF-8", core.RegisterOwnerParams{Host: "\xfe"}, "Host"},
 	} {
 		err := tc.p.Validate()
 		var ie *core.InputError

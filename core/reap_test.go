@@ -104,7 +104,7 @@ func TestReap_ReclaimedAfterReadIsNotReleased(t *testing.T) {
 				t.Errorf("the other reaper: %+v, %v; want one crash released", r, err)
 				return
 			}
-			owner, err := other.RegisterOwner(ctx, core.OwnerParams{})
+			owner, err := other.RegisterOwner(ctx, core.RegisterOwnerParams{})
 			if err != nil {
 				t.Error(err)
 				return

@@ -133,7 +133,7 @@ func setup(t *testing.T, opts core.Options) bundle {
 	if err != nil {
 		t.Fatal(err)
 	}
-	owner, err := s.RegisterOwner(context.Background(), core.OwnerParams{})
+	owner, err := s.RegisterOwner(context.Background(), core.RegisterOwnerParams{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -118,8 +118,8 @@ type Run struct {
 	FinishedAt time.Time
 }
 
-// RunCreated is the outcome of creating a run.
-type RunCreated struct {
+// CreateRunResult is the outcome of creating a run.
+type CreateRunResult struct {
 	ID uuid.UUID
 	// Existed is true when a run with the same Name and Key already
 	// existed: ID is then that run's, and nothing was enqueued.
@@ -129,13 +129,13 @@ type RunCreated struct {
 // CreateRun creates a run and enqueues its first items in one transaction.
 // Each of first belongs to the new run (its Run field is set). With a Key
 // that an existing run has, it changes nothing and returns that run.
-func (s *Store) CreateRun(ctx context.Context, spec RunSpec, first ...ItemSpec) (RunCreated, []Enqueued, error) {
+func (s *Store) CreateRun(ctx context.Context, spec RunSpec, first ...ItemSpec) (CreateRunResult, []EnqueueResult, error) {
 	if err := s.validateRun(spec, first); err != nil {
-		return RunCreated{}, nil, err
+		return CreateRunResult{}, nil, err
 	}
 	var (
-		rc  RunCreated
-		out []Enqueued
+		rc  CreateRunResult
+		out []EnqueueResult
 	)
 	err := s.inTx(ctx, "create run", func(tx dialect.Tx) error {
 		var err error
@@ -149,12 +149,12 @@ func (s *Store) CreateRun(ctx context.Context, spec RunSpec, first ...ItemSpec) 
 // its first items exist if and only if the caller's transaction commits, so
 // that a caller can create a run exactly once together with its own writes.
 // There is no retry, and no wake-up in this process (see EnqueueTx).
-func (s *Store) CreateRunTx(ctx context.Context, tx dialect.Querier, spec RunSpec, first ...ItemSpec) (RunCreated, []Enqueued, error) {
+func (s *Store) CreateRunTx(ctx context.Context, tx dialect.Querier, spec RunSpec, first ...ItemSpec) (CreateRunResult, []EnqueueResult, error) {
 	if tx == nil {
-		return RunCreated{}, nil, invalid("tx", "nil transaction")
+		return CreateRunResult{}, nil, invalid("tx", "nil transaction")
 	}
 	if err := s.validateRun(spec, first); err != nil {
-		return RunCreated{}, nil, err
+		return CreateRunResult{}, nil, err
 	}
 	rc, out, err := s.createRun(ctx, tx, spec, first)
 	return rc, out, wrapDBError("create run", err)
@@ -189,7 +189,7 @@ func (s *Store) validateRun(spec RunSpec, first []ItemSpec) error {
 	return s.validateSpecs(first)
 }
 
-func (s *Store) createRun(ctx context.Context, q dialect.Querier, spec RunSpec, first []ItemSpec) (RunCreated, []Enqueued, error) {
+func (s *Store) createRun(ctx context.Context, q dialect.Querier, spec RunSpec, first []ItemSpec) (CreateRunResult, []EnqueueResult, error) {
 	id := uuid.Must(uuid.NewV7())
 	var hq, hk any
 	if spec.OnHalt != nil {
@@ -197,21 +197,21 @@ func (s *Store) createRun(ctx context.Context, q dialect.Querier, spec RunSpec, 
 	}
 	res, err := q.ExecContext(ctx, s.runOpenSQL(), s.d.UUID(id), spec.Name, nullString(spec.Key), s.jsonArg(spec.Input), hq, hk)
 	if err != nil {
-		return RunCreated{}, nil, err
+		return CreateRunResult{}, nil, err
 	}
 	n, err := res.RowsAffected()
 	if err != nil {
-		return RunCreated{}, nil, err
+		return CreateRunResult{}, nil, err
 	}
 	if n == 0 {
 		var existing uuid.UUID
 		if err := q.QueryRowContext(ctx, s.sql(qRunByKey), spec.Name, spec.Key).Scan(&existing); err != nil {
-			return RunCreated{}, nil, err
+			return CreateRunResult{}, nil, err
 		}
-		return RunCreated{ID: existing, Existed: true}, nil, nil
+		return CreateRunResult{ID: existing, Existed: true}, nil, nil
 	}
 	if len(first) == 0 {
-		return RunCreated{ID: id}, nil, nil
+		return CreateRunResult{ID: id}, nil, nil
 	}
 	specs := slices.Clone(first)
 	for i := range specs {
@@ -219,9 +219,9 @@ func (s *Store) createRun(ctx context.Context, q dialect.Querier, spec RunSpec, 
 	}
 	out, err := s.insertItems(ctx, q, specs, uuid.Nil, "")
 	if err != nil {
-		return RunCreated{}, nil, err
+		return CreateRunResult{}, nil, err
 	}
-	return RunCreated{ID: id}, out, nil
+	return CreateRunResult{ID: id}, out, nil
 }
 
 // GetRun returns the run with the given id, or ErrNotFound.

@@ -8,8 +8,8 @@ import (
 	"github.com/plenumdb/plenum/dialect"
 )
 
-// CancelledRun is the outcome of CancelRun.
-type CancelledRun struct {
+// CancelRunResult is the outcome of CancelRun.
+type CancelRunResult struct {
 	// Items counts the items this call cancelled.
 	Items int64
 }
@@ -24,8 +24,8 @@ type CancelledRun struct {
 // Expand of a cancelled item stops at its next batch. Cancelling a
 // cancelled run cancels whatever of it is still unfinished (a call cut
 // short resumes); a completed run gives ErrRunFinished.
-func (s *Store) CancelRun(ctx context.Context, run uuid.UUID) (CancelledRun, error) {
-	var out CancelledRun
+func (s *Store) CancelRun(ctx context.Context, run uuid.UUID) (CancelRunResult, error) {
+	var out CancelRunResult
 	err := s.inTx(ctx, "cancel run", func(tx dialect.Tx) error {
 		lr, err := s.lockRun(ctx, tx, run)
 		if err != nil {

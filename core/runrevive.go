@@ -10,8 +10,8 @@ import (
 	"github.com/plenumdb/plenum/dialect"
 )
 
-// RevivedRun is the outcome of ReviveRun.
-type RevivedRun struct {
+// ReviveRunResult is the outcome of ReviveRun.
+type ReviveRunResult struct {
 	// Items counts the dead items revived; Barriers the fired barriers
 	// re-armed on the way.
 	Items, Barriers int
@@ -38,8 +38,8 @@ type RevivedRun struct {
 // ErrNothingToRevive and stays halted: set running, it would never move
 // again. (Purge keeps every item of a halted run, so this is a run whose
 // items were deleted otherwise, or one halted through UpdateRun.)
-func (s *Store) ReviveRun(ctx context.Context, run uuid.UUID) (RevivedRun, error) {
-	var out RevivedRun
+func (s *Store) ReviveRun(ctx context.Context, run uuid.UUID) (ReviveRunResult, error) {
+	var out ReviveRunResult
 	err := s.read(ctx, "revive run", func() error {
 		r, err := s.GetRun(ctx, run)
 		if err == nil && r.State.Final() {
@@ -117,8 +117,8 @@ func (s *Store) ReviveRun(ctx context.Context, run uuid.UUID) (RevivedRun, error
 // run's other dead items stay dead. An item of another run, or one that
 // is not dead, is ErrNotFound or ErrNotDead; a finished run,
 // ErrRunFinished.
-func (s *Store) ReviveRunItem(ctx context.Context, run, item uuid.UUID) (RevivedRun, error) {
-	var out RevivedRun
+func (s *Store) ReviveRunItem(ctx context.Context, run, item uuid.UUID) (ReviveRunResult, error) {
+	var out ReviveRunResult
 	err := s.inTx(ctx, "revive run item", func(tx dialect.Tx) error {
 		state, _, err := s.lockItem(ctx, tx, item)
 		if err != nil {
@@ -226,8 +226,8 @@ func (s *Store) barrierFired(ctx context.Context, tx dialect.Querier, id uuid.UU
 	return fired == 1, failed, err
 }
 
-// BarrierRevived is the outcome of ReviveBarrier.
-type BarrierRevived struct {
+// ReviveBarrierResult is the outcome of ReviveBarrier.
+type ReviveBarrierResult struct {
 	// Children counts the dead or cancelled children revived, at this
 	// barrier and at those re-armed above it.
 	Children int
@@ -252,8 +252,8 @@ type BarrierRevived struct {
 //
 // Children that are themselves joins of fired barriers below are revived
 // as plain items: their join runs again with what those barriers hold.
-func (s *Store) ReviveBarrier(ctx context.Context, barrier uuid.UUID) (BarrierRevived, error) {
-	var out BarrierRevived
+func (s *Store) ReviveBarrier(ctx context.Context, barrier uuid.UUID) (ReviveBarrierResult, error) {
+	var out ReviveBarrierResult
 	err := s.inTx(ctx, "revive barrier", func(tx dialect.Tx) error {
 		var err error
 		out.Children, out.Barriers, err = s.rearm(ctx, tx, barrier, 0)

@@ -44,8 +44,8 @@ type Signal struct {
 	TakenAt   time.Time
 }
 
-// SignalSent is the outcome of Store.Signal.
-type SignalSent struct {
+// SignalResult is the outcome of Store.Signal.
+type SignalResult struct {
 	ID uuid.UUID
 	// Existed is true when the signal (Run, Name, Key) was already stored:
 	// nothing changed.
@@ -63,20 +63,20 @@ type SignalSent struct {
 // item takes it: one sent before anyone waits is there for the first
 // waiter. A signal to a finished run is ErrRunFinished; to no run,
 // ErrNotFound.
-func (s *Store) Signal(ctx context.Context, spec SignalSpec) (SignalSent, error) {
+func (s *Store) Signal(ctx context.Context, spec SignalSpec) (SignalResult, error) {
 	if spec.Run == uuid.Nil {
-		return SignalSent{}, invalid("Run", "must name a run")
+		return SignalResult{}, invalid("Run", "must name a run")
 	}
 	if err := validName("Name", spec.Name, migrations.MaxSignalNameLen, true); err != nil {
-		return SignalSent{}, err
+		return SignalResult{}, err
 	}
 	if err := validName("Key", spec.Key, migrations.MaxKeyLen, true); err != nil {
-		return SignalSent{}, err
+		return SignalResult{}, err
 	}
 	if err := s.validJSON("Payload", spec.Payload); err != nil {
-		return SignalSent{}, err
+		return SignalResult{}, err
 	}
-	var out SignalSent
+	var out SignalResult
 	err := s.inTx(ctx, "signal", func(tx dialect.Tx) error {
 		var err error
 		out, err = s.signal(ctx, tx, spec)
@@ -85,33 +85,33 @@ func (s *Store) Signal(ctx context.Context, spec SignalSpec) (SignalSent, error)
 	return out, err
 }
 
-func (s *Store) signal(ctx context.Context, tx dialect.Querier, spec SignalSpec) (SignalSent, error) {
+func (s *Store) signal(ctx context.Context, tx dialect.Querier, spec SignalSpec) (SignalResult, error) {
 	// The run's lock orders this against every Await of the run: a waiter
 	// that committed before it is seen below, one that comes after sees
 	// the signal.
 	lr, err := s.lockRun(ctx, tx, spec.Run)
 	if err != nil {
-		return SignalSent{}, err
+		return SignalResult{}, err
 	}
 	if lr.state.Final() {
-		return SignalSent{}, fmt.Errorf("plenum: signal run %s (%s): %w", spec.Run, lr.state, ErrRunFinished)
+		return SignalResult{}, fmt.Errorf("plenum: signal run %s (%s): %w", spec.Run, lr.state, ErrRunFinished)
 	}
 	id := uuid.Must(uuid.NewV7())
 	res, err := tx.ExecContext(ctx, s.signalOpenSQL(), s.d.UUID(id), s.d.UUID(spec.Run), spec.Name, spec.Key, s.jsonArg(spec.Payload))
 	if err != nil {
-		return SignalSent{}, err
+		return SignalResult{}, err
 	}
 	if n, err := res.RowsAffected(); err != nil {
-		return SignalSent{}, err
+		return SignalResult{}, err
 	} else if n == 0 {
 		var existing uuid.UUID
 		err := tx.QueryRowContext(ctx, s.sql(qSignalByKey), s.d.UUID(spec.Run), spec.Name, spec.Key).Scan(&existing)
-		return SignalSent{ID: existing, Existed: true}, err
+		return SignalResult{ID: existing, Existed: true}, err
 	}
-	out := SignalSent{ID: id}
+	out := SignalResult{ID: id}
 	rows, err := tx.QueryContext(ctx, s.sql(qWaiters), s.d.UUID(spec.Run), spec.Name)
 	if err != nil {
-		return SignalSent{}, err
+		return SignalResult{}, err
 	}
 	var ids []uuid.UUID
 	var queues []string
@@ -120,7 +120,7 @@ func (s *Store) signal(ctx context.Context, tx dialect.Querier, spec SignalSpec)
 		var q string
 		if err := rows.Scan(&w, &q); err != nil {
 			rows.Close()
-			return SignalSent{}, err
+			return SignalResult{}, err
 		}
 		ids = append(ids, w)
 		if !slices.Contains(queues, q) {
@@ -129,7 +129,7 @@ func (s *Store) signal(ctx context.Context, tx dialect.Querier, spec SignalSpec)
 	}
 	rows.Close()
 	if err := rows.Err(); err != nil {
-		return SignalSent{}, err
+		return SignalResult{}, err
 	}
 	slices.SortFunc(ids, func(a, b uuid.UUID) int { return bytes.Compare(a[:], b[:]) })
 	for _, chunk := range chunks(ids, s.wakeMax()) {
@@ -139,17 +139,17 @@ func (s *Store) signal(ctx context.Context, tx dialect.Querier, spec SignalSpec)
 		}
 		res, err := tx.ExecContext(ctx, s.sql(qWake(len(chunk))), append(args, spec.Name)...)
 		if err != nil {
-			return SignalSent{}, err
+			return SignalResult{}, err
 		}
 		n, err := res.RowsAffected()
 		if err != nil {
-			return SignalSent{}, err
+			return SignalResult{}, err
 		}
 		out.Woken += int(n)
 	}
 	if out.Woken > 0 {
 		if err := s.itemsReady(ctx, tx, queues...); err != nil {
-			return SignalSent{}, err
+			return SignalResult{}, err
 		}
 	}
 	return out, nil

@@ -21,55 +21,55 @@ import (
 // handed over must go to a new item. After a Seal in the same fence, the
 // item's place goes to next and the sealed barrier's join keeps its own
 // (the barrier above then waits for both).
-func (f *Fenced) Then(ctx context.Context, next ItemSpec, result json.RawMessage) (Enqueued, error) {
+func (f *Fenced) Then(ctx context.Context, next ItemSpec, result json.RawMessage) (EnqueueResult, error) {
 	s := f.s
 	if err := f.usable("Then"); err != nil {
-		return Enqueued{}, err
+		return EnqueueResult{}, err
 	}
 	if f.completed {
-		return Enqueued{}, invalid("Then", "the fenced item was already completed in this fence")
+		return EnqueueResult{}, invalid("Then", "the fenced item was already completed in this fence")
 	}
 	if err := s.validJSON("result", result); err != nil {
-		return Enqueued{}, err
+		return EnqueueResult{}, err
 	}
 	specs := []ItemSpec{next}
 	if err := s.validateSpecs(specs); err != nil {
-		return Enqueued{}, err
+		return EnqueueResult{}, err
 	}
 	if specs[0].Run == uuid.Nil {
 		run, err := f.runID(ctx)
 		if err != nil {
-			return Enqueued{}, err
+			return EnqueueResult{}, err
 		}
 		specs[0].Run = run
 	} else if err := s.runsExist(ctx, f.tx, specs, func(int) string { return "next.Run" }); err != nil {
-		return Enqueued{}, err
+		return EnqueueResult{}, err
 	}
 	var own uuid.NullUUID
 	if err := f.tx.QueryRowContext(ctx, s.sql(qItemBarrier), s.d.UUID(f.c.ID)).Scan(&own); err != nil {
-		return Enqueued{}, err
+		return EnqueueResult{}, err
 	}
 	if own.Valid {
 		// The item leaves first, so that its completion counts nowhere:
 		// its place, and the expected count it held, go to next.
 		if _, err := f.tx.ExecContext(ctx, s.sql(qItemLeaveBarrier), s.d.UUID(f.c.ID)); err != nil {
-			return Enqueued{}, err
+			return EnqueueResult{}, err
 		}
 	}
 	lost, err := s.complete(ctx, f.tx, []Completion{{Claim: f.c, Result: result}})
 	if err != nil {
-		return Enqueued{}, err
+		return EnqueueResult{}, err
 	}
 	if len(lost) > 0 {
 		f.lost = true
-		return Enqueued{}, fmt.Errorf("plenum: then %s: %w", f.c.ID, ErrClaimLost)
+		return EnqueueResult{}, fmt.Errorf("plenum: then %s: %w", f.c.ID, ErrClaimLost)
 	}
 	out, err := s.insertItems(ctx, f.tx, specs, own.UUID, "")
 	if err != nil {
-		return Enqueued{}, err
+		return EnqueueResult{}, err
 	}
 	if out[0].Existed {
-		return Enqueued{}, fmt.Errorf("plenum: then %s: key %q of queue %q is held by item %s: %w", f.c.ID, next.Key, next.Queue, out[0].ID, ErrKeyConflict)
+		return EnqueueResult{}, fmt.Errorf("plenum: then %s: key %q of queue %q is held by item %s: %w", f.c.ID, next.Key, next.Queue, out[0].ID, ErrKeyConflict)
 	}
 	// A Seal in this fence already counted its join above: next takes only
 	// the item's own place.

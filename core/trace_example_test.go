@@ -31,7 +31,7 @@ func ExampleWithTrace() {
 		fmt.Printf("barrier %q fired after %d children; join %s in %q\n", b.Name, b.Arrived, b.JoinKind, b.JoinQueue)
 	}})
 
-	owner, _ := store.RegisterOwner(ctx, core.OwnerParams{})
+	owner, _ := store.RegisterOwner(ctx, core.RegisterOwnerParams{})
 	claim := func(queue string) []core.Claim {
 		cs, err := store.Claim(ctx, core.ClaimParams{Queue: queue, Owner: owner, Limit: 10, Lease: time.Minute})
 		if err != nil {

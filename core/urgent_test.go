@@ -45,7 +45,7 @@ func TestHeartbeat_BeginsUrgent(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	owner, err := s.RegisterOwner(ctx, core.OwnerParams{Host: "h"})
+	owner, err := s.RegisterOwner(ctx, core.RegisterOwnerParams{Host: "h"})
 	if err != nil {
 		t.Fatal(err)
 	}

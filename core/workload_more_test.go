@@ -29,7 +29,7 @@ func workloadMore(t *testing.T, db *sql.DB, d dialect.Dialect) {
 	must(err)
 	reaper, err := core.Open(ctx, db, d, core.Options{ClockOffset: 4 * time.Hour})
 	must(err)
-	owner, err := s.RegisterOwner(ctx, core.OwnerParams{})
+	owner, err := s.RegisterOwner(ctx, core.RegisterOwnerParams{})
 	must(err)
 	claim := func(queue string, n int) []core.Claim {
 		t.Helper()
@@ -121,7 +121,7 @@ func workloadMore(t *testing.T, db *sql.DB, d dialect.Dialect) {
 	_, err = s.Enqueue(ctx, core.ItemSpec{Queue: "mk"})
 	must(err)
 	for _, maxCrashes := range []int{3, 1} {
-		dying, err := s.RegisterOwner(ctx, core.OwnerParams{})
+		dying, err := s.RegisterOwner(ctx, core.RegisterOwnerParams{})
 		must(err)
 		// On the reaper's clock: the crash makes the item available then.
 		if cs, err := reaper.Claim(ctx, core.ClaimParams{Queue: "mk", Owner: dying, Limit: 1, Lease: time.Minute}); err != nil || len(cs) != 1 {

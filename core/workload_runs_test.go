@@ -31,7 +31,7 @@ func workloadRuns(t *testing.T, db *sql.DB, d dialect.Dialect) {
 	must(err)
 	later, err := core.Open(ctx, db, d, core.Options{ClockOffset: 4 * time.Hour})
 	must(err)
-	owner, err := s.RegisterOwner(ctx, core.OwnerParams{})
+	owner, err := s.RegisterOwner(ctx, core.RegisterOwnerParams{})
 	must(err)
 	claimOn := func(st *core.Store, queue string) core.Claim {
 		t.Helper()

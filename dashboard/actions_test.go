@@ -201,7 +201,7 @@ func TestActions_ChangeTheDatabase(t *testing.T) {
 		// The waiting step takes the signal: it is no longer waiting.
 		code, body = c.act("/runs/"+f.run.String()+"/signal", url.Values{"name": {"approve"}, "key": {"k-1"}, "payload": {`{"by":"ann"}`}})
 		outcome("signal", code, body, http.StatusOK, "1 waiting steps woken")
-		owner, _ := st.RegisterOwner(ctx, core.OwnerParams{})
+		owner, _ := st.RegisterOwner(ctx, core.RegisterOwnerParams{})
 		if cs, err := st.Claim(ctx, core.ClaimParams{Queue: "approve", Owner: owner, Limit: 1, Lease: time.Minute}); err != nil || len(cs) != 1 || cs[0].ID != f.waiting {
 			t.Errorf("the signalled step is not claimable: %v, %v", cs, err)
 		} else if err := st.Release(ctx, cs[0], 0); err != nil {

@@ -97,7 +97,7 @@ func fill(t *testing.T, st *core.Store) fixture {
 			t.Fatal(err)
 		}
 	}
-	f.owner, err = st.RegisterOwner(ctx, core.OwnerParams{Host: "test-host", PID: 4242})
+	f.owner, err = st.RegisterOwner(ctx, core.RegisterOwnerParams{Host: "test-host", PID: 4242})
 	must(err)
 	claim := func(queue string) core.Claim {
 		t.Helper()

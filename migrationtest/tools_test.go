@@ -149,7 +149,7 @@ func checkApplied(t *testing.T, db *sql.DB, d dialect.Dialect, p string) {
 	if _, err := s.Enqueue(ctx, core.ItemSpec{Queue: "q", Kind: "k", Payload: []byte(`{"user":42}`)}); err != nil {
 		t.Fatal(err)
 	}
-	owner, err := s.RegisterOwner(ctx, core.OwnerParams{})
+	owner, err := s.RegisterOwner(ctx, core.RegisterOwnerParams{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -104,7 +104,7 @@ func contend(t *testing.T, db *sql.DB, d dialect.Dialect) (done int64, failures 
 	}
 	for w := range claimers {
 		wg.Go(func() {
-			owner, err := s.RegisterOwner(ctx, core.OwnerParams{Host: "contend"})
+			owner, err := s.RegisterOwner(ctx, core.RegisterOwnerParams{Host: "contend"})
 			if err != nil {
 				failed.Add(1)
 				return

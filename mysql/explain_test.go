@@ -66,7 +66,7 @@ func TestExplain_ClaimUsesIndexWithoutFilesort(t *testing.T) {
 	if _, err := db.ExecContext(ctx, "UPDATE "+names.Items+" SET state = 'completed', finished_at = UTC_TIMESTAMP(6) WHERE queue = 'work' AND state = 'available' AND available_at <= UTC_TIMESTAMP(6) ORDER BY id LIMIT ?", finished); err != nil {
 		t.Fatal(err)
 	}
-	owner, err := s.RegisterOwner(ctx, core.OwnerParams{Host: "explain"})
+	owner, err := s.RegisterOwner(ctx, core.RegisterOwnerParams{Host: "explain"})
 	if err != nil {
 		t.Fatal(err)
 	}

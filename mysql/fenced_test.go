@@ -35,7 +35,7 @@ func TestFencedWrites_SameClockTickIsNotALoss(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	owner, err := s.RegisterOwner(ctx, core.OwnerParams{Host: "frozen"})
+	owner, err := s.RegisterOwner(ctx, core.RegisterOwnerParams{Host: "frozen"})
 	if err != nil {
 		t.Fatal(err)
 	}

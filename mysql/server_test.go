@@ -746,7 +746,7 @@ func TestLargePayloads_PastMaxAllowedPacket(t *testing.T) {
 	if _, err := s.Enqueue(ctx, specs...); err != nil {
 		t.Fatalf("Enqueue of %d payloads of 900 KiB (max_allowed_packet %d): %v", n, packet, err)
 	}
-	owner, err := s.RegisterOwner(ctx, core.OwnerParams{})
+	owner, err := s.RegisterOwner(ctx, core.RegisterOwnerParams{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -25,7 +25,7 @@ func Example() {
 	if _, err := store.Enqueue(ctx, core.ItemSpec{Queue: "email", Kind: "welcome", Payload: []byte(`{"to":"ada@example.com"}`)}); err != nil {
 		log.Fatal(err)
 	}
-	owner, err := store.RegisterOwner(ctx, core.OwnerParams{})
+	owner, err := store.RegisterOwner(ctx, core.RegisterOwnerParams{})
 	if err != nil {
 		log.Fatal(err)
 	}

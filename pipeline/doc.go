@@ -67,7 +67,7 @@
 // stream; the children already made are cancelled), when a route names
 // no flow, or when an item names a step the registered definition lacks.
 // The halt, with its reason, commits with the failure, and enqueues in
-// that same transaction the item that calls Config.OnHalt after the
+// that same transaction the item that calls EngineOptions.OnHalt after the
 // commit, outside any transaction, at least once, with the halt's id to
 // deduplicate by; Engine.Get shows the same Halt (step, item, reason, and
 // the step's last error as its detail) while the run is halted. A
@@ -75,7 +75,7 @@
 // the fan-ins above.
 //
 // A halted run keeps its steps for as long as it stays halted: the
-// worker's retention (Config.RetainFor) deletes no item or fan-out of a
+// worker's retention (its Config.RetainFor) deletes no item or fan-out of a
 // halted or waiting run, whatever its age, so that a run halted over a
 // weekend can still be revived on Monday. Once the run completes or is
 // cancelled, its steps go at the next retention pass that finds them older

@@ -12,8 +12,8 @@ import (
 	"github.com/plenumdb/plenum/worker"
 )
 
-// Config configures an Engine.
-type Config struct {
+// EngineOptions configure an Engine.
+type EngineOptions struct {
 	// Queue is the queue every item of the engine's pipelines goes to.
 	// It must be one of the worker's Config.Queues. Required.
 	Queue string
@@ -31,21 +31,21 @@ type Config struct {
 type Engine struct {
 	store *core.Store
 	w     *worker.Worker
-	cfg   Config
+	cfg   EngineOptions
 
 	mu   sync.Mutex
 	defs map[string]*definition
 }
 
 // New returns an engine that runs pipelines on w, whose store is store.
-func New(store *core.Store, w *worker.Worker, cfg Config) (*Engine, error) {
+func New(store *core.Store, w *worker.Worker, cfg EngineOptions) (*Engine, error) {
 	switch {
 	case store == nil:
 		return nil, errors.New("plenum/pipeline: nil store")
 	case w == nil:
 		return nil, errors.New("plenum/pipeline: nil worker")
 	case cfg.Queue == "":
-		return nil, errors.New("plenum/pipeline: Config.Queue is empty")
+		return nil, errors.New("plenum/pipeline: EngineOptions.Queue is empty")
 	}
 	e := &Engine{store: store, w: w, cfg: cfg, defs: map[string]*definition{}}
 	w.HandleFunc(haltKind, func(ctx context.Context, job *worker.Job[json.RawMessage]) error {
@@ -55,7 +55,7 @@ func New(store *core.Store, w *worker.Worker, cfg Config) (*Engine, error) {
 }
 
 // kindPrefix begins the kind of every item of a pipeline; haltKind is
-// the kind of the items that deliver halts to Config.OnHalt.
+// the kind of the items that deliver halts to EngineOptions.OnHalt.
 const (
 	kindPrefix = "pipeline:"
 	haltKind   = "pipeline.halt"

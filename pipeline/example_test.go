@@ -28,7 +28,7 @@ func Example() {
 		return
 	}
 	w, _ := worker.New(store, worker.Config{Queues: map[string]worker.QueueConfig{"pipelines": {MaxWorkers: 8}}, PollInterval: 20 * time.Millisecond})
-	eng, _ := pipeline.New(store, w, pipeline.Config{Queue: "pipelines"})
+	eng, _ := pipeline.New(store, w, pipeline.EngineOptions{Queue: "pipelines"})
 
 	length := pipeline.Step("length", func(_ context.Context, w string) (int, error) { return len(w), nil })
 	vowels := pipeline.Step("vowels", func(_ context.Context, w string) (int, error) {

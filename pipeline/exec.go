@@ -214,7 +214,7 @@ func (j *job) route(ctx context.Context) error {
 
 // halt makes the item dead and halts its run for reason, in one fenced
 // transaction that also enqueues the item delivering the halt to
-// Config.OnHalt.
+// EngineOptions.OnHalt.
 func (j *job) halt(ctx context.Context, reason Reason, detail string) error {
 	return j.w.Settle(ctx, func(ctx context.Context, f *core.Fenced) error {
 		_, err := f.Halt(ctx, core.HaltParams{Reason: string(reason), Detail: detail, Error: string(reason) + ": " + detail})

@@ -36,7 +36,7 @@ const (
 	ReasonBranchFailed Reason = "branch_failed"
 )
 
-// Halt is one halt of a run, as Config.OnHalt receives it and as
+// Halt is one halt of a run, as EngineOptions.OnHalt receives it and as
 // Engine.Get shows it while the run is halted: the same fields, from the
 // same record.
 type Halt struct {
@@ -58,7 +58,7 @@ type Halt struct {
 	Detail string
 }
 
-// notify delivers the halt that a halt item carries to Config.OnHalt,
+// notify delivers the halt that a halt item carries to EngineOptions.OnHalt,
 // outside any transaction (after the halt committed); an error makes the
 // item run again after a backoff.
 func (e *Engine) notify(ctx context.Context, job *worker.Job[json.RawMessage]) error {

@@ -58,7 +58,7 @@ func (e *Engine) trigger(ctx context.Context, tx dialect.Querier, d Definition, 
 		return uuid.Nil, err
 	}
 	rs := core.RunSpec{Name: def.name, Key: o.Key, Input: in, OnHalt: &core.HaltItem{Queue: e.cfg.Queue, Kind: haltKind}}
-	var created core.RunCreated
+	var created core.CreateRunResult
 	if tx != nil {
 		created, _, err = e.store.CreateRunTx(ctx, tx, rs, spec)
 	} else {

@@ -42,7 +42,7 @@ type Run struct {
 	// Output is the run's, once completed.
 	Output json.RawMessage
 	// Halt is the latest halt, while the run is halted: the one that
-	// Config.OnHalt receives, field for field.
+	// EngineOptions.OnHalt receives, field for field.
 	Halt *Halt
 	// Steps are the run's step executions, in the order they were made.
 	Steps                            []StepRun

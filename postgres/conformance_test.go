@@ -100,7 +100,7 @@ func TestConformance_NonDefaultSchema(t *testing.T) {
 		if _, err := s.Enqueue(ctx, core.ItemSpec{Queue: "q"}); err != nil {
 			t.Fatal(err)
 		}
-		owner, err := s.RegisterOwner(ctx, core.OwnerParams{})
+		owner, err := s.RegisterOwner(ctx, core.RegisterOwnerParams{})
 		if err != nil {
 			t.Fatal(err)
 		}

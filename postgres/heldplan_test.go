@@ -79,7 +79,7 @@ func TestCompletionPlan_ReadsThePrimaryKey(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	owner, err := st.RegisterOwner(ctx, core.OwnerParams{})
+	owner, err := st.RegisterOwner(ctx, core.RegisterOwnerParams{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -30,7 +30,7 @@ func TestKeyIndex_HoldsOnlyKeyedItems(t *testing.T) {
 	if _, err := st.Enqueue(ctx, append(specs, keyedSpecs...)...); err != nil {
 		t.Fatal(err)
 	}
-	owner, err := st.RegisterOwner(ctx, core.OwnerParams{})
+	owner, err := st.RegisterOwner(ctx, core.RegisterOwnerParams{})
 	if err != nil {
 		t.Fatal(err)
 	}

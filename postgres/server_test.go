@@ -162,7 +162,7 @@ func TestServer(t *testing.T) {
 		if _, err := st.Enqueue(s.ctx, core.ItemSpec{Queue: "q"}); err != nil {
 			s.t.Fatal(err)
 		}
-		owner, err := st.RegisterOwner(s.ctx, core.OwnerParams{})
+		owner, err := st.RegisterOwner(s.ctx, core.RegisterOwnerParams{})
 		if err != nil {
 			s.t.Fatal(err)
 		}

@@ -265,7 +265,7 @@ func storeWithWork(t *testing.T, db *sql.DB, d dialect.Dialect) string {
 			t.Fatal(err)
 		}
 	}
-	owner, err := st.RegisterOwner(ctx, core.OwnerParams{})
+	owner, err := st.RegisterOwner(ctx, core.RegisterOwnerParams{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -101,7 +101,7 @@ type Config struct {
 	// Host names this process in the owners table. Default os.Hostname().
 	Host string
 
-	// Name labels the worker's owner (core.OwnerParams.Name), such as the
+	// Name labels the worker's owner (core.RegisterOwnerParams.Name), such as the
 	// service it runs in, for people reading the owners: Store.Owners, the
 	// dashboard, plenum inspect. Up to core.MaxOwnerNameLen characters of
 	// valid UTF-8 without NUL bytes. Default: none.
@@ -243,7 +243,7 @@ func (c Config) validate(s *core.Store) error {
 	}
 	// The owner's own rules, so that a bad name fails New, not Start.
 	var bad *core.InputError
-	if err := (core.OwnerParams{Name: c.Name, Host: c.Host}).Validate(); errors.As(err, &bad) {
+	if err := (core.RegisterOwnerParams{Name: c.Name, Host: c.Host}).Validate(); errors.As(err, &bad) {
 		return configErr(bad.Field, "%s", bad.Reason)
 	}
 	if len(c.Periodic) > 0 {

@@ -124,7 +124,7 @@ func (w *Worker) Start(ctx context.Context) error {
 	if err := w.store.ProveSkipLocked(ctx); err != nil {
 		return fmt.Errorf("plenum/worker: start: %w", err)
 	}
-	owner, err := w.store.RegisterOwner(ctx, core.OwnerParams{Name: w.cfg.Name, Host: w.cfg.Host})
+	owner, err := w.store.RegisterOwner(ctx, core.RegisterOwnerParams{Name: w.cfg.Name, Host: w.cfg.Host})
 	if err != nil {
 		return fmt.Errorf("plenum/worker: start: %w", err)
 	}

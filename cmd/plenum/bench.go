@@ -698,7 +698,7 @@ func plenumEnqueue(ctx context.Context, st *core.Store, queue string, n int) err
 // barrier, leaving them for plenumDrain; expanding, if not nil, is called
 // just before the expansion starts.
 func plenumFanOut(ctx context.Context, st *core.Store, queue string, n int, expanding func()) (uuid.UUID, error) {
-	owner, err := st.RegisterOwner(ctx, core.OwnerParams{})
+	owner, err := st.RegisterOwner(ctx, core.RegisterOwnerParams{})
 	if err != nil {
 		return uuid.Nil, err
 	}
@@ -747,7 +747,7 @@ var benchResult = []byte(`{"ok":true}`)
 // workers, each its own owner, until the queue is empty.
 func plenumDrain(ctx context.Context, st *core.Store, queue string, o benchOptions) error {
 	return fanWorkers(ctx, o.Workers, func(ctx context.Context) error {
-		owner, err := st.RegisterOwner(ctx, core.OwnerParams{})
+		owner, err := st.RegisterOwner(ctx, core.RegisterOwnerParams{})
 		if err != nil {
 			return err
 		}

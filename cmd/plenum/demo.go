@@ -338,7 +338,7 @@ type demoOwner struct {
 
 // register records a new owner and starts its heartbeat.
 func (r *demoRun) register(ctx context.Context) (*demoOwner, error) {
-	id, err := r.st.RegisterOwner(ctx, core.OwnerParams{})
+	id, err := r.st.RegisterOwner(ctx, core.RegisterOwnerParams{})
 	if err != nil {
 		return nil, fmt.Errorf("demo: register owner: %w", err)
 	}

@@ -121,7 +121,7 @@ func runDemoPipeline(ctx context.Context, out io.Writer, st *core.Store, o demoO
 	if err != nil {
 		return rep, err
 	}
-	eng, err := pipeline.New(st, w, pipeline.Config{Queue: demoPipelineQueue})
+	eng, err := pipeline.New(st, w, pipeline.EngineOptions{Queue: demoPipelineQueue})
 	if err == nil {
 		err = eng.Register(p)
 	}

@@ -152,7 +152,7 @@ func fillInspected(t *testing.T, db *sql.DB, d dialect.Dialect, prefix string) u
 	if err != nil {
 		t.Fatal(err)
 	}
-	owner, err := st.RegisterOwner(ctx, core.OwnerParams{Host: "inspect-host", Name: "inspect-worker"})
+	owner, err := st.RegisterOwner(ctx, core.RegisterOwnerParams{Host: "inspect-host", Name: "inspect-worker"})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -132,7 +132,7 @@ func newWorkload(t *testing.T) *workload {
 		})
 	})
 
-	eng, err := pipeline.New(store, w, pipeline.Config{Queue: "pipelines"})
+	eng, err := pipeline.New(store, w, pipeline.EngineOptions{Queue: "pipelines"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -257,7 +257,7 @@ func newWorkload(t *testing.T) *workload {
 	wl.runRunning = trigger(longjob, 7)
 	wl.runRelease = trigger(release, "v2.4.0")
 
-	wl.spareOwner, err = store.RegisterOwner(ctx, core.OwnerParams{Host: "report-builder-2", PID: 4242})
+	wl.spareOwner, err = store.RegisterOwner(ctx, core.RegisterOwnerParams{Host: "report-builder-2", PID: 4242})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -95,7 +95,7 @@ func TestHooks_CountWhatARealWorkerDid(t *testing.T) {
 	if _, err := past.Enqueue(ctx, core.ItemSpec{Queue: q, Kind: "ok"}); err != nil {
 		t.Fatal(err)
 	}
-	stranger, err := past.RegisterOwner(ctx, core.OwnerParams{Host: "gone"})
+	stranger, err := past.RegisterOwner(ctx, core.RegisterOwnerParams{Host: "gone"})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -168,7 +168,7 @@ func Run(t *testing.T, cfg Config) {
 	}
 
 	// A survivor finishes everything, through fences.
-	owner, err := later.RegisterOwner(ctx, core.OwnerParams{})
+	owner, err := later.RegisterOwner(ctx, core.RegisterOwnerParams{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -218,7 +218,7 @@ func worker(cfg Config, dsn, prefix string) error {
 	if err != nil {
 		return err
 	}
-	owner, err := store.RegisterOwner(ctx, core.OwnerParams{})
+	owner, err := store.RegisterOwner(ctx, core.RegisterOwnerParams{})
 	if err != nil {
 		return err
 	}

@@ -114,7 +114,7 @@ func (e *env) call(what string, fn func() error) (err error) {
 
 func (e *env) claim(queue string, n int) []core.Claim {
 	e.t.Helper()
-	owner, err := e.store.RegisterOwner(e.ctx, core.OwnerParams{Host: "goneaway"})
+	owner, err := e.store.RegisterOwner(e.ctx, core.RegisterOwnerParams{Host: "goneaway"})
 	if err != nil {
 		e.t.Fatal(err)
 	}

@@ -72,7 +72,7 @@ func Run(t *testing.T, c Config) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	owner, err := s.RegisterOwner(ctx, core.OwnerParams{})
+	owner, err := s.RegisterOwner(ctx, core.RegisterOwnerParams{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -64,7 +64,7 @@ func seedVersion3(t *testing.T, s *core.Store) (uuid.UUID, uuid.UUID, map[uuid.U
 	if err != nil {
 		t.Fatal(err)
 	}
-	owner, err := s.RegisterOwner(ctx, core.OwnerParams{})
+	owner, err := s.RegisterOwner(ctx, core.RegisterOwnerParams{})
 	if err != nil {
 		t.Fatal(err)
 	}

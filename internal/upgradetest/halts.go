@@ -24,7 +24,7 @@ func upgradeFrom6WithData(t *testing.T, c Config) {
 	// which drops the one column version 7 adds.
 	db, p, s := storeAtLatest(t, c)
 	n := migrations.NamesFor(p)
-	owner, err := s.RegisterOwner(ctx, core.OwnerParams{})
+	owner, err := s.RegisterOwner(ctx, core.RegisterOwnerParams{})
 	if err != nil {
 		t.Fatal(err)
 	}

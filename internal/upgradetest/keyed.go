@@ -47,7 +47,7 @@ func upgradeFrom5WithData(t *testing.T, c Config) {
 	}
 	// One keyed item claimed, one completed: the key stays taken in every
 	// state.
-	owner, err := s.RegisterOwner(ctx, core.OwnerParams{})
+	owner, err := s.RegisterOwner(ctx, core.RegisterOwnerParams{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -350,7 +350,7 @@ func checkStore(t *testing.T, db *sql.DB, d dialect.Dialect, p string, round int
 	if err != nil {
 		t.Fatalf("round %d: Enqueue: %v", round, err)
 	}
-	owner, err := s.RegisterOwner(ctx, core.OwnerParams{})
+	owner, err := s.RegisterOwner(ctx, core.RegisterOwnerParams{})
 	if err != nil {
 		t.Fatalf("round %d: RegisterOwner: %v", round, err)
 	}

@@ -47,7 +47,7 @@ func sum(_ context.Context, xs []int) (int, error) {
 // Get in order, completed, with their outputs.
 func chain(e *env) {
 	p := define(e, "chain", pipeline.Then(add("a", 1), pipeline.Then(double("b"), add("c", 3))))
-	eng := e.engine(pipeline.Config{}, p)
+	eng := e.engine(pipeline.EngineOptions{}, p)
 	r := e.waitRun(eng, e.trigger(eng, p, 4), pipeline.StateCompleted)
 	if got := output[int](e, r); got != (4+1)*2+3 {
 		e.t.Errorf("output %d, want 13", got)
@@ -79,7 +79,7 @@ func route(e *env) {
 		"odd":  add("plus-hundred", 100),
 	})
 	p := define(e, "route", pipeline.Then(parity, add("after", 1000)))
-	eng := e.engine(pipeline.Config{}, p)
+	eng := e.engine(pipeline.EngineOptions{}, p)
 	even, odd := e.trigger(eng, p, 4), e.trigger(eng, p, 3)
 	if got := output[int](e, e.waitRun(eng, even, pipeline.StateCompleted)); got != 1009 {
 		e.t.Errorf("even: %d, want 1009", got)
@@ -100,7 +100,7 @@ func route(e *env) {
 func routeUnmatchedHalts(e *env) {
 	p := define(e, "noroute", pipeline.Route("pick", func(context.Context, int) (string, error) { return "nowhere", nil },
 		map[string]pipeline.Flow[int, int]{"somewhere": add("x", 1)}))
-	eng := e.engine(pipeline.Config{}, p)
+	eng := e.engine(pipeline.EngineOptions{}, p)
 	r := e.waitRun(eng, e.trigger(eng, p, 1), pipeline.StateHalted)
 	if r.Halt == nil || r.Halt.Reason != pipeline.ReasonNoRouteMatched || !strings.Contains(r.Halt.Detail, "nowhere") {
 		e.t.Errorf("halt %+v, want no_route_matched naming the choice", r.Halt)
@@ -119,7 +119,7 @@ func divideCombines(e *env) {
 	p := define(e, "divide", pipeline.Divide("fan", branches, func(_ context.Context, outs []string) (string, error) {
 		return strings.Join(outs, ","), nil
 	}))
-	eng := e.engine(pipeline.Config{}, p)
+	eng := e.engine(pipeline.EngineOptions{}, p)
 	r := e.waitRun(eng, e.trigger(eng, p, 7), pipeline.StateCompleted)
 	if got := output[string](e, r); got != "0:7,1:7,2:7,3:7,4:7" {
 		e.t.Errorf("combined %q", got)
@@ -146,7 +146,7 @@ func expandLarge(e *env) {
 		}
 		return t, err
 	}))
-	eng := e.engine(pipeline.Config{}, p)
+	eng := e.engine(pipeline.EngineOptions{}, p)
 	r := e.waitRun(eng, e.trigger(eng, p, n), pipeline.StateCompleted)
 	if got := output[int](e, r); got != n*(n-1) {
 		e.t.Errorf("collapsed %d, want %d", got, n*(n-1))
@@ -162,7 +162,7 @@ func expandInsideDivide(e *env) {
 	squares := pipeline.Expand("squares", upTo, pipeline.Step("square", func(_ context.Context, n int) (int, error) { return n * n, nil }), total)
 	branch := pipeline.Then(add("prep", 0), pipeline.Then(squares, add("post", 1000)))
 	p := define(e, "expdiv", pipeline.Divide("split", []pipeline.Flow[int, int]{branch, double("other")}, sum))
-	eng := e.engine(pipeline.Config{}, p)
+	eng := e.engine(pipeline.EngineOptions{}, p)
 	r := e.waitRun(eng, e.trigger(eng, p, 20), pipeline.StateCompleted)
 	// squares of 0..19 sum to 2470; +1000; other is 40.
 	if got := output[int](e, r); got != 2470+1000+40 {
@@ -179,7 +179,7 @@ func nestedCollapses(e *env) {
 	outer := pipeline.Expand("outer", func(_ context.Context, n int) ([]int, error) { return []int{n, n + 1, n + 2}, nil },
 		pipeline.Then(div, add("after", 0)), total)
 	p := define(e, "nested", pipeline.Then(outer, add("end", 0)))
-	eng := e.engine(pipeline.Config{}, p)
+	eng := e.engine(pipeline.EngineOptions{}, p)
 	r := e.waitRun(eng, e.trigger(eng, p, 3), pipeline.StateCompleted)
 	// For element m: inner sums 2*(i+1) over i < m = m*(m+1); other is m.
 	want := 0

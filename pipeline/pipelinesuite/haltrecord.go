@@ -31,7 +31,7 @@ func haltOneRecord(e *env) {
 	}, pipeline.StepOptions{MaxAttempts: 2})
 	pp := define(e, "halt-permanent", pipeline.Then(add("before", 1), permanent))
 	pf := define(e, "halt-plain", pipeline.Then(add("before", 1), plain))
-	eng := e.engine(pipeline.Config{OnHalt: func(_ context.Context, h pipeline.Halt) error {
+	eng := e.engine(pipeline.EngineOptions{OnHalt: func(_ context.Context, h pipeline.Halt) error {
 		mu.Lock()
 		defer mu.Unlock()
 		delivered[h.Run] = h
@@ -106,7 +106,7 @@ func retainedHaltRevives(e *env) {
 		return total(ctx, r)
 	}
 	p := define(e, "retained", pipeline.Expand("kids", upTo, add("child", 0), collapse))
-	eng := e.engine(pipeline.Config{}, p)
+	eng := e.engine(pipeline.EngineOptions{}, p)
 	run := e.trigger(eng, p, 4)
 	before := e.waitRun(eng, run, pipeline.StateHalted)
 	// The expand, its four children and the dead collapse.

@@ -40,7 +40,7 @@ func haltThenRevive(e *env) {
 		return n * 10, nil
 	}, pipeline.StepOptions{MaxAttempts: 2})
 	p := define(e, "halting", pipeline.Then(first, pipeline.Then(flaky, add("last", 1))))
-	eng := e.engine(pipeline.Config{OnHalt: func(_ context.Context, h pipeline.Halt) error {
+	eng := e.engine(pipeline.EngineOptions{OnHalt: func(_ context.Context, h pipeline.Halt) error {
 		mu.Lock()
 		defer mu.Unlock()
 		halts = append(halts, h)
@@ -127,7 +127,7 @@ func reviveInsideFanOut(e *env) {
 	})
 	ex := pipeline.Expand("kids", upTo, child, total)
 	p := define(e, "revfan", pipeline.Divide("split", []pipeline.Flow[int, int]{ex, add("side", 0)}, sum))
-	eng := e.engine(pipeline.Config{}, p)
+	eng := e.engine(pipeline.EngineOptions{}, p)
 	run := e.trigger(eng, p, 6)
 	r := e.waitRun(eng, run, pipeline.StateHalted)
 	if r.Halt == nil || r.Halt.Reason != pipeline.ReasonAttemptsExhausted {
@@ -165,7 +165,7 @@ func reviveStep(e *env) {
 		return n, nil
 	})
 	p := define(e, "revstep", pipeline.Then(pipeline.Expand("kids", upTo, child, total), add("end", 100)))
-	eng := e.engine(pipeline.Config{}, p)
+	eng := e.engine(pipeline.EngineOptions{}, p)
 	run := e.trigger(eng, p, 3)
 	r := e.waitRun(eng, run, pipeline.StateHalted)
 	var failed uuid.UUID
@@ -213,7 +213,7 @@ func streamOverCap(e *env) {
 		return 0, ctx.Err()
 	})
 	p := define(e, "capped", pipeline.ExpandStream("stream", source, hold, total, pipeline.ExpandOptions{MaxFanout: 25}))
-	eng := e.engine(pipeline.Config{}, p)
+	eng := e.engine(pipeline.EngineOptions{}, p)
 	run := e.trigger(eng, p, 0)
 	r := e.waitRun(eng, run, pipeline.StateHalted)
 	if r.Halt == nil || r.Halt.Reason != pipeline.ReasonMaxFanoutExceeded {
@@ -248,7 +248,7 @@ func cancelRun(e *env) {
 		return 0, ctx.Err()
 	})
 	p := define(e, "cancel", pipeline.Then(pipeline.Divide("two", []pipeline.Flow[int, int]{block, add("quick", 1)}, sum), add("never", 1)))
-	eng := e.engine(pipeline.Config{}, p)
+	eng := e.engine(pipeline.EngineOptions{}, p)
 	run := e.trigger(eng, p, 1)
 	select {
 	case <-started:
@@ -281,7 +281,7 @@ func cancelRun(e *env) {
 // exist; one that commits runs; a key makes a trigger idempotent.
 func triggerTx(e *env) {
 	p := define(e, "tx", add("one", 1))
-	eng := e.engine(pipeline.Config{}, p)
+	eng := e.engine(pipeline.EngineOptions{}, p)
 	tx, err := e.db.BeginTx(e.ctx, nil)
 	if err != nil {
 		e.t.Fatal(err)

@@ -157,7 +157,7 @@ func RunKilled(t *testing.T, cfg KilledConfig) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	eng, err := pipeline.New(store, w, pipeline.Config{Queue: queue})
+	eng, err := pipeline.New(store, w, pipeline.EngineOptions{Queue: queue})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -221,7 +221,7 @@ func killedWorker(d dialect.Dialect, open func(string) (*sql.DB, error), dsn, pr
 	if err != nil {
 		return err
 	}
-	eng, err := pipeline.New(store, w, pipeline.Config{Queue: queue})
+	eng, err := pipeline.New(store, w, pipeline.EngineOptions{Queue: queue})
 	if err != nil {
 		return err
 	}

@@ -34,7 +34,7 @@ func signalBeforeWait(e *env) {
 		}
 	})
 	p := define(e, "early", pipeline.Then(gate, approve(0)))
-	eng := e.engine(pipeline.Config{}, p)
+	eng := e.engine(pipeline.EngineOptions{}, p)
 	run := e.trigger(eng, p, 1)
 	if err := eng.Signal(e.ctx, run, "approve", approval{By: "ada"}); err != nil {
 		e.t.Fatal(err)
@@ -50,7 +50,7 @@ func signalBeforeWait(e *env) {
 // a signal sent twice is delivered once.
 func signalAfterWait(e *env) {
 	p := define(e, "late", pipeline.Then(add("first", 0), approve(0)))
-	eng := e.engine(pipeline.Config{}, p)
+	eng := e.engine(pipeline.EngineOptions{}, p)
 	run := e.trigger(eng, p, 1)
 	e.waitRun(eng, run, pipeline.StateWaiting)
 	for range 2 {
@@ -75,7 +75,7 @@ func signalAfterWait(e *env) {
 // timeout passed.
 func awaitTimesOut(e *env) {
 	p := define(e, "timeout", approve(time.Second))
-	eng := e.engine(pipeline.Config{}, p)
+	eng := e.engine(pipeline.EngineOptions{}, p)
 	r := e.waitRun(eng, e.trigger(eng, p, 1), pipeline.StateCompleted)
 	if got := output[string](e, r); got != "timed out" {
 		e.t.Errorf("output %q", got)

@@ -127,7 +127,7 @@ func workerConfig(s *core.Store, hooks worker.Hooks) worker.Config {
 
 // engine starts a worker and an engine running defs, with cfg's OnHalt;
 // the worker stops at the end of the test.
-func (e *env) engine(cfg pipeline.Config, defs ...pipeline.Definition) *pipeline.Engine {
+func (e *env) engine(cfg pipeline.EngineOptions, defs ...pipeline.Definition) *pipeline.Engine {
 	e.t.Helper()
 	wcfg := workerConfig(e.store, nil)
 	worker.FitPool(e.store, wcfg)

@@ -151,7 +151,7 @@ var killScenarios = []killScenario{
 		point: fault.ReapBeforeCrashCount, spec: "reap-before-crash-count=kill",
 		setup: func(k *killEnv) {
 			k.enqueueItems("plain")
-			owner, err := k.store.RegisterOwner(k.ctx, core.OwnerParams{Host: "gone"})
+			owner, err := k.store.RegisterOwner(k.ctx, core.RegisterOwnerParams{Host: "gone"})
 			if err != nil {
 				k.t.Fatal(err)
 			}
@@ -439,7 +439,7 @@ func (k *killEnv) enqueueItems(kind string) {
 // of a sealed barrier.
 func (k *killEnv) fanOut() {
 	k.enqueue(core.ItemSpec{Queue: fkParents})
-	owner, err := k.store.RegisterOwner(k.ctx, core.OwnerParams{Host: "setup"})
+	owner, err := k.store.RegisterOwner(k.ctx, core.RegisterOwnerParams{Host: "setup"})
 	if err != nil {
 		k.t.Fatal(err)
 	}
@@ -474,7 +474,7 @@ func (k *killEnv) finishWithHistory() {
 		specs[i] = core.ItemSpec{Queue: fkQueue, MaxAttempts: 2}
 	}
 	k.enqueue(specs...)
-	owner, err := k.store.RegisterOwner(k.ctx, core.OwnerParams{Host: "setup"})
+	owner, err := k.store.RegisterOwner(k.ctx, core.RegisterOwnerParams{Host: "setup"})
 	if err != nil {
 		k.t.Fatal(err)
 	}

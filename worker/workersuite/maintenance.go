@@ -23,7 +23,7 @@ func maintenancePurgesFinishedItems(e *env) {
 	}
 	ids := e.enqueue(specs...)
 	keep := e.enqueue(core.ItemSpec{Queue: "finished"})[0]
-	owner, err := e.store.RegisterOwner(e.ctx, core.OwnerParams{})
+	owner, err := e.store.RegisterOwner(e.ctx, core.RegisterOwnerParams{})
 	if err != nil {
 		t.Fatal(err)
 	}

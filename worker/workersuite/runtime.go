@@ -281,7 +281,7 @@ func gracefulShutdown(e *env) {
 	if err := e.store.Heartbeat(e.ctx, w.Owner()); !errors.Is(err, core.ErrOwnerLost) {
 		t.Errorf("the stopped worker's owner: heartbeat = %v, want ErrOwnerLost (deregistered)", err)
 	}
-	other, err := e.store.RegisterOwner(e.ctx, core.OwnerParams{})
+	other, err := e.store.RegisterOwner(e.ctx, core.RegisterOwnerParams{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -59,7 +59,7 @@ func checkFill(t *testing.T, db *sql.DB, d dialect.Dialect) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	owner, err := store.RegisterOwner(ctx, core.OwnerParams{Host: "fill"})
+	owner, err := store.RegisterOwner(ctx, core.RegisterOwnerParams{Host: "fill"})
 	if err != nil {
 		t.Fatal(err)
 	}

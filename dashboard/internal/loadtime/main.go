@@ -100,7 +100,7 @@ func run() error {
 	}
 	var owners []uuid.UUID
 	for i := range 4 {
-		o, err := store.RegisterOwner(ctx, core.OwnerParams{Host: fmt.Sprintf("loadtime-%d", i)})
+		o, err := store.RegisterOwner(ctx, core.RegisterOwnerParams{Host: fmt.Sprintf("loadtime-%d", i)})
 		if err != nil {
 			return err
 		}

@@ -17,7 +17,7 @@ func main() {
 	db := must(sqlite.Open("pipelines.db")) // or postgres.Open(dsn), mysql.Open(dsn), your own *sql.DB
 	store := must(core.Open(ctx, db, sqlite.Dialect(), core.Options{Migrate: true}))
 	w := must(worker.New(store, worker.Config{Queues: map[string]worker.QueueConfig{"pipelines": {MaxWorkers: 10}}}))
-	eng := must(pipeline.New(store, w, pipeline.Config{Queue: "pipelines"}))
+	eng := must(pipeline.New(store, w, pipeline.EngineOptions{Queue: "pipelines"}))
 
 	words := func(_ context.Context, s string) ([]string, error) { return strings.Fields(s), nil }
 	upper := pipeline.Step("upper", func(_ context.Context, w string) (string, error) { return strings.ToUpper(w), nil })

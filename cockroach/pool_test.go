@@ -4,7 +4,7 @@ import (
 	"testing"
 
 	"github.com/plenumdb/plenum/dialect"
-	"github.com/plenumdb/plenum/internal/testdb"
+	"github.com/plenumdb/plenum/internal/testkit/testdb"
 )
 
 // TestOpen_BoundsThePool checks, on the PostgreSQL stand-in and under a

@@ -78,7 +78,7 @@ func (h Harness) DSN(t testing.TB) string {
 	}
 	env := h.EnvName()
 	// The "testing the database of" and "no ... database" lines are what
-	// the test summary of internal/gotest reads: keep their shape.
+	// the test summary of internal/cmd/gotest reads: keep their shape.
 	if dsn := strings.TrimSpace(os.Getenv(env)); dsn != "" {
 		t.Logf("conformance: %s: testing the database of %s", h.Name, env)
 		return dsn

@@ -43,7 +43,7 @@ func TestHarnessDSNFromEnv(t *testing.T) {
 	if got := DSN(r, "postgres"); got != "postgres://x/y" || r.skipped != "" || r.failed != "" {
 		t.Errorf("DSN = %q (skipped %q, failed %q)", got, r.skipped, r.failed)
 	}
-	// The test summary (internal/gotest) reads this line.
+	// The test summary (internal/cmd/gotest) reads this line.
 	if want := "conformance: postgres: testing the database of PLENUM_POSTGRES_DSN"; r.logged != want {
 		t.Errorf("logged %q, want %q", r.logged, want)
 	}

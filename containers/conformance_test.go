@@ -9,7 +9,7 @@ import (
 	"github.com/plenumdb/plenum/cockroach"
 	"github.com/plenumdb/plenum/conformance"
 	"github.com/plenumdb/plenum/containers/internal/testdb"
-	"github.com/plenumdb/plenum/internal/dsnparams"
+	"github.com/plenumdb/plenum/internal/testkit/dsnparams"
 	"github.com/plenumdb/plenum/mysql"
 	"github.com/plenumdb/plenum/oracle"
 	"github.com/plenumdb/plenum/postgres"
@@ -23,7 +23,7 @@ const requireName = "docker"
 // t (fails it, when PLENUM_REQUIRE lists docker) saying why there is none.
 func started(t *testing.T, what string, start func(testing.TB) (string, bool)) string {
 	t.Helper()
-	// The two lines' shape is what the test summary of internal/gotest
+	// The two lines' shape is what the test summary of internal/cmd/gotest
 	// reads.
 	if dsn, ok := start(t); ok {
 		t.Logf("conformance: %s: testing the database of a container", what)

@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/plenumdb/plenum/internal/stoptest"
+	"github.com/plenumdb/plenum/internal/testkit/stoptest"
 )
 
 // TestLimit_RefusesPastTheWait holds both turns of a limiter of two, and

@@ -8,7 +8,7 @@ import (
 	"strings"
 
 	"github.com/plenumdb/plenum/dialect"
-	"github.com/plenumdb/plenum/internal/stmthook"
+	"github.com/plenumdb/plenum/internal/fault"
 )
 
 // Statements renders migration m in dialect d. up runs its changes in
@@ -204,7 +204,7 @@ func runChanges(ctx context.Context, q dialect.Querier, d dialect.Dialect, m Mig
 
 func execAll(ctx context.Context, q dialect.Querier, stmts []string) error {
 	for i, s := range stmts {
-		if err := stmthook.Before(ctx, s); err != nil {
+		if err := fault.HitWith(ctx, fault.MigrateBeforeStatement, s); err != nil {
 			return fmt.Errorf("statement %d of %d: %w", i+1, len(stmts), err)
 		}
 		if _, err := q.ExecContext(ctx, s); err != nil {

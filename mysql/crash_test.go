@@ -3,7 +3,7 @@ package mysql_test
 import (
 	"testing"
 
-	"github.com/plenumdb/plenum/internal/crashtest"
+	"github.com/plenumdb/plenum/internal/testkit/crashtest"
 	"github.com/plenumdb/plenum/mysql"
 )
 

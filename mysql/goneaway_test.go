@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/plenumdb/plenum/internal/goneaway"
+	"github.com/plenumdb/plenum/internal/testkit/goneaway"
 	"github.com/plenumdb/plenum/mysql"
 )
 

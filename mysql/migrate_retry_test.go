@@ -11,7 +11,7 @@ import (
 
 	gomysql "github.com/go-sql-driver/mysql"
 
-	"github.com/plenumdb/plenum/internal/stmthook"
+	"github.com/plenumdb/plenum/internal/fault"
 	"github.com/plenumdb/plenum/migrations"
 	"github.com/plenumdb/plenum/mysql"
 )
@@ -36,7 +36,8 @@ func TestApply_ResumesAfterARetryableStatement(t *testing.T) {
 		}
 	})
 	var seen, failed atomic.Int32
-	ctx := stmthook.With(t.Context(), func(stmt string) error {
+	ctx := fault.With(t.Context(), fault.MigrateBeforeStatement, fault.Rule{Action: fault.Call, Func: func(ctx context.Context) error {
+		stmt := fault.Detail(ctx)
 		// The fifth statement, once: inside version 1, after some of
 		// its tables exist.
 		if seen.Add(1) == 5 && strings.Contains(stmt, prefix) {
@@ -44,7 +45,7 @@ func TestApply_ResumesAfterARetryableStatement(t *testing.T) {
 			return &gomysql.MySQLError{Number: 1213, Message: "Deadlock found when trying to get lock (planted)"}
 		}
 		return nil
-	})
+	}})
 	done, err := migrations.Apply(ctx, db, mysql.Dialect(), prefix)
 	if err != nil {
 		t.Fatalf("Apply after a retryable statement: %v", err)

@@ -3,7 +3,7 @@ package mysql_test
 import (
 	"testing"
 
-	"github.com/plenumdb/plenum/internal/payloadtest"
+	"github.com/plenumdb/plenum/internal/testkit/payloadtest"
 	"github.com/plenumdb/plenum/mysql"
 )
 

@@ -4,7 +4,7 @@ import (
 	"database/sql"
 	"testing"
 
-	"github.com/plenumdb/plenum/internal/upgradetest"
+	"github.com/plenumdb/plenum/internal/testkit/upgradetest"
 	"github.com/plenumdb/plenum/mysql"
 )
 

@@ -4,7 +4,7 @@ import (
 	"testing"
 
 	"github.com/plenumdb/plenum/conformance"
-	"github.com/plenumdb/plenum/internal/testdb"
+	"github.com/plenumdb/plenum/internal/testkit/testdb"
 	"github.com/plenumdb/plenum/oracle"
 )
 

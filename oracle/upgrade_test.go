@@ -5,7 +5,7 @@ import (
 	"testing"
 
 	"github.com/plenumdb/plenum/conformance"
-	"github.com/plenumdb/plenum/internal/upgradetest"
+	"github.com/plenumdb/plenum/internal/testkit/upgradetest"
 	"github.com/plenumdb/plenum/oracle"
 )
 

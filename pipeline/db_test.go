@@ -3,7 +3,7 @@ package pipeline_test
 import (
 	"testing"
 
-	"github.com/plenumdb/plenum/internal/testdb"
+	"github.com/plenumdb/plenum/internal/testkit/testdb"
 	"github.com/plenumdb/plenum/pipeline/pipelinesuite"
 )
 

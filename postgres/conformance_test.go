@@ -10,7 +10,7 @@ import (
 
 	"github.com/plenumdb/plenum/conformance"
 	"github.com/plenumdb/plenum/core"
-	"github.com/plenumdb/plenum/internal/dsnparams"
+	"github.com/plenumdb/plenum/internal/testkit/dsnparams"
 	"github.com/plenumdb/plenum/migrations"
 	"github.com/plenumdb/plenum/postgres"
 )

@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/plenumdb/plenum/conformance"
-	"github.com/plenumdb/plenum/internal/goneaway"
+	"github.com/plenumdb/plenum/internal/testkit/goneaway"
 	"github.com/plenumdb/plenum/postgres"
 )
 

@@ -4,7 +4,7 @@ import (
 	"testing"
 
 	"github.com/plenumdb/plenum/conformance"
-	"github.com/plenumdb/plenum/internal/payloadtest"
+	"github.com/plenumdb/plenum/internal/testkit/payloadtest"
 	"github.com/plenumdb/plenum/postgres"
 )
 

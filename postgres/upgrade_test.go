@@ -4,7 +4,7 @@ import (
 	"testing"
 
 	"github.com/plenumdb/plenum/conformance"
-	"github.com/plenumdb/plenum/internal/upgradetest"
+	"github.com/plenumdb/plenum/internal/testkit/upgradetest"
 	"github.com/plenumdb/plenum/postgres"
 )
 

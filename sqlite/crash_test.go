@@ -4,7 +4,7 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/plenumdb/plenum/internal/crashtest"
+	"github.com/plenumdb/plenum/internal/testkit/crashtest"
 	"github.com/plenumdb/plenum/sqlite"
 )
 

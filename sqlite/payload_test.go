@@ -4,7 +4,7 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/plenumdb/plenum/internal/payloadtest"
+	"github.com/plenumdb/plenum/internal/testkit/payloadtest"
 	"github.com/plenumdb/plenum/sqlite"
 )
 

@@ -4,7 +4,7 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/plenumdb/plenum/internal/testdb"
+	"github.com/plenumdb/plenum/internal/testkit/testdb"
 	"github.com/plenumdb/plenum/sqlite"
 )
 

@@ -5,7 +5,7 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/plenumdb/plenum/internal/upgradetest"
+	"github.com/plenumdb/plenum/internal/testkit/upgradetest"
 	"github.com/plenumdb/plenum/sqlite"
 )
 

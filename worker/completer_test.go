@@ -9,7 +9,7 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/plenumdb/plenum/core"
-	"github.com/plenumdb/plenum/internal/stoptest"
+	"github.com/plenumdb/plenum/internal/testkit/stoptest"
 )
 
 // flightRecorder stands in for the store's CompleteMany: each call

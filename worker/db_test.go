@@ -4,7 +4,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/plenumdb/plenum/internal/testdb"
+	"github.com/plenumdb/plenum/internal/testkit/testdb"
 	"github.com/plenumdb/plenum/worker"
 	"github.com/plenumdb/plenum/worker/workersuite"
 )

@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/plenumdb/plenum/core"
-	"github.com/plenumdb/plenum/internal/testdb"
+	"github.com/plenumdb/plenum/internal/testkit/testdb"
 	"github.com/plenumdb/plenum/migrations"
 	"github.com/plenumdb/plenum/worker"
 )

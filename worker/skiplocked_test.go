@@ -5,8 +5,8 @@ import (
 	"time"
 
 	"github.com/plenumdb/plenum/core"
-	"github.com/plenumdb/plenum/internal/plantedclaim"
-	"github.com/plenumdb/plenum/internal/stoptest"
+	"github.com/plenumdb/plenum/internal/testkit/plantedclaim"
+	"github.com/plenumdb/plenum/internal/testkit/stoptest"
 	"github.com/plenumdb/plenum/worker"
 )
 

@@ -10,7 +10,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/plenumdb/plenum/internal/chaos"
+	"github.com/plenumdb/plenum/cmd/plenum/internal/chaos"
 )
 
 const chaosAbout = `

@@ -56,12 +56,18 @@ const (
 	// any migration and before the schema version is read: a test kills
 	// the session there to show that the read is retried like any other.
 	OpenBeforeVersion Point = "open-before-version"
+	// MigrateBeforeStatement is in the migrator, before each statement of
+	// a migration runs; the statement is the hit's Detail. A fault there
+	// fails the migration at that statement, as the database refusing it
+	// would, leaving what ran before it: the next run completes the
+	// version.
+	MigrateBeforeStatement Point = "migrate-before-statement"
 )
 
 // Points lists every injection point.
 func Points() []Point {
 	return []Point{AfterClaim, FenceBeforeCommit, CompleteBeforeArrival, FireBeforeJoin,
-		DispatchBetweenPages, ReapBeforeCrashCount, RetainBetweenBatches, BeforeCompletion, OpenBeforeVersion}
+		DispatchBetweenPages, ReapBeforeCrashCount, RetainBetweenBatches, BeforeCompletion, OpenBeforeVersion, MigrateBeforeStatement}
 }
 
 // Action is what a rule does when it fires.
@@ -193,6 +199,29 @@ func Hit(ctx context.Context, p Point) error {
 		return nil
 	}
 	return hit(ctx, p)
+}
+
+// HitWith is Hit at a point that says what it is about to do (the
+// statement a migration runs next): a Call rule's Func reads it with
+// Detail.
+func HitWith(ctx context.Context, p Point, detail string) error {
+	if active.Load() == nil {
+		return nil
+	}
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	return hit(context.WithValue(ctx, detailKey{}, detail), p)
+}
+
+// detailKey keys the detail HitWith passes a Call rule's Func.
+type detailKey struct{}
+
+// Detail returns what the point a Call rule fired at was about to do,
+// when it says (HitWith), or "".
+func Detail(ctx context.Context) string {
+	d, _ := ctx.Value(detailKey{}).(string)
+	return d
 }
 
 func hit(ctx context.Context, p Point) error {

@@ -120,6 +120,30 @@ func TestRule_CallRunsAtThePoint(t *testing.T) {
 	}
 }
 
+func TestHitWith_CallSeesTheDetail(t *testing.T) {
+	t.Parallel()
+	var seen []string
+	ctx := fault.With(context.Background(), fault.MigrateBeforeStatement, fault.Rule{Action: fault.Call, Func: func(ctx context.Context) error {
+		seen = append(seen, fault.Detail(ctx))
+		if fault.Detail(ctx) == "DROP TABLE t" {
+			return errors.New("refused")
+		}
+		return nil
+	}})
+	if err := fault.HitWith(ctx, fault.MigrateBeforeStatement, "CREATE TABLE t"); err != nil {
+		t.Fatalf("first statement: %v", err)
+	}
+	if err := fault.HitWith(ctx, fault.MigrateBeforeStatement, "DROP TABLE t"); err == nil {
+		t.Fatal("second statement: no error, want the rule's")
+	}
+	if len(seen) != 2 || seen[0] != "CREATE TABLE t" {
+		t.Fatalf("details seen %q", seen)
+	}
+	if d := fault.Detail(context.Background()); d != "" {
+		t.Fatalf("Detail outside a hit = %q", d)
+	}
+}
+
 // Set is process-wide: this test is not parallel, and uses a point no
 // other test of the package hits.
 func TestSet_AppliesEverywhereUntilUndone(t *testing.T) {

@@ -16,8 +16,8 @@ import (
 
 	"github.com/plenumdb/plenum/core"
 	"github.com/plenumdb/plenum/dialect"
-	"github.com/plenumdb/plenum/internal/crashtest"
-	"github.com/plenumdb/plenum/internal/stoptest"
+	"github.com/plenumdb/plenum/internal/testkit/crashtest"
+	"github.com/plenumdb/plenum/internal/testkit/stoptest"
 	"github.com/plenumdb/plenum/pipeline"
 	"github.com/plenumdb/plenum/worker"
 )

@@ -15,8 +15,8 @@ import (
 	"time"
 
 	"github.com/plenumdb/plenum/dialect"
-	"github.com/plenumdb/plenum/internal/crashtest"
-	"github.com/plenumdb/plenum/internal/stoptest"
+	"github.com/plenumdb/plenum/internal/testkit/crashtest"
+	"github.com/plenumdb/plenum/internal/testkit/stoptest"
 	"github.com/plenumdb/plenum/migrations"
 	"github.com/plenumdb/plenum/worker"
 )

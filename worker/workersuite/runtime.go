@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/plenumdb/plenum/core"
-	"github.com/plenumdb/plenum/internal/stoptest"
+	"github.com/plenumdb/plenum/internal/testkit/stoptest"
 	"github.com/plenumdb/plenum/worker"
 )
 

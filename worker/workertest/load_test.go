@@ -9,7 +9,7 @@ import (
 
 	"github.com/plenumdb/plenum/core"
 	"github.com/plenumdb/plenum/dialect"
-	"github.com/plenumdb/plenum/internal/testdb"
+	"github.com/plenumdb/plenum/internal/testkit/testdb"
 	"github.com/plenumdb/plenum/sqlite"
 	"github.com/plenumdb/plenum/worker"
 	"github.com/plenumdb/plenum/worker/workertest"

@@ -6,7 +6,7 @@ import (
 	"os"
 	"testing"
 
-	"github.com/plenumdb/plenum/internal/readmetest"
+	"github.com/plenumdb/plenum/internal/testkit/readmetest"
 )
 
 // TestREADME_ShowsThisProgram keeps the README's pipeline program and

@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/plenumdb/plenum/core"
-	"github.com/plenumdb/plenum/internal/readmetest"
+	"github.com/plenumdb/plenum/internal/testkit/readmetest"
 	"github.com/plenumdb/plenum/sqlite"
 )
 

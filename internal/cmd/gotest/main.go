@@ -4,7 +4,7 @@
 // which reads as if PostgreSQL and MySQL had been tested. It is the test
 // command of the README and of CI:
 //
-//	go run ./internal/gotest -race -count=1 ./...
+//	go run ./internal/cmd/gotest -race -count=1 ./...
 //
 // Its arguments go to "go test" as they are. It runs "go test -json",
 // prints what "go test" would print (the package lines, and the output of

@@ -20,7 +20,7 @@ import (
 
 	"github.com/plenumdb/plenum/core"
 	"github.com/plenumdb/plenum/dialect"
-	"github.com/plenumdb/plenum/internal/stmthook"
+	"github.com/plenumdb/plenum/internal/fault"
 	"github.com/plenumdb/plenum/migrations"
 )
 
@@ -498,12 +498,12 @@ func failureHalfWayAt(t *testing.T, c Config, v int) {
 					t.Fatal(err)
 				}
 				target := statements(p, dir.down)[k]
-				failing := stmthook.With(ctx, func(s string) error {
-					if s == target {
+				failing := fault.With(ctx, fault.MigrateBeforeStatement, fault.Rule{Action: fault.Call, Func: func(ctx context.Context) error {
+					if fault.Detail(ctx) == target {
 						return errInjected
 					}
 					return nil
-				})
+				}})
 				if dir.down {
 					if _, err := migrations.Up(ctx, db, d, p, v); err != nil {
 						t.Fatal(err)

@@ -8,8 +8,8 @@ import (
 
 	"github.com/plenumdb/plenum/core"
 	"github.com/plenumdb/plenum/dialect"
-	"github.com/plenumdb/plenum/internal/testkit/plantedclaim"
 	"github.com/plenumdb/plenum/internal/skipprobe"
+	"github.com/plenumdb/plenum/internal/testkit/plantedclaim"
 	"github.com/plenumdb/plenum/mysql"
 	"github.com/plenumdb/plenum/postgres"
 )

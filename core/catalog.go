@@ -383,6 +383,8 @@ var catalog = []entry{
 	{name: "probe.insert", render: func(s *Store, _ int) []string { return []string{skipprobe.Insert(s.d, s.names.Items)} }, only: rowLocks},
 	{name: "probe.claim", render: (*Store).probeClaimStatements, only: rowLocks},
 	{name: "probe.delete", render: func(s *Store, _ int) []string { return []string{skipprobe.Delete(s.d, s.names.Items)} }, only: rowLocks},
+	{name: "probe.leftovers", render: func(s *Store, _ int) []string { return []string{skipprobe.Leftovers(s.d, s.names.Items)} }, only: rowLocks},
+	{name: "probe.delete-leftover", render: func(s *Store, _ int) []string { return []string{skipprobe.DeleteLeftover(s.d, s.names.Items)} }, only: rowLocks},
 	sized("complete.one-result", (*Store).completionMax, func(s *Store, n int) string { return s.qComplete(n, true, false) }).on(notReturning),
 	sized("complete.one-result-returning", (*Store).completionMax, func(s *Store, n int) string { return s.qComplete(n, true, true) }).on(returning),
 	sized("complete.each-result", (*Store).completionMax, func(s *Store, n int) string { return s.qComplete(n, false, false) }).on(notReturning),
@@ -533,7 +535,7 @@ func (s *Store) claimStatements(n int) []string {
 // claim of one row, as the migrator sends them too (with the claim's
 // index whatever the store's).
 func (s *Store) probeClaimStatements(int) []string {
-	return recordClaims(s.d, skipprobe.Spec(s.d, s.names.Items, migrations.ClaimIndex(s.opts.Prefix), "q"))
+	return recordClaims(s.d, skipprobe.Spec(s.d, s.names.Items, migrations.ClaimIndex(s.opts.Prefix), 0))
 }
 
 func rowLocks(c dialect.Capabilities) bool { return !c.SingleWriter }

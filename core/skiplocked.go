@@ -15,8 +15,10 @@ import (
 // (dialect.Capabilities.SingleWriter).
 //
 // It claims in two sessions of its own at once, on two rows of its own
-// that no worker can claim (a queue named afresh, available a century
-// from now), rolls both back and deletes the rows: so it needs two free
+// that no worker can claim (in the queue "plenum.probe", available a
+// century from now), rolls both back and deletes the rows (a process
+// killed mid-probe leaves them, and the next probe on the same tables
+// deletes them once they are ten minutes old): so it needs two free
 // connections and write access to the items table, and takes at most ten
 // seconds more than the database's answers to tell a claim that waits.
 // The migrator runs it (Options.Migrate, migrations.Apply), and so does

@@ -4,8 +4,8 @@ import (
 	"testing"
 
 	"github.com/plenumdb/plenum/core"
-	"github.com/plenumdb/plenum/internal/testkit/plantedclaim"
 	"github.com/plenumdb/plenum/internal/skipprobe"
+	"github.com/plenumdb/plenum/internal/testkit/plantedclaim"
 	"github.com/plenumdb/plenum/internal/testkit/testdb"
 	"github.com/plenumdb/plenum/migrations"
 )

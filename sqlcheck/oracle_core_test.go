@@ -51,8 +51,11 @@ func TestOracle_CoreStatements(t *testing.T) {
 				core.ItemSpec{Queue: "q", Key: "b", Delay: time.Minute}, core.ItemSpec{Queue: "q"})
 			return err
 		},
-		"RegisterOwner": func() error { _, err := store.RegisterOwner(ctx, core.RegisterOwnerParams{Host: "h", PID: 1}); return err },
-		"Heartbeat":     func() error { return store.Heartbeat(ctx, owner) },
+		"RegisterOwner": func() error {
+			_, err := store.RegisterOwner(ctx, core.RegisterOwnerParams{Host: "h", PID: 1})
+			return err
+		},
+		"Heartbeat": func() error { return store.Heartbeat(ctx, owner) },
 		"Claim": func() error {
 			_, err := store.Claim(ctx, core.ClaimParams{Queue: "q", Owner: owner, Limit: 10, Lease: time.Minute})
 			return err

@@ -4,12 +4,16 @@
 // accept the words do not do (see dialect.SkipLockedError). The migrator
 // and the core run it; its statements are in the core's catalog.
 //
-// The probe writes two rows of its own in the items table, in a queue
-// named afresh for each run and available only a century from now, so
-// that no worker's claim can take them; a first session claims one of
-// them and keeps its transaction open; a second session's claim must then
-// answer at once without the held row. Both transactions are rolled back and the rows
-// deleted, whatever happened.
+// The probe writes two rows of its own in the items table, in the queue
+// Queue, at a priority drawn afresh for each run (so that probes of other
+// processes at the same moment claim only their own rows), available only
+// a century from now, so that no worker's claim can take them; a first
+// session claims one of them and keeps its transaction open; a second
+// session's claim must then answer at once without the held row. Both
+// transactions are rolled back and the rows deleted, whatever happened.
+// A process killed mid-probe leaves its two rows behind: every probe
+// first deletes the rows of probes that began over LeftoverAge ago, which
+// no probe still running can own.
 package skipprobe
 
 import (
@@ -17,6 +21,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"time"
 
 	"github.com/google/uuid"
@@ -42,16 +47,28 @@ const ahead = 100 * 365 * 24 * time.Hour
 // process killed mid-probe says what it is.
 const Kind = "plenum.probe"
 
-// QueuePrefix begins the name of each probe's queue; a random UUID ends
-// it.
-const QueuePrefix = "plenum.probe."
+// Queue is the queue of the probe's rows.
+const Queue = "plenum.probe"
+
+// LeftoverAge is the age, on the database clock, past which a probe row is
+// a leftover of a process killed mid-probe: a probe takes at most a few
+// times Wait, so no probe still running owns a row this old.
+const LeftoverAge = 10 * time.Minute
+
+// maxLeftovers bounds the leftovers one probe deletes: each killed probe
+// leaves two, and the next probe removes the rest.
+const maxLeftovers = 20
+
+// priorities is the range the probe draws its rows' priority from:
+// within the 32-bit column, far from the priorities items are given.
+const priorities = 1 << 30
 
 // Insert returns the statement, rebound, that writes one probe row into
-// table, with three arguments: its id, its queue and the microseconds
+// table, with three arguments: its id, its priority and the microseconds
 // until it is available.
 func Insert(d dialect.Dialect, table string) string {
 	return d.Rebind("INSERT INTO " + table + " (id, queue, kind, priority, state, available_at, attempt, max_attempts, crash_count, created_at)" +
-		" VALUES (?, ?, '" + Kind + "', 0, 'available', " + d.AddMicros(d.Now(0)) + ", 0, 1, 0, " + d.Now(0) + ")")
+		" VALUES (?, '" + Queue + "', '" + Kind + "', ?, 'available', " + d.AddMicros(d.Now(0)) + ", 0, 1, 0, " + d.Now(0) + ")")
 }
 
 // Delete returns the statement, rebound, that removes the probe's two
@@ -60,15 +77,30 @@ func Delete(d dialect.Dialect, table string) string {
 	return d.Rebind("DELETE FROM " + table + " WHERE id IN (?, ?)")
 }
 
-// Spec is the claim of one probe row of queue in table: the shape of the
-// core's claim (the same index, the same order), over the probe's rows
-// alone. seek is the index that serves the core's claim, or nil.
-func Spec(d dialect.Dialect, table string, seek *dialect.Index, queue string) dialect.ClaimSpec {
+// Leftovers returns the statement, rebound, that reads the ids of the
+// probe rows in table that are older than a bound number of
+// microseconds: those of probes whose process was killed. It locks
+// nothing, so a probe running in another process is never waited on.
+func Leftovers(d dialect.Dialect, table string) string {
+	return d.Rebind("SELECT id FROM " + table + " WHERE queue = '" + Queue + "' AND state = 'available' AND created_at < " +
+		d.AddMicros(d.Now(0)) + " ORDER BY id" + d.Limit(maxLeftovers))
+}
+
+// DeleteLeftover returns the statement, rebound, that deletes one
+// leftover probe row of table by id, if it is still one.
+func DeleteLeftover(d dialect.Dialect, table string) string {
+	return d.Rebind("DELETE FROM " + table + " WHERE id = ? AND queue = '" + Queue + "' AND kind = '" + Kind + "' AND state = 'available'")
+}
+
+// Spec is the claim of one probe row of priority in table: the shape of
+// the core's claim (the same index, the same order), over the probe's
+// rows alone. seek is the index that serves the core's claim, or nil.
+func Spec(d dialect.Dialect, table string, seek *dialect.Index, priority int) dialect.ClaimSpec {
 	return dialect.ClaimSpec{
 		Table:      table,
 		Key:        "id",
-		Filter:     "queue = ? AND state = 'available'",
-		FilterArgs: []any{queue},
+		Filter:     "queue = ? AND state = 'available' AND priority = ?",
+		FilterArgs: []any{Queue, priority},
 		OrderBy:    "priority, available_at, id",
 		Limit:      1,
 		Set:        "state = 'claimed', attempt = attempt + 1",
@@ -131,7 +163,10 @@ func (f firstMissed) Unwrap() error { return f.error }
 
 // once runs the probe once, on a queue and rows of its own.
 func once(ctx context.Context, db *sql.DB, d dialect.Dialect, table string, seek *dialect.Index) (err error) {
-	queue := QueuePrefix + uuid.NewString()
+	if err := removeLeftovers(ctx, db, d, table); err != nil {
+		return err
+	}
+	priority := rand.IntN(2*priorities) - priorities
 	rows := []uuid.UUID{uuid.Must(uuid.NewV7()), uuid.Must(uuid.NewV7())}
 	defer func() {
 		// Both sessions have rolled back by now (their defers ran
@@ -144,11 +179,11 @@ func once(ctx context.Context, db *sql.DB, d dialect.Dialect, table string, seek
 	}()
 	insert := Insert(d, table)
 	for _, id := range rows {
-		if _, err := db.ExecContext(ctx, insert, d.UUID(id), queue, ahead.Microseconds()); err != nil {
+		if _, err := db.ExecContext(ctx, insert, d.UUID(id), priority, ahead.Microseconds()); err != nil {
 			return fmt.Errorf("%s: write the skip-locked probe's rows: %w", d.Name(), err)
 		}
 	}
-	spec := Spec(d, table, seek, queue)
+	spec := Spec(d, table, seek, priority)
 
 	first, err := d.Begin(ctx, db, dialect.TxOptions{})
 	if err != nil {
@@ -202,6 +237,35 @@ func once(ctx context.Context, db *sql.DB, d dialect.Dialect, table string, seek
 		return &dialect.SkipLockedError{Dialect: d.Name(), Seen: fmt.Sprintf("a claim in a second session took row %s, which a first session's open claim holds: the claim locks nothing, and two workers would run the same item", took[0])}
 	}
 	return fmt.Errorf("%s: skip-locked probe: the second session's claim of one row took %v", d.Name(), took)
+}
+
+// removeLeftovers deletes the rows that probes of processes killed
+// mid-probe left behind: read without a lock, then deleted by id, so that
+// the rows a probe running elsewhere holds are never waited on.
+func removeLeftovers(ctx context.Context, db *sql.DB, d dialect.Dialect, table string) error {
+	rows, err := db.QueryContext(ctx, Leftovers(d, table), (-LeftoverAge).Microseconds())
+	if err != nil {
+		return fmt.Errorf("%s: skip-locked probe: read the rows of earlier probes: %w", d.Name(), err)
+	}
+	var ids []uuid.UUID
+	for rows.Next() {
+		var id uuid.UUID
+		if err := rows.Scan(&id); err != nil {
+			rows.Close()
+			return fmt.Errorf("%s: skip-locked probe: read the rows of earlier probes: %w", d.Name(), err)
+		}
+		ids = append(ids, id)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("%s: skip-locked probe: read the rows of earlier probes: %w", d.Name(), err)
+	}
+	for _, id := range ids {
+		if _, err := db.ExecContext(ctx, DeleteLeftover(d, table), d.UUID(id)); err != nil {
+			return fmt.Errorf("%s: skip-locked probe: delete a row an earlier probe left: %w", d.Name(), err)
+		}
+	}
+	return nil
 }
 
 // claimIDs runs d's claim of spec on q and returns the ids it took.

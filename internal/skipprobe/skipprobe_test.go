@@ -5,11 +5,14 @@ import (
 	"errors"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/google/uuid"
 
 	"github.com/plenumdb/plenum/conformance"
 	"github.com/plenumdb/plenum/dialect"
-	"github.com/plenumdb/plenum/internal/testkit/plantedclaim"
 	"github.com/plenumdb/plenum/internal/skipprobe"
+	"github.com/plenumdb/plenum/internal/testkit/plantedclaim"
 	"github.com/plenumdb/plenum/migrations"
 	"github.com/plenumdb/plenum/mysql"
 	"github.com/plenumdb/plenum/postgres"
@@ -117,6 +120,62 @@ func TestRun_ProbesStartedTogetherShareASmallPool(t *testing.T) {
 				if err := <-errs; err != nil {
 					t.Error(err)
 				}
+			}
+		})
+	}
+}
+
+// A process killed mid-probe leaves its two rows behind. The next probe on
+// the same tables removes those that are older than LeftoverAge, and
+// leaves younger ones alone: they may be a probe's still running in
+// another process.
+func TestRun_RemovesTheRowsOfKilledProbes(t *testing.T) {
+	t.Parallel()
+	for _, c := range servers {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			db := open(t, c.name, c.lockWait, c.open)
+			if db == nil {
+				return
+			}
+			p := plantedclaim.Prefix(t, db, c.d)
+			if _, err := migrations.Apply(t.Context(), db, c.d, p); err != nil {
+				t.Fatal(err)
+			}
+			items := migrations.NamesFor(p).Items
+			// Two rows as a killed probe leaves them, one of them
+			// backdated past LeftoverAge.
+			old, young := uuid.Must(uuid.NewV7()), uuid.Must(uuid.NewV7())
+			for _, id := range []uuid.UUID{old, young} {
+				if _, err := db.ExecContext(t.Context(), skipprobe.Insert(c.d, items), c.d.UUID(id), 7, time.Hour.Microseconds()); err != nil {
+					t.Fatal(err)
+				}
+			}
+			backdate := c.d.Rebind("UPDATE " + items + " SET created_at = " + c.d.AddMicros(c.d.Now(0)) + " WHERE id = ?")
+			if _, err := db.ExecContext(t.Context(), backdate, (-2 * skipprobe.LeftoverAge).Microseconds(), c.d.UUID(old)); err != nil {
+				t.Fatal(err)
+			}
+			if err := skipprobe.Run(t.Context(), db, c.d, items, migrations.ClaimIndex(p)); err != nil {
+				t.Fatal(err)
+			}
+			var left []string
+			rows, err := db.QueryContext(t.Context(), "SELECT id FROM "+items+" WHERE kind = '"+skipprobe.Kind+"'")
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer rows.Close()
+			for rows.Next() {
+				var id uuid.UUID
+				if err := rows.Scan(&id); err != nil {
+					t.Fatal(err)
+				}
+				left = append(left, id.String())
+			}
+			if err := rows.Err(); err != nil {
+				t.Fatal(err)
+			}
+			if len(left) != 1 || left[0] != young.String() {
+				t.Fatalf("probe rows after a probe: %v, want only the young leftover %s (the old one %s removed)", left, young, old)
 			}
 		})
 	}

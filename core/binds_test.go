@@ -31,27 +31,9 @@ func (b *bindCounter) check(query string, n int) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	b.issued++
-	if got := countQuestionMarks(query); got != n {
+	if got := core.CountBinds(query); got != n {
 		b.wrong = append(b.wrong, fmt.Sprintf("%d '?' for %d arguments: %s", got, n, query))
 	}
-}
-
-func countQuestionMarks(q string) int {
-	n := 0
-	var quote byte
-	for i := 0; i < len(q); i++ {
-		switch c := q[i]; {
-		case quote != 0:
-			if c == quote {
-				quote = 0
-			}
-		case c == '\'' || c == '"':
-			quote = c
-		case c == '?':
-			n++
-		}
-	}
-	return n
 }
 
 func (b *bindCounter) Open(name string) (driver.Conn, error) {

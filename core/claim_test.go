@@ -3,7 +3,6 @@ package core_test
 import (
 	"context"
 	"encoding/json"
-	"path/filepath"
 	"reflect"
 	"testing"
 	"time"
@@ -19,20 +18,9 @@ import (
 func TestClaim_ItemIsTheStoredRow(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	db, err := sqlite.Open(filepath.Join(t.TempDir(), "claim.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	s, err := core.Open(ctx, db, sqlite.Dialect(), core.Options{Migrate: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	owner, err := s.RegisterOwner(ctx, core.RegisterOwnerParams{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, err = s.Enqueue(ctx,
+	o := openStore(t, sqlite.Dialect(), core.Options{})
+	s, owner := o.store, o.owner
+	_, err := s.Enqueue(ctx,
 		core.ItemSpec{Queue: "q", Kind: "k", Key: "one", Payload: json.RawMessage(`{"n":1}`), Priority: 3, MaxAttempts: 7},
 		core.ItemSpec{Queue: "q", Kind: "other", Payload: json.RawMessage(`[2]`)})
 	if err != nil {

@@ -2,7 +2,6 @@ package core_test
 
 import (
 	"context"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -17,15 +16,8 @@ import (
 // in the caller's order.
 func TestEnqueue_KeyOrderKeepsCallerOrder(t *testing.T) {
 	ctx := context.Background()
-	db, err := sqlite.Open(filepath.Join(t.TempDir(), "order.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	s, err := core.Open(ctx, db, sqlite.Dialect(), core.Options{Migrate: true})
-	if err != nil {
-		t.Fatal(err)
-	}
+	o := openStore(t, sqlite.Dialect(), core.Options{})
+	s, owner := o.store, o.owner
 	first, err := s.Enqueue(ctx, core.ItemSpec{Queue: "q", Kind: "k", Key: "b"})
 	if err != nil {
 		t.Fatal(err)
@@ -52,10 +44,6 @@ func TestEnqueue_KeyOrderKeepsCallerOrder(t *testing.T) {
 	}
 	if got[1].ID != old.ID {
 		t.Errorf("existing key b: id %v, want the first item's %v", got[1].ID, old.ID)
-	}
-	owner, err := s.RegisterOwner(ctx, core.RegisterOwnerParams{})
-	if err != nil {
-		t.Fatal(err)
 	}
 	cs, err := s.Claim(ctx, core.ClaimParams{Queue: "q", Owner: owner, Limit: 10, Lease: time.Minute})
 	if err != nil {
@@ -86,19 +74,8 @@ func TestEnqueue_KeyOrderKeepsCallerOrder(t *testing.T) {
 // refused.
 func TestFail_ErrorTextIsMadeStorable(t *testing.T) {
 	ctx := context.Background()
-	db, err := sqlite.Open(filepath.Join(t.TempDir(), "fail.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	s, err := core.Open(ctx, db, sqlite.Dialect(), core.Options{Migrate: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	owner, err := s.RegisterOwner(ctx, core.RegisterOwnerParams{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	o := openStore(t, sqlite.Dialect(), core.Options{})
+	s, owner := o.store, o.owner
 	long := strings.Repeat("é", core.MaxErrorBytes) // two bytes each
 	for _, tc := range []struct{ in, want string }{
 		{"bad \xff byte", "bad \uFFFD byte"},

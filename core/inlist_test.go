@@ -4,7 +4,6 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -62,25 +61,14 @@ func (s *inListSpy) Claim(ctx context.Context, q dialect.Querier, spec dialect.C
 func TestMaxInList_SplitsBatchesAndClaims(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	db, err := sqlite.Open(filepath.Join(t.TempDir(), "inlist.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
 	spy := &inListSpy{Dialect: sqlite.Dialect(), max: 3}
-	s, err := core.Open(ctx, db, spy, core.Options{Migrate: true})
-	if err != nil {
-		t.Fatal(err)
-	}
+	o := openStore(t, spy, core.Options{})
+	s, owner := o.store, o.owner
 	var specs []core.ItemSpec
 	for i := range 10 {
 		specs = append(specs, core.ItemSpec{Queue: "q", Key: fmt.Sprint("k", i%8)})
 	}
 	if _, err := s.Enqueue(ctx, specs...); err != nil {
-		t.Fatal(err)
-	}
-	owner, err := s.RegisterOwner(ctx, core.RegisterOwnerParams{})
-	if err != nil {
 		t.Fatal(err)
 	}
 	claims, err := s.Claim(ctx, core.ClaimParams{Queue: "q", Owner: owner, Limit: 10, Lease: time.Minute})

@@ -3,7 +3,6 @@ package core_test
 import (
 	"context"
 	"fmt"
-	"path/filepath"
 	"testing"
 
 	"github.com/plenumdb/plenum/core"
@@ -30,16 +29,8 @@ func (d longInserts) Capabilities() dialect.Capabilities {
 func TestEnqueue_EverySizeGetsItsOwnInsert(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	db, err := sqlite.Open(filepath.Join(t.TempDir(), "sizes.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
 	const most = 300
-	s, err := core.Open(ctx, db, longInserts{sqlite.Dialect(), most}, core.Options{Migrate: true})
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := openStore(t, longInserts{sqlite.Dialect(), most}, core.Options{}).store
 	total := 0
 	for round := range 2 {
 		for _, n := range []int{1, 63, 64, 65, 100, most - 1, most, most + 1, 2*most + 7, 150, 64, 100} {

@@ -3,7 +3,6 @@ package core_test
 import (
 	"context"
 	"errors"
-	"path/filepath"
 	"testing"
 	"time"
 
@@ -29,28 +28,17 @@ func (s skewed) Capabilities() dialect.Capabilities {
 // leases at the new minimum work.
 func TestMinLease_FollowsClockOffset(t *testing.T) {
 	ctx := context.Background()
-	db, err := sqlite.Open(filepath.Join(t.TempDir(), "lease.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	plain, err := core.Open(ctx, db, sqlite.Dialect(), core.Options{Migrate: true})
+	o := openStore(t, skewed{sqlite.Dialect()}, core.Options{})
+	s, owner := o.store, o.owner
+	plain, err := core.Open(ctx, o.db, sqlite.Dialect(), core.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if got := plain.MinLease(); got != core.MinLease {
 		t.Fatalf("one clock: MinLease = %v, want %v", got, core.MinLease)
 	}
-	s, err := core.Open(ctx, db, skewed{sqlite.Dialect()}, core.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
 	if got := s.MinLease(); got != 2*time.Second {
 		t.Fatalf("500 ms offset: MinLease = %v, want 2s", got)
-	}
-	owner, err := s.RegisterOwner(ctx, core.RegisterOwnerParams{})
-	if err != nil {
-		t.Fatal(err)
 	}
 	if _, err := s.Enqueue(ctx, core.ItemSpec{Queue: "q", Kind: "k"}); err != nil {
 		t.Fatal(err)

@@ -113,31 +113,16 @@ func (t *faultyTx) Commit() error {
 	return nil
 }
 
+// bundle is a store through faulty, whose faults a test arms.
 type bundle struct {
-	store *core.Store
-	db    *sql.DB
-	f     *faulty
-	owner [16]byte
+	opened
+	f *faulty
 }
 
 func setup(t *testing.T, opts core.Options) bundle {
 	t.Helper()
-	db, err := sqlite.Open(filepath.Join(t.TempDir(), "plenum.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
 	f := &faulty{Dialect: sqlite.Dialect()}
-	opts.Migrate = true
-	s, err := core.Open(context.Background(), db, f, opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	owner, err := s.RegisterOwner(context.Background(), core.RegisterOwnerParams{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return bundle{store: s, db: db, f: f, owner: owner}
+	return bundle{opened: openStore(t, f, opts), f: f}
 }
 
 func claimOne(t *testing.T, b bundle, queue string) core.Claim {
@@ -205,15 +190,8 @@ func TestTx_DialectSetsDefaultRetryBudget(t *testing.T) {
 		{25, 0, 25},
 		{25, 4, 4},
 	} {
-		db, err := sqlite.Open(filepath.Join(t.TempDir(), "plenum.db"))
-		if err != nil {
-			t.Fatal(err)
-		}
 		f := &faulty{Dialect: sqlite.Dialect(), retryAttempts: tc.dialect}
-		s, err := core.Open(context.Background(), db, f, core.Options{Migrate: true, Retry: core.RetryPolicy{MaxAttempts: tc.option, BaseDelay: time.Microsecond, MaxDelay: time.Microsecond}})
-		if err != nil {
-			t.Fatal(err)
-		}
+		s := openStore(t, f, core.Options{Retry: core.RetryPolicy{MaxAttempts: tc.option, BaseDelay: time.Microsecond, MaxDelay: time.Microsecond}}).store
 		f.failExec.Store(1000)
 		before := f.begins.Load()
 		if _, err := s.Enqueue(context.Background(), core.ItemSpec{Queue: "q", Kind: "k"}); !errors.Is(err, errTransient) {
@@ -222,7 +200,6 @@ func TestTx_DialectSetsDefaultRetryBudget(t *testing.T) {
 		if tries := f.begins.Load() - before; tries != int64(tc.want) {
 			t.Errorf("dialect %d, option %d: %d tries, want %d", tc.dialect, tc.option, tries, tc.want)
 		}
-		db.Close()
 	}
 }
 

@@ -3,7 +3,6 @@ package core_test
 import (
 	"context"
 	"database/sql"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -33,20 +32,9 @@ func (s *seekSpy) Claim(ctx context.Context, q dialect.Querier, spec dialect.Cla
 func TestClaim_SeekIsTheClaimIndexTheFilterUses(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	db, err := sqlite.Open(filepath.Join(t.TempDir(), "seek.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
 	spy := &seekSpy{Dialect: sqlite.Dialect()}
-	s, err := core.Open(ctx, db, spy, core.Options{Migrate: true, Prefix: "p_"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	owner, err := s.RegisterOwner(ctx, core.RegisterOwnerParams{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	o := openStore(t, spy, core.Options{Prefix: "p_"})
+	s, owner := o.store, o.owner
 	if _, err := s.Claim(ctx, core.ClaimParams{Queue: "q", Owner: owner, Limit: 1, Lease: time.Minute}); err != nil {
 		t.Fatal(err)
 	}

@@ -3,7 +3,6 @@ package core_test
 import (
 	"context"
 	"database/sql"
-	"path/filepath"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -35,20 +34,9 @@ func (s *urgentSpy) Begin(ctx context.Context, db *sql.DB, opts dialect.TxOption
 func TestHeartbeat_BeginsUrgent(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	db, err := sqlite.Open(filepath.Join(t.TempDir(), "urgent.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
 	spy := &urgentSpy{Dialect: sqlite.Dialect()}
-	s, err := core.Open(ctx, db, spy, core.Options{Migrate: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	owner, err := s.RegisterOwner(ctx, core.RegisterOwnerParams{Host: "h"})
-	if err != nil {
-		t.Fatal(err)
-	}
+	o := openStore(t, spy, core.Options{})
+	s, owner := o.store, o.owner
 	if _, err := s.Enqueue(ctx, core.ItemSpec{Queue: "q"}); err != nil {
 		t.Fatal(err)
 	}

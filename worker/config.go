@@ -1,6 +1,7 @@
 package worker
 
 import (
+	"cmp"
 	"errors"
 	"log/slog"
 	"os"
@@ -20,7 +21,8 @@ type Config struct {
 	// again (sooner when a wake-up comes, see PollOnly), and how often the
 	// worker checks whether the items its handlers run on were cancelled
 	// (each handler from one interval after its claim on: within two
-	// intervals of its start, within one after that). Default 1 s.
+	// intervals of its start, within one after that). Default
+	// DefaultPollInterval (1 s).
 	PollInterval time.Duration
 
 	// PollOnly makes the worker find new items by polling alone. By
@@ -28,30 +30,30 @@ type Config struct {
 	// wake-ups (core.Store.Subscribe): an enqueue through the same store
 	// in this process and, where the dialect notifies (PostgreSQL),
 	// enqueues from other processes. Wake-ups never replace polling: one
-	// that is lost costs at most a poll interval.
+	// that is lost costs at most a poll interval. Default false.
 	PollOnly bool
 
 	// HeartbeatInterval is how often the worker tells the store it is
-	// alive. Default 5 s.
+	// alive. Default DefaultHeartbeatInterval (5 s).
 	HeartbeatInterval time.Duration
 
 	// StaleAfter is how long an owner may go without a heartbeat before a
 	// reaper counts it dead. It must be the same in every process sharing
 	// the tables, and at least three heartbeat intervals: a worker whose
 	// heartbeats fail for StaleAfter minus two intervals stops itself
-	// first. Default 30 s.
+	// first. Default DefaultStaleAfter (30 s).
 	StaleAfter time.Duration
 
 	// ReapInterval is how often this worker runs a reaper pass; negative
 	// runs none (another process must). Any number of processes may reap
-	// at once. Default 10 s.
+	// at once. Default DefaultReapInterval (10 s).
 	ReapInterval time.Duration
 
 	// RetainFor is how long finished items (completed, dead, cancelled)
 	// and fired barriers are kept before the maintenance loop deletes them
 	// (core.Store.Purge, which keeps whatever a barrier still needs);
 	// negative keeps everything. It runs with the reaper, so not at all
-	// when ReapInterval is negative. Default 24 h.
+	// when ReapInterval is negative. Default DefaultRetainFor (24 h).
 	//
 	// The items and barriers of a run that is halted or waiting are kept
 	// whatever their age, and so are the dead items of a running run: a
@@ -70,21 +72,24 @@ type Config struct {
 
 	// PeriodicInterval is how often the worker looks for due ticks: a
 	// tick's item is enqueued within about this long of its time. Default
-	// 1 s.
+	// DefaultPeriodicInterval (1 s).
 	PeriodicInterval time.Duration
 
 	// MaxCrashes dead-letters an item whose owners died this many times
-	// while holding it (core.ReapParams.MaxCrashes). Default 3.
+	// while holding it (core.ReapParams.MaxCrashes). Default
+	// DefaultMaxCrashes (3).
 	MaxCrashes int
 
 	// DefaultKind applies to kinds registered without a KindConfig, and
-	// fills the zero fields of those registered with one.
+	// fills the zero fields of those registered with one. Its own zero
+	// fields take KindConfig's defaults: a Timeout of DefaultTimeout
+	// (60 s), the item's own MaxAttempts, the store's Backoff.
 	DefaultKind KindConfig
 
 	// DeadlineMargin is how long before a claim's lease ends its handler's
 	// context is cancelled, so that the outcome is recorded while the
-	// claim still holds. Default 1 s, and at most a quarter of a kind's
-	// Timeout.
+	// claim still holds. Default DefaultDeadlineMargin (1 s); at most a
+	// quarter of a kind's Timeout, whatever it is set to.
 	DeadlineMargin time.Duration
 
 	// CompleteBatch bounds how many completions one CompleteMany carries.
@@ -95,7 +100,8 @@ type Config struct {
 	// handlers, after 20 ms at most, or at once when full; while two
 	// batches are being completed the next one keeps gathering, so that
 	// under load the batches grow towards this bound and each item costs
-	// a smaller share of a statement. Default 1,000.
+	// a smaller share of a statement. Default DefaultCompleteBatch
+	// (1,000).
 	CompleteBatch int
 
 	// Host names this process in the owners table. Default os.Hostname().
@@ -125,7 +131,7 @@ type PeriodicJob = core.ScheduleSpec
 type QueueConfig struct {
 	// MaxWorkers is how many of the queue's handlers run at once: the
 	// worker claims, in one batch, as many items as it has free slots.
-	// Required: 1 to core.MaxClaimLimit.
+	// Required (no default): 1 to core.MaxClaimLimit.
 	MaxWorkers int
 }
 
@@ -145,61 +151,60 @@ type KindConfig struct {
 	// hangs in a live worker after that. Keep it above StaleAfter plus
 	// HeartbeatInterval, or the claims of a worker that died could be
 	// counted as timeouts rather than crashes (New and Handle refuse
-	// less). Default 60 s.
+	// less). Default: DefaultKind's, whose own default is DefaultTimeout
+	// (60 s).
 	Timeout time.Duration
 	// MaxAttempts dead-letters the item after this many failed attempts,
-	// or the item's own MaxAttempts where that is lower. Default: the
-	// item's own.
+	// or the item's own MaxAttempts where that is lower. Default:
+	// DefaultKind's, whose own default is none (the item's own).
 	MaxAttempts int
 	// Backoff is the delay before a failed attempt runs again, from the
 	// attempt number (1 for the first), added to the database clock.
-	// Default: the store's (core.Options.Backoff).
+	// Default: DefaultKind's, whose own default is the store's
+	// (core.Options.Backoff).
 	Backoff func(attempt int) time.Duration
 }
 
+// The defaults of Config's and KindConfig's zero fields.
 const (
-	defaultPoll      = time.Second
-	defaultHeartbeat = 5 * time.Second
-	defaultStale     = 30 * time.Second
-	defaultReap      = 10 * time.Second
-	defaultTimeout   = 60 * time.Second
-	defaultRetain    = 24 * time.Hour
-	defaultMargin    = time.Second
-	defaultBatch     = 1000
-	defaultPeriodic  = time.Second
+	// DefaultPollInterval is Config.PollInterval's default.
+	DefaultPollInterval = time.Second
+	// DefaultHeartbeatInterval is Config.HeartbeatInterval's default.
+	DefaultHeartbeatInterval = 5 * time.Second
+	// DefaultStaleAfter is Config.StaleAfter's default.
+	DefaultStaleAfter = 30 * time.Second
+	// DefaultReapInterval is Config.ReapInterval's default.
+	DefaultReapInterval = 10 * time.Second
+	// DefaultRetainFor is Config.RetainFor's default.
+	DefaultRetainFor = 24 * time.Hour
+	// DefaultPeriodicInterval is Config.PeriodicInterval's default.
+	DefaultPeriodicInterval = time.Second
+	// DefaultMaxCrashes is Config.MaxCrashes's default, the store's
+	// (core.DefaultMaxCrashes).
+	DefaultMaxCrashes = core.DefaultMaxCrashes
+	// DefaultDeadlineMargin is Config.DeadlineMargin's default.
+	DefaultDeadlineMargin = time.Second
+	// DefaultCompleteBatch is Config.CompleteBatch's default.
+	DefaultCompleteBatch = 1000
+	// DefaultTimeout is the default of Config.DefaultKind.Timeout, and so
+	// of every kind's KindConfig.Timeout.
+	DefaultTimeout = 60 * time.Second
 )
 
+// withDefaults returns c with its zero fields, DefaultKind's included,
+// set to their defaults; the kinds registered take theirs from
+// DefaultKind (kindConfig).
 func (c Config) withDefaults() Config {
-	if c.PollInterval == 0 {
-		c.PollInterval = defaultPoll
-	}
-	if c.HeartbeatInterval == 0 {
-		c.HeartbeatInterval = defaultHeartbeat
-	}
-	if c.StaleAfter == 0 {
-		c.StaleAfter = defaultStale
-	}
-	if c.ReapInterval == 0 {
-		c.ReapInterval = defaultReap
-	}
-	if c.RetainFor == 0 {
-		c.RetainFor = defaultRetain
-	}
-	if c.MaxCrashes == 0 {
-		c.MaxCrashes = core.DefaultMaxCrashes
-	}
-	if c.DefaultKind.Timeout == 0 {
-		c.DefaultKind.Timeout = defaultTimeout
-	}
-	if c.DeadlineMargin == 0 {
-		c.DeadlineMargin = defaultMargin
-	}
-	if c.CompleteBatch == 0 {
-		c.CompleteBatch = defaultBatch
-	}
-	if c.PeriodicInterval == 0 {
-		c.PeriodicInterval = defaultPeriodic
-	}
+	c.PollInterval = cmp.Or(c.PollInterval, DefaultPollInterval)
+	c.HeartbeatInterval = cmp.Or(c.HeartbeatInterval, DefaultHeartbeatInterval)
+	c.StaleAfter = cmp.Or(c.StaleAfter, DefaultStaleAfter)
+	c.ReapInterval = cmp.Or(c.ReapInterval, DefaultReapInterval)
+	c.RetainFor = cmp.Or(c.RetainFor, DefaultRetainFor)
+	c.PeriodicInterval = cmp.Or(c.PeriodicInterval, DefaultPeriodicInterval)
+	c.MaxCrashes = cmp.Or(c.MaxCrashes, DefaultMaxCrashes)
+	c.DeadlineMargin = cmp.Or(c.DeadlineMargin, DefaultDeadlineMargin)
+	c.CompleteBatch = cmp.Or(c.CompleteBatch, DefaultCompleteBatch)
+	c.DefaultKind.Timeout = cmp.Or(c.DefaultKind.Timeout, DefaultTimeout)
 	if c.Host == "" {
 		c.Host, _ = os.Hostname()
 	}
@@ -270,12 +275,8 @@ func (c Config) validKind(field string, k KindConfig, s *core.Store) error {
 
 // kindConfig fills k's zero fields from the default kind.
 func (c Config) kindConfig(k KindConfig) KindConfig {
-	if k.Timeout == 0 {
-		k.Timeout = c.DefaultKind.Timeout
-	}
-	if k.MaxAttempts == 0 {
-		k.MaxAttempts = c.DefaultKind.MaxAttempts
-	}
+	k.Timeout = cmp.Or(k.Timeout, c.DefaultKind.Timeout)
+	k.MaxAttempts = cmp.Or(k.MaxAttempts, c.DefaultKind.MaxAttempts)
 	if k.Backoff == nil {
 		k.Backoff = c.DefaultKind.Backoff
 	}

@@ -94,28 +94,14 @@ const landWait = 50 * time.Millisecond
 func (w *Worker) claimLoop(queue string, q QueueConfig) {
 	defer w.loops.Done()
 	sl := &slots{max: q.MaxWorkers, freed: make(chan struct{}, 1)}
+	batch := newBatching(q, w.cfg, w.landWait)
 	poll, gather := time.NewTimer(time.Hour), time.NewTimer(time.Hour)
 	defer poll.Stop()
 	defer gather.Stop()
-	threshold := max(1, sl.max/4)
-	// Whether to wait for landing completions before claiming: see
-	// landWait.
-	merge := sl.max <= w.cfg.CompleteBatch
+	wake, unsubscribe := w.subscribe(queue)
+	defer unsubscribe()
 	var waiting time.Time // since when the loop waits for free slots
-	// wake receives the store's wake-ups for the queue; nil (never ready)
-	// when polling only. Subscribed before the first claim, so that an
-	// item committed after a claim found none still wakes the loop.
-	var wake <-chan struct{}
-	if !w.cfg.PollOnly {
-		sub, err := w.store.Subscribe(queue)
-		if err != nil {
-			w.log.Warn("plenum/worker: wake-ups: polling only", "queue", queue, "err", err)
-		} else {
-			defer sub.Close()
-			wake = sub.C
-		}
-	}
-	woken := false // a wake-up came while too few slots were free
+	woken := false        // a wake-up came while too few slots were free
 	for {
 		select {
 		case <-w.claimStop:
@@ -123,53 +109,19 @@ func (w *Worker) claimLoop(queue string, q QueueConfig) {
 		default:
 		}
 		free := sl.max - int(sl.running.Load())
-		// Claim in batches: with fewer than a quarter of the slots free,
-		// wait for more (up to a poll interval) before claiming what is
-		// free; with slots about to free as a completion lands, wait for
-		// it (up to landWait); with none free, wait for one.
-		var limit time.Duration
-		switch {
-		case free < threshold:
-			limit = w.cfg.PollInterval
-		case merge && free < sl.max && sl.landing.Load() > 0:
-			limit = w.landWait
+		var waited time.Duration
+		if !waiting.IsZero() {
+			waited = time.Since(waiting)
 		}
-		if free <= 0 || (limit > 0 && !woken && (waiting.IsZero() || time.Since(waiting) < limit)) {
+		if wait, upTo := batch.waitBeforeClaim(free, sl.landing.Load(), woken, waited); wait {
 			if waiting.IsZero() {
 				waiting = time.Now()
 			}
-			var timeout <-chan time.Time
-			if free > 0 {
-				poll.Reset(limit - time.Since(waiting))
-				timeout = poll.C
-			}
-			select {
-			case <-w.claimStop:
+			woke, ok := w.awaitSlots(sl, wake, poll, gather, upTo)
+			if !ok {
 				return
-			case <-timeout:
-			case <-wake:
-				// Items wait: claim what is free rather than wait
-				// for a batch's worth of slots.
-				woken = true
-			case <-sl.freed:
-				// Slots free in bursts (a batch of completions commits
-				// at once): let the burst land, unless every slot is
-				// free already.
-				if sl.running.Load() > 0 {
-					gather.Reset(gatherDelay)
-					select {
-					case <-w.claimStop:
-						return
-					case <-gather.C:
-					}
-				}
 			}
-			if !poll.Stop() {
-				select {
-				case <-poll.C:
-				default:
-				}
-			}
+			woken = woken || woke
 			continue
 		}
 		waiting, woken = time.Time{}, false
@@ -184,15 +136,7 @@ func (w *Worker) claimLoop(queue string, q QueueConfig) {
 		if err != nil && w.claims.Err() == nil {
 			w.log.Warn("plenum/worker: claim", "queue", queue, "err", err)
 		}
-		if len(cs) > 0 {
-			w.flow.begun.Add(int64(len(cs)))
-			sl.running.Add(int64(len(cs)))
-			w.handlersRun.Add(len(cs))
-			for _, r := range w.begin(cs, sl, newDeadlines(w.base, requested, len(cs))) {
-				w.event(w.base, Event{Kind: EventClaimed, Queue: queue, Item: r.claim.Item})
-				go w.execute(queue, r)
-			}
-		}
+		w.handOut(queue, sl, cs, requested)
 		if err == nil && len(cs) == free {
 			continue // there may be more
 		}
@@ -204,6 +148,76 @@ func (w *Worker) claimLoop(queue string, q QueueConfig) {
 		case <-wake:
 			poll.Stop()
 		}
+	}
+}
+
+// subscribe returns the store's wake-ups for queue, and the function
+// that ends them; nil (never ready) when polling only. The claim loop
+// subscribes before its first claim, so that an item committed after a
+// claim found none still wakes it.
+func (w *Worker) subscribe(queue string) (wake <-chan struct{}, unsubscribe func()) {
+	if w.cfg.PollOnly {
+		return nil, func() {}
+	}
+	sub, err := w.store.Subscribe(queue)
+	if err != nil {
+		w.log.Warn("plenum/worker: wake-ups: polling only", "queue", queue, "err", err)
+		return nil, func() {}
+	}
+	return sub.C, sub.Close
+}
+
+// awaitSlots waits, as the claim loop decided (batching.waitBeforeClaim),
+// for a slot to free, for a wake-up, or for upTo to pass unless it is
+// zero. It reports whether a wake-up came, and ok false once claiming
+// stops.
+func (w *Worker) awaitSlots(sl *slots, wake <-chan struct{}, poll, gather *time.Timer, upTo time.Duration) (woke, ok bool) {
+	var timeout <-chan time.Time
+	if upTo > 0 {
+		poll.Reset(upTo)
+		timeout = poll.C
+	}
+	select {
+	case <-w.claimStop:
+		return false, false
+	case <-timeout:
+	case <-wake:
+		// Items wait: claim what is free rather than wait for a batch's
+		// worth of slots.
+		woke = true
+	case <-sl.freed:
+		// Slots free in bursts (a batch of completions commits at once):
+		// let the burst land, unless every slot is free already.
+		if sl.running.Load() > 0 {
+			gather.Reset(gatherDelay)
+			select {
+			case <-w.claimStop:
+				return false, false
+			case <-gather.C:
+			}
+		}
+	}
+	if !poll.Stop() {
+		select {
+		case <-poll.C:
+		default:
+		}
+	}
+	return woke, true
+}
+
+// handOut starts a handler on each item of a claim requested at
+// requested.
+func (w *Worker) handOut(queue string, sl *slots, cs []core.Claim, requested time.Time) {
+	if len(cs) == 0 {
+		return
+	}
+	w.flow.begun.Add(int64(len(cs)))
+	sl.running.Add(int64(len(cs)))
+	w.handlersRun.Add(len(cs))
+	for _, r := range w.begin(cs, sl, newDeadlines(w.base, requested, len(cs))) {
+		w.event(w.base, Event{Kind: EventClaimed, Queue: queue, Item: r.claim.Item})
+		go w.execute(queue, r)
 	}
 }
 

@@ -1,12 +1,10 @@
 package pipelinesuite
 
 import (
-	"bufio"
 	"context"
 	"database/sql"
 	"fmt"
 	"os"
-	"os/exec"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -106,51 +104,18 @@ func RunKilled(t *testing.T, cfg KilledConfig) {
 	}
 	store, prefix, audit := crashtest.AuditedStore(ctx, t, db, d, "step")
 
-	cmd := exec.Command(os.Args[0], "-test.run=^"+t.Name()+"$")
-	cmd.Env = append(os.Environ(), killDSNEnv+"="+dsn, killPrefixEnv+"="+prefix)
-	cmd.Stderr = os.Stderr
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	lines := make(chan string, 16)
-	go func() {
-		sc := bufio.NewScanner(out)
-		for sc.Scan() {
-			lines <- sc.Text()
+	proc := crashtest.Start(t, t.Name(), killDSNEnv+"="+dsn, killPrefixEnv+"="+prefix)
+	var runID string
+	holding := proc.Await(t, 2*time.Minute, "holding a fence", func(line string) bool {
+		if id, ok := strings.CutPrefix(line, "run "); ok {
+			runID = id
 		}
-		close(lines)
-	}()
-	var runID, holding string
-	for holding == "" {
-		select {
-		case line, ok := <-lines:
-			if !ok {
-				_ = cmd.Wait()
-				t.Fatal("the worker process ended before it held a fence")
-			}
-			if id, ok := strings.CutPrefix(line, "run "); ok {
-				runID = id
-			}
-			if strings.HasPrefix(line, "holding ") {
-				holding = line
-			}
-		case <-ctx.Done():
-			_ = cmd.Process.Kill()
-			_ = cmd.Wait()
-			t.Fatal("the worker process never held a fence")
-		}
-	}
-	if err := cmd.Process.Kill(); err != nil { // SIGKILL on Unix
-		t.Fatal(err)
-	}
-	_ = cmd.Wait()
+		return strings.HasPrefix(line, "holding ")
+	})
+	proc.Kill(t)
 	killedAt := time.Now()
 	before := count(t, ctx, db, audit)
-	t.Logf("killed worker pid %d (%s) with %d steps done", cmd.Process.Pid, holding, before)
+	t.Logf("killed worker pid %d (%s) with %d steps done", proc.Pid(), holding, before)
 
 	// The survivor: a worker of this process, with its reaper.
 	w, err := worker.New(store, killConfig(store, 300*time.Millisecond))

@@ -1,14 +1,12 @@
 package workersuite
 
 import (
-	"bufio"
 	"context"
 	"database/sql"
 	"encoding/json"
 	"fmt"
 	"github.com/plenumdb/plenum/core"
 	"os"
-	"os/exec"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -115,41 +113,9 @@ func runKilledWorker(t *testing.T, d dialect.Dialect, open func(string) (*sql.DB
 		t.Fatal(err)
 	}
 
-	cmd := exec.Command(os.Args[0], "-test.run=^"+t.Name()+"$")
-	cmd.Env = append(os.Environ(), crashDSNEnv+"="+dsn, crashPrefixEnv+"="+prefix)
-	cmd.Stderr = os.Stderr
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	lines := make(chan string, 1)
-	go func() {
-		sc := bufio.NewScanner(out)
-		for sc.Scan() {
-			if strings.HasPrefix(sc.Text(), "holding ") {
-				lines <- sc.Text()
-				return
-			}
-		}
-		close(lines)
-	}()
-	var line string
-	select {
-	case line = <-lines:
-	case <-time.After(2 * time.Minute):
-	}
-	if line == "" {
-		_ = cmd.Process.Kill()
-		_ = cmd.Wait()
-		t.Fatal("the worker process never reported holding its batch")
-	}
-	if err := cmd.Process.Kill(); err != nil { // SIGKILL on Unix
-		t.Fatal(err)
-	}
-	_ = cmd.Wait()
+	proc := crashtest.Start(t, t.Name(), crashDSNEnv+"="+dsn, crashPrefixEnv+"="+prefix)
+	line := proc.Await(t, 2*time.Minute, "holding its batch", func(line string) bool { return strings.HasPrefix(line, "holding ") })
+	proc.Kill(t)
 	killedAt := time.Now()
 
 	count := func(q string) int {
@@ -168,7 +134,7 @@ func runKilledWorker(t *testing.T, d dialect.Dialect, open func(string) (*sql.DB
 		t.Fatal(err)
 	} else {
 		held = int(c[core.StateClaimed])
-		t.Logf("killed worker pid %d (%s): %v", cmd.Process.Pid, line, c)
+		t.Logf("killed worker pid %d (%s): %v", proc.Pid(), line, c)
 		if c[core.StateCompleted] != crashDone || held == 0 {
 			t.Fatalf("after the kill: %v; want %d completed and claims left held", c, crashDone)
 		}

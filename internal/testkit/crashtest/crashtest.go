@@ -5,20 +5,19 @@
 // hand its unfinished claims to a survivor, with each effect made once.
 //
 // The worker is the calling test binary itself, started again with an
-// environment variable that makes Run play the worker instead.
+// environment variable that makes Run play the worker instead. Start and
+// Process do that part for the killed-worker tests of the worker and
+// pipeline suites too.
 package crashtest
 
 import (
-	"bufio"
 	"context"
 	"crypto/rand"
 	"database/sql"
 	"encoding/hex"
 	"fmt"
 	"os"
-	"os/exec"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -107,36 +106,10 @@ func Run(t *testing.T, cfg Config) {
 		t.Fatal(err)
 	}
 
-	cmd := exec.Command(os.Args[0], "-test.run=^"+t.Name()+"$")
-	cmd.Env = append(os.Environ(), workerEnv+"="+cfg.DSN, prefixEnv+"="+prefix)
-	cmd.Stderr = os.Stderr
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	lines := make(chan string, 1)
-	go func() {
-		line, _ := bufio.NewReader(out).ReadString('\n')
-		lines <- line
-	}()
-	var line string
-	select {
-	case line = <-lines:
-	case <-time.After(2 * time.Minute):
-	}
-	if !strings.HasPrefix(line, "in-fence ") {
-		_ = cmd.Process.Kill()
-		_ = cmd.Wait()
-		t.Fatalf("the worker did not reach its fence: %q", line)
-	}
+	proc := Start(t, t.Name(), workerEnv+"="+cfg.DSN, prefixEnv+"="+prefix)
+	line := proc.Await(t, 2*time.Minute, "reaching its fence", func(line string) bool { return strings.HasPrefix(line, "in-fence ") })
 	stuck := strings.TrimSpace(strings.TrimPrefix(line, "in-fence "))
-	if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
-		t.Fatal(err)
-	}
-	_ = cmd.Wait()
+	proc.Kill(t)
 
 	count := func(where string, args ...any) int {
 		t.Helper()
@@ -162,7 +135,7 @@ func Run(t *testing.T, cfg Config) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Logf("killed worker pid %d mid-fence on item %s; reap: %+v", cmd.Process.Pid, stuck, r)
+	t.Logf("killed worker pid %d mid-fence on item %s; reap: %+v", proc.Pid(), stuck, r)
 	if r.OwnersRemoved != 1 || r.Crashed != claimed-completed || r.TimedOut != 0 {
 		t.Fatalf("reap = %+v, want 1 owner removed and %d crashes", r, claimed-completed)
 	}

@@ -51,9 +51,9 @@
 //   - Where DDL is not transactional, a migration that failed half way is
 //     completed by running it again, so every DDL statement must be safe to
 //     run again after it succeeded: IF [NOT] EXISTS where the database has
-//     it, else the dialect implements the migrations package's probers
-//     (TableProber, IndexProber, ColumnProber) and the migrator skips what
-//     is already done.
+//     it, else the dialect implements the probers (TableProber,
+//     IndexProber, ColumnProber) and the migrator skips what is already
+//     done.
 package dialect
 
 import (

@@ -31,19 +31,10 @@ func Formats() []string { return []string{FormatPlain, FormatGolangMigrate, Form
 // ErrUnknownFormat is returned for a file format WriteFiles does not know.
 var ErrUnknownFormat = errors.New("unknown migration file format")
 
-// Noter is an optional interface for a dialect to say what a migration
-// tool needs to run its files in a format: a DSN setting, say (MySQL's
-// multiStatements=true for golang-migrate). Render writes the notes into
-// each file's header; plenum migrations gen prints them too.
-type Noter interface {
-	// MigrationNotes returns the notes for files in format, each one line.
-	MigrationNotes(format string) []string
-}
-
 // Notes returns what d says a tool needs to run its files in format, or
-// nothing when d is not a Noter.
+// nothing when d is not a dialect.Noter.
 func Notes(d dialect.Dialect, format string) []string {
-	if n, ok := d.(Noter); ok {
+	if n, ok := d.(dialect.Noter); ok {
 		return n.MigrationNotes(format)
 	}
 	return nil

@@ -121,7 +121,7 @@ func (c Change) validate() error {
 func (c Change) done(ctx context.Context, q dialect.Querier, d dialect.Dialect, down bool) (bool, error) {
 	switch {
 	case c.Table != nil:
-		if p, ok := d.(TableProber); ok {
+		if p, ok := d.(dialect.TableProber); ok {
 			exists, err := p.TableExists(ctx, q, c.Table.Name)
 			if err != nil {
 				return false, fmt.Errorf("checking for table %s: %w", c.Table.Name, err)
@@ -129,7 +129,7 @@ func (c Change) done(ctx context.Context, q dialect.Querier, d dialect.Dialect, 
 			return exists != down, nil
 		}
 	case c.Index != nil, c.DropIndex != nil:
-		if p, ok := d.(IndexProber); ok {
+		if p, ok := d.(dialect.IndexProber); ok {
 			ix := c.Index
 			if ix == nil {
 				ix = c.DropIndex
@@ -143,7 +143,7 @@ func (c Change) done(ctx context.Context, q dialect.Querier, d dialect.Dialect, 
 			return exists == (down == (c.DropIndex != nil)), nil
 		}
 	case c.Column != nil:
-		if p, ok := d.(ColumnProber); ok {
+		if p, ok := d.(dialect.ColumnProber); ok {
 			exists, err := p.ColumnExists(ctx, q, c.ColumnTable, c.Column.Name)
 			if err != nil {
 				return false, fmt.Errorf("checking for column %s.%s: %w", c.ColumnTable, c.Column.Name, err)
@@ -151,7 +151,7 @@ func (c Change) done(ctx context.Context, q dialect.Querier, d dialect.Dialect, 
 			return exists != down, nil
 		}
 	case c.Data != nil:
-		if p, ok := d.(TableProber); ok && c.Data.Table != "" {
+		if p, ok := d.(dialect.TableProber); ok && c.Data.Table != "" {
 			exists, err := p.TableExists(ctx, q, c.Data.Table)
 			if err != nil {
 				return false, fmt.Errorf("checking for table %s: %w", c.Data.Table, err)

@@ -183,7 +183,7 @@ func (d *mysqlDialect) TableExists(ctx context.Context, q dialect.Querier, table
 }
 
 // IndexExists reports whether table, in the current database, has an index
-// named index. The migrator (migrations.IndexProber) uses it to skip the
+// named index. The migrator (dialect.IndexProber) uses it to skip the
 // statements of an index that a migration which failed half way already
 // created, since MySQL 8 has no CREATE INDEX IF NOT EXISTS.
 func (d *mysqlDialect) IndexExists(ctx context.Context, q dialect.Querier, table, index string) (bool, error) {
@@ -191,7 +191,7 @@ func (d *mysqlDialect) IndexExists(ctx context.Context, q dialect.Querier, table
 }
 
 // ColumnExists reports whether table, in the current database, has a
-// column named column. The migrator (migrations.ColumnProber) uses it to
+// column named column. The migrator (dialect.ColumnProber) uses it to
 // skip an ADD COLUMN already done, or a DROP COLUMN, by a migration that
 // failed half way.
 func (d *mysqlDialect) ColumnExists(ctx context.Context, q dialect.Querier, table, column string) (bool, error) {
@@ -199,7 +199,7 @@ func (d *mysqlDialect) ColumnExists(ctx context.Context, q dialect.Querier, tabl
 }
 
 // MigrationNotes says what golang-migrate needs to run the generated files
-// (migrations.Noter): it sends each file to the server whole, which
+// (dialect.Noter): it sends each file to the server whole, which
 // go-sql-driver/mysql allows only with multiStatements=true in the DSN.
 // (goose splits the statements itself; Plenum's own migrator runs them one
 // by one.) Keep that setting to the migration tool's DSN: a store needs

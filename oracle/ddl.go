@@ -200,7 +200,7 @@ func (d *oraDialect) TableExists(ctx context.Context, q dialect.Querier, table s
 }
 
 // ColumnExists reports whether table, in the current schema, has a column
-// named column. The migrator (migrations.ColumnProber) asks it before it
+// named column. The migrator (dialect.ColumnProber) asks it before it
 // adds or drops a column; the statements are safe to run again anyway.
 func (d *oraDialect) ColumnExists(ctx context.Context, q dialect.Querier, table, column string) (bool, error) {
 	return dialect.Exists(ctx, q, "oracle: column exists", "SELECT COUNT(*) FROM user_tab_columns WHERE table_name = UPPER(:1) AND column_name = UPPER(:2)", table, column)

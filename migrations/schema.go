@@ -89,7 +89,7 @@ type DataStep struct {
 	// when the table does not exist: the down of a half-applied version.
 	Table string
 	// Up and Down return the step's statements and their inverse.
-	Up, Down func(d dialect.Dialect) []string
+	Up, Down func(d dialect.Schema) []string
 }
 
 // Migration is one schema version.

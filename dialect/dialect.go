@@ -73,7 +73,8 @@ type Querier interface {
 }
 
 // Tx is a transaction begun by a dialect. *sql.Tx satisfies it; a dialect that
-// must issue its own BEGIN (SQLite's BEGIN IMMEDIATE) returns a ConnTx.
+// must issue its own BEGIN (SQLite's BEGIN IMMEDIATE) returns an
+// sqlkit.ConnTx.
 type Tx interface {
 	Querier
 	Commit() error

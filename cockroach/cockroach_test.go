@@ -28,8 +28,8 @@ func TestRegistered(t *testing.T) {
 	if got != Dialect() || got.Name() != "cockroach" {
 		t.Fatalf("Lookup(cockroach) = %v", got)
 	}
-	if _, ok := got.(migrations.TableProber); !ok {
-		t.Fatal("the dialect does not implement migrations.TableProber")
+	if _, ok := got.(dialect.TableProber); !ok {
+		t.Fatal("the dialect does not implement dialect.TableProber")
 	}
 	if _, err := dialect.Lookup(postgres.Name); err != nil {
 		t.Fatalf("importing cockroach does not register postgres too: %v", err)

@@ -6,6 +6,7 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/plenumdb/plenum/dialect"
+	"github.com/plenumdb/plenum/dialect/sqlkit"
 	"github.com/plenumdb/plenum/migrations"
 )
 
@@ -16,7 +17,7 @@ func (s *Store) Get(ctx context.Context, id uuid.UUID) (Item, error) {
 		it, err = scanItem(s.d, s.db.QueryRowContext(ctx, s.sql(qItemGet), s.d.UUID(id)))
 		return err
 	})
-	if dialect.IsNoRows(err) {
+	if sqlkit.IsNoRows(err) {
 		return Item{}, fmt.Errorf("plenum: get %s: %w", id, ErrNotFound)
 	}
 	return it, err
@@ -83,7 +84,7 @@ func (s *Store) lockItem(ctx context.Context, tx dialect.Querier, id uuid.UUID) 
 	var state string
 	var barrier uuid.NullUUID
 	err := tx.QueryRowContext(ctx, s.sql(qItemLock), s.d.UUID(id)).Scan(&state, &barrier)
-	if dialect.IsNoRows(err) {
+	if sqlkit.IsNoRows(err) {
 		return "", uuid.Nil, fmt.Errorf("plenum: %s: %w", id, ErrNotFound)
 	}
 	return State(state), barrier.UUID, err

@@ -11,6 +11,7 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/plenumdb/plenum/dialect"
+	"github.com/plenumdb/plenum/dialect/sqlkit"
 	"github.com/plenumdb/plenum/internal/fault"
 	"github.com/plenumdb/plenum/migrations"
 )
@@ -207,7 +208,7 @@ func (f *Fenced) AddChildren(ctx context.Context, p AddChildrenParams) (int, err
 	var run uuid.NullUUID
 	err := f.tx.QueryRowContext(ctx, s.sql(qBarrierLockDispatch),
 		s.d.UUID(p.Barrier), s.d.UUID(f.c.ID)).Scan(&sealed, &cursor, &run)
-	if dialect.IsNoRows(err) {
+	if sqlkit.IsNoRows(err) {
 		return 0, fmt.Errorf("plenum: barrier %s of item %s: %w", p.Barrier, f.c.ID, ErrNotFound)
 	}
 	if err != nil {
@@ -269,7 +270,7 @@ func (f *Fenced) seal(ctx context.Context, barrier uuid.UUID, completing bool) (
 	var sealed bool
 	err = f.tx.QueryRowContext(ctx, s.sql(qBarrierLockSealed),
 		s.d.UUID(barrier), s.d.UUID(f.c.ID)).Scan(&sealed)
-	if dialect.IsNoRows(err) {
+	if sqlkit.IsNoRows(err) {
 		return false, fmt.Errorf("plenum: barrier %s of item %s: %w", barrier, f.c.ID, ErrNotFound)
 	}
 	if err != nil || sealed {
@@ -287,7 +288,7 @@ func (f *Fenced) seal(ctx context.Context, barrier uuid.UUID, completing bool) (
 		var earlier uuid.NullUUID
 		err := f.tx.QueryRowContext(ctx, s.sql(qEarlierParent(s.d)),
 			s.d.UUID(f.c.ID)).Scan(&earlier)
-		if err != nil && !dialect.IsNoRows(err) {
+		if err != nil && !sqlkit.IsNoRows(err) {
 			return false, err
 		}
 		above = earlier.UUID
@@ -399,7 +400,7 @@ func (s *Store) arrive(ctx context.Context, tx dialect.Querier, barrier uuid.UUI
 	}
 	var due int
 	err := tx.QueryRowContext(ctx, s.sql(qBarrierArriveDue), t.arrived, t.failed, s.d.UUID(barrier), s.d.Bool(true)).Scan(&due)
-	if dialect.IsNoRows(err) {
+	if sqlkit.IsNoRows(err) {
 		// No such barrier (purged): nothing to count or fire.
 		return false, nil
 	}
@@ -490,7 +491,7 @@ func (s *Store) GetBarrier(ctx context.Context, id uuid.UUID) (Barrier, error) {
 		b, err = scanBarrier(s.d, s.db.QueryRowContext(ctx, s.sql(qBarrierGet), s.d.UUID(id)))
 		return err
 	})
-	if dialect.IsNoRows(err) {
+	if sqlkit.IsNoRows(err) {
 		return Barrier{}, fmt.Errorf("plenum: barrier %s: %w", id, ErrNotFound)
 	}
 	return b, err

@@ -5,7 +5,7 @@ import (
 	"database/sql"
 	"time"
 
-	"github.com/plenumdb/plenum/dialect"
+	"github.com/plenumdb/plenum/dialect/sqlkit"
 	"github.com/plenumdb/plenum/migrations"
 )
 
@@ -214,7 +214,7 @@ func (s *Store) oldestAvailable(ctx context.Context, queue string) (time.Time, e
 			var prio int64
 			at := timeValue{d: s.d}
 			err := s.db.QueryRowContext(ctx, s.sql(qOldestAvailable(s.d)), queue, from).Scan(&prio, &at)
-			if dialect.IsNoRows(err) {
+			if sqlkit.IsNoRows(err) {
 				return nil
 			}
 			if err != nil {

@@ -8,6 +8,7 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/plenumdb/plenum/dialect"
+	"github.com/plenumdb/plenum/dialect/sqlkit"
 )
 
 // lockedRow is an item's row as a claim's holder reads it, locked.
@@ -70,7 +71,7 @@ func (s *Store) refuseLate(ctx context.Context, tx dialect.Querier, cs []Claim) 
 	slices.SortFunc(timed, func(a, b Claim) int { return bytes.Compare(a.ID[:], b.ID[:]) })
 	for _, c := range timed {
 		r, err := s.lockRow(ctx, tx, c)
-		if dialect.IsNoRows(err) {
+		if sqlkit.IsNoRows(err) {
 			continue
 		}
 		if err != nil {

@@ -13,6 +13,7 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/plenumdb/plenum/dialect"
+	"github.com/plenumdb/plenum/dialect/sqlkit"
 	"github.com/plenumdb/plenum/internal/fault"
 )
 
@@ -453,7 +454,7 @@ type held struct {
 // goes through.
 func (s *Store) lockClaim(ctx context.Context, tx dialect.Querier, c Claim) (held, error) {
 	r, err := s.lockRow(ctx, tx, c)
-	if dialect.IsNoRows(err) {
+	if sqlkit.IsNoRows(err) {
 		return r.h, fmt.Errorf("plenum: %s: %w", c.ID, ErrClaimLost)
 	}
 	if err != nil {

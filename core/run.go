@@ -10,6 +10,7 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/plenumdb/plenum/dialect"
+	"github.com/plenumdb/plenum/dialect/sqlkit"
 	"github.com/plenumdb/plenum/migrations"
 )
 
@@ -231,7 +232,7 @@ func (s *Store) GetRun(ctx context.Context, id uuid.UUID) (Run, error) {
 		r, err = scanRun(s.d, s.db.QueryRowContext(ctx, s.sql(qRunGet), s.d.UUID(id)))
 		return err
 	})
-	if dialect.IsNoRows(err) {
+	if sqlkit.IsNoRows(err) {
 		return Run{}, fmt.Errorf("plenum: run %s: %w", id, ErrNotFound)
 	}
 	return r, err
@@ -404,7 +405,7 @@ func (s *Store) lockRun(ctx context.Context, q dialect.Querier, id uuid.UUID) (l
 	var state string
 	var hq, hk sql.NullString
 	err := q.QueryRowContext(ctx, s.sql(qRunLock), s.d.UUID(id)).Scan(&state, &hq, &hk)
-	if dialect.IsNoRows(err) {
+	if sqlkit.IsNoRows(err) {
 		return lockedRun{}, fmt.Errorf("plenum: run %s: %w", id, ErrNotFound)
 	}
 	if err != nil {

@@ -6,6 +6,7 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/plenumdb/plenum/dialect"
+	"github.com/plenumdb/plenum/dialect/sqlkit"
 )
 
 // specRun names specs[i].Run, for runsExist.
@@ -13,7 +14,7 @@ func specRun(i int) string { return fmt.Sprintf("specs[%d].Run", i) }
 
 // qRunsExisting lists those of n run ids that name a run.
 func qRunsExisting(n int) string {
-	return "SELECT id FROM {runs} WHERE id IN (" + dialect.Placeholders(n) + ")"
+	return "SELECT id FROM {runs} WHERE id IN (" + sqlkit.Placeholders(n) + ")"
 }
 
 // runsMax is the most run ids one existence check binds.

@@ -8,6 +8,7 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/plenumdb/plenum/dialect"
+	"github.com/plenumdb/plenum/dialect/sqlkit"
 )
 
 // ReviveRunResult is the outcome of ReviveRun.
@@ -127,7 +128,7 @@ func (s *Store) ReviveRunItem(ctx context.Context, run, item uuid.UUID) (ReviveR
 		var of, id uuid.UUID
 		err = tx.QueryRowContext(ctx, s.sql(qRunOfItems(1)), s.d.UUID(item)).Scan(&of, &id)
 		switch {
-		case dialect.IsNoRows(err) || (err == nil && of != run):
+		case sqlkit.IsNoRows(err) || (err == nil && of != run):
 			return fmt.Errorf("plenum: revive %s: not an item of run %s: %w", item, run, ErrNotFound)
 		case err != nil:
 			return err
@@ -161,7 +162,7 @@ func (s *Store) resumeRun(ctx context.Context, tx dialect.Querier, run uuid.UUID
 	if !revived {
 		var id uuid.UUID
 		err := tx.QueryRowContext(ctx, s.sql(qUnfinishedOfRun(s.d, 1)), s.d.UUID(run)).Scan(&id)
-		if dialect.IsNoRows(err) {
+		if sqlkit.IsNoRows(err) {
 			return fmt.Errorf("plenum: revive run %s: no dead item to revive and no item left to run: %w", run, ErrNothingToRevive)
 		}
 		if err != nil {
@@ -220,7 +221,7 @@ func (s *Store) barrierFired(ctx context.Context, tx dialect.Querier, id uuid.UU
 	var fired int
 	var failed int64
 	err := tx.QueryRowContext(ctx, s.sql(qBarrierFiredAt), s.d.UUID(id)).Scan(&fired, &failed)
-	if dialect.IsNoRows(err) {
+	if sqlkit.IsNoRows(err) {
 		return false, 0, fmt.Errorf("plenum: barrier %s: %w", id, ErrNotFound)
 	}
 	return fired == 1, failed, err
@@ -274,7 +275,7 @@ func (s *Store) rearm(ctx context.Context, tx dialect.Querier, x uuid.UUID, leav
 		rearmed   = 1
 	)
 	err := tx.QueryRowContext(ctx, s.sql(qReviveLockBarrier), s.d.UUID(x)).Scan(&fired, &join, &run)
-	if dialect.IsNoRows(err) {
+	if sqlkit.IsNoRows(err) {
 		return 0, 0, fmt.Errorf("plenum: barrier %s: %w", x, ErrNotFound)
 	}
 	if err != nil {

@@ -1,6 +1,9 @@
 package core
 
-import "github.com/plenumdb/plenum/dialect"
+import (
+	"github.com/plenumdb/plenum/dialect"
+	"github.com/plenumdb/plenum/dialect/sqlkit"
+)
 
 // Runs, signals and waiting (schema version 3). See statements.go for how
 // templates are written and catalogued.
@@ -49,12 +52,12 @@ func qSignalsOfRun(d dialect.Dialect, n int) string {
 // qWake makes n waiting items claimable now, those still waiting on the
 // name.
 func qWake(n int) string {
-	return "UPDATE {items} SET available_at = {now} WHERE id IN (" + dialect.Placeholders(n) + ") AND state = 'available' AND wait_name = ?"
+	return "UPDATE {items} SET available_at = {now} WHERE id IN (" + sqlkit.Placeholders(n) + ") AND state = 'available' AND wait_name = ?"
 }
 
 // qRunOfItems lists the runs of those of n items that belong to one.
 func qRunOfItems(n int) string {
-	return "SELECT run_id, id FROM {items} WHERE id IN (" + dialect.Placeholders(n) + ") AND run_id IS NOT NULL ORDER BY id"
+	return "SELECT run_id, id FROM {items} WHERE id IN (" + sqlkit.Placeholders(n) + ") AND run_id IS NOT NULL ORDER BY id"
 }
 
 func (s *Store) runOpenSQL() string {
@@ -87,5 +90,5 @@ func qDeadPageOfRun(d dialect.Dialect, n int) string {
 
 // qLockUnfinished locks those of n items still unfinished, in id order.
 func qLockUnfinished(n int) string {
-	return "SELECT id, barrier_id FROM {items} WHERE id IN (" + dialect.Placeholders(n) + ") AND state IN ('available', 'claimed') ORDER BY id{lock}"
+	return "SELECT id, barrier_id FROM {items} WHERE id IN (" + sqlkit.Placeholders(n) + ") AND state IN ('available', 'claimed') ORDER BY id{lock}"
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/plenumdb/plenum/core"
 	"github.com/plenumdb/plenum/dialect"
+	"github.com/plenumdb/plenum/dialect/sqlkit"
 	"github.com/plenumdb/plenum/sqlite"
 )
 
@@ -56,7 +57,7 @@ func TestClaim_SeekIsTheClaimIndexTheFilterUses(t *testing.T) {
 			t.Fatalf("the filter %q does not compare %s with argument %d", spec.Filter, c, i)
 		}
 	}
-	if !strings.Contains(spec.Filter, dialect.Condition(ix.Where)) {
-		t.Fatalf("the filter %q lacks the index's condition %s", spec.Filter, dialect.Condition(ix.Where))
+	if !strings.Contains(spec.Filter, sqlkit.Condition(ix.Where)) {
+		t.Fatalf("the filter %q lacks the index's condition %s", spec.Filter, sqlkit.Condition(ix.Where))
 	}
 }

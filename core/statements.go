@@ -4,6 +4,7 @@ import (
 	"strings"
 
 	"github.com/plenumdb/plenum/dialect"
+	"github.com/plenumdb/plenum/dialect/sqlkit"
 )
 
 // Every SQL template the core sends is named here, and only here: the call
@@ -117,7 +118,7 @@ func qExisting(n int, child bool) string {
 	if child {
 		own = "CASE WHEN barrier_id = ? OR EXISTS (SELECT 1 FROM {barriers} b WHERE b.owner_id = {items}.id AND b.parent_barrier_id = ?) THEN 1 ELSE 0 END"
 	}
-	return "SELECT id, unique_key, " + own + " FROM {items} WHERE queue = ? AND unique_key IN (" + dialect.Placeholders(n) + ")"
+	return "SELECT id, unique_key, " + own + " FROM {items} WHERE queue = ? AND unique_key IN (" + sqlkit.Placeholders(n) + ")"
 }
 
 // idsIn is the condition "id is one of these n": one list parameter where
@@ -129,7 +130,7 @@ func (s *Store) columnIn(column string, n int) string {
 	if s.lister != nil {
 		return s.lister.InUUIDs(column)
 	}
-	return column + " IN (" + dialect.Placeholders(n) + ")"
+	return column + " IN (" + sqlkit.Placeholders(n) + ")"
 }
 
 // heldBy is the condition "these n items, with this claim token, in this
@@ -194,7 +195,7 @@ func (s *Store) qExtend(n int, returning bool) string {
 
 // qLost reads which of n items still hold a token.
 func qLost(n int) string {
-	return "SELECT id, barrier_id FROM {items} WHERE id IN (" + dialect.Placeholders(n) + ") AND claim_token = ? AND state IN ('claimed', 'completed', 'dead')"
+	return "SELECT id, barrier_id FROM {items} WHERE id IN (" + sqlkit.Placeholders(n) + ") AND claim_token = ? AND state IN ('claimed', 'completed', 'dead')"
 }
 
 // The reaper's conditions and assignments.
@@ -245,12 +246,12 @@ func qReapable(d dialect.Dialect, cond string, n int) string {
 
 // qUpdateIDs applies assign to n items.
 func qUpdateIDs(assign string, n int) string {
-	return "UPDATE {items} SET " + assign + " WHERE id IN (" + dialect.Placeholders(n) + ")"
+	return "UPDATE {items} SET " + assign + " WHERE id IN (" + sqlkit.Placeholders(n) + ")"
 }
 
 // qReapLock locks n items in id order, as the reaper rereads them.
 func qReapLock(n int) string {
-	return "SELECT id, claim_token, barrier_id, crash_count, attempt, max_attempts, state, CASE WHEN lease_expires_at < {now} THEN 1 ELSE 0 END FROM {items} WHERE id IN (" + dialect.Placeholders(n) + ") ORDER BY id{lock}"
+	return "SELECT id, claim_token, barrier_id, crash_count, attempt, max_attempts, state, CASE WHEN lease_expires_at < {now} THEN 1 ELSE 0 END FROM {items} WHERE id IN (" + sqlkit.Placeholders(n) + ") ORDER BY id{lock}"
 }
 
 // qPurgeSelect reads up to n ids of table meeting cond, lowest order
@@ -335,7 +336,7 @@ const qAttemptsList = "SELECT n, outcome, error, ended_at FROM {attempts} WHERE 
 func qAttemptsInsert(n int) string {
 	return "INSERT INTO {attempts} (item_id, n, outcome, error, ended_at)" +
 		" SELECT i.id, COALESCE(MAX(a.n), 0) + 1, ?, {text?}, {now} FROM {items} i" +
-		" LEFT JOIN {attempts} a ON a.item_id = i.id WHERE i.id IN (" + dialect.Placeholders(n) + ") GROUP BY i.id"
+		" LEFT JOIN {attempts} a ON a.item_id = i.id WHERE i.id IN (" + sqlkit.Placeholders(n) + ") GROUP BY i.id"
 }
 
 // qAttemptsOrphaned deletes the history of those of n items that no longer

@@ -1,66 +1,8 @@
-// Package dialect is the contract between Plenum's database-agnostic core and
-// one SQL database.
-//
-// The core writes every statement that is the same on all databases once, with
-// '?' placeholders, and asks the dialect for the pieces that differ: the
-// placeholder style (Rebind), the database clock (Now, AddMicros), how a
-// transaction begins (Begin), the claim statement (Claim), insert-or-ignore
-// (InsertIgnore), how values are bound and read back (UUID, JSON, Bool,
-// ScanTime), how errors are classified (Classify), the DDL for the schema
-// (CreateTable, CreateIndex, DropTable, DropIndex, AddColumn, DropColumn:
-// shared shapes in TableDDL, IndexDDL, AddColumnDDL, DropColumnDDL and
-// DropIndexDDL) and a check that a connection has the
-// settings the dialect depends on (Check). Everything else is a capability flag
-// in Capabilities. The core never asks a dialect for its name to decide what to
-// do: a new database is one package that implements Dialect and passes the
-// conformance suite.
-//
-// Writing a dialect: implement Dialect in one package; register it once,
-// from init, with a Registration (the Dialect, an Open that turns a DSN
-// into a ready *sql.DB, and what its DSNs look like: see Register); add the
-// package's import to dialect/builtin, which the CLI and the migration
-// generator link (go generate ./migrations then writes its SQL, and every
-// CLI command can open it); and run conformance.Run from the package's test
-// against a real server. The contract's sharp edges:
-//
-//   - Now must move between statements of one transaction, and should hold
-//     still within one statement (PostgreSQL's statement_timestamp(): not
-//     now(), frozen for the transaction, nor clock_timestamp(), which
-//     stamps the rows of one insert apart); every gating time is computed
-//     with it.
-//   - InsertIgnore's rows affected must be exactly the rows inserted: the
-//     core counts fan-out children and learns duplicate keys from it.
-//   - Claim must take only rows no other transaction holds (SKIP LOCKED) and
-//     lock only those; where it needs several statements (no UPDATE ...
-//     RETURNING), it returns the rows of the last. Parsing the words is
-//     not enough: the migrator and a worker's Start prove it on the live
-//     database, a second session's claim taking the other of two rows
-//     while a first session's claim holds one, and refuse, with a
-//     SkipLockedError, a database whose claim takes the held row too or
-//     waits for it. A database of one writer says so with
-//     Capabilities.SingleWriter and is not probed.
-//   - The core never relies on the row count of an UPDATE that may leave
-//     every value as it was, so databases that count changed rows (MySQL)
-//     need no special setting.
-//   - Begin chooses the isolation level: READ COMMITTED where claims under
-//     stricter levels fail or deadlock; a database that is serializable only
-//     must classify its serialization failures as Retryable, and the core
-//     runs the whole transaction again.
-//   - Classify must report a connection lost as ConnectionLost: at commit
-//     that becomes ErrCommitUnknown instead of a blind retry.
-//   - Where DDL is not transactional, a migration that failed half way is
-//     completed by running it again, so every DDL statement must be safe to
-//     run again after it succeeded: IF [NOT] EXISTS where the database has
-//     it, else the dialect implements the migrations package's probers
-//     (TableProber, IndexProber, ColumnProber) and the migrator skips what
-//     is already done.
 package dialect
 
 import (
 	"context"
 	"database/sql"
-	"errors"
-	"fmt"
 	"time"
 
 	"github.com/google/uuid"
@@ -75,7 +17,8 @@ type Querier interface {
 }
 
 // Tx is a transaction begun by a dialect. *sql.Tx satisfies it; a dialect that
-// must issue its own BEGIN (SQLite's BEGIN IMMEDIATE) returns a ConnTx.
+// must issue its own BEGIN (SQLite's BEGIN IMMEDIATE) returns an
+// sqlkit.ConnTx.
 type Tx interface {
 	Querier
 	Commit() error
@@ -96,8 +39,33 @@ type TxOptions struct {
 }
 
 // Dialect is one database's answer to everything that differs between
-// databases. Implementations must be safe for concurrent use.
+// databases: the union of the parts below, each a role of its own.
+// Implementations must be safe for concurrent use. A dialect implements
+// Dialect whole; a function that needs one role asks only for that part
+// (the migration generator asks for a Schema), so that what it can touch
+// shows in its signature.
 type Dialect interface {
+	Describer
+	Syntax
+	Binder
+	Transactor
+	Classifier
+	DDL
+	Locker
+}
+
+// Schema is the part of a Dialect that the migration generator asks for:
+// it renders Plenum's schema and the files of its migrations (package
+// migrations: Statements, Render, WriteFiles) without a database.
+type Schema interface {
+	Describer
+	Syntax
+	DDL
+}
+
+// Describer is the part of a Dialect that says what it is: its name and
+// the facts about its database.
+type Describer interface {
 	// Name is the dialect's registered name ("sqlite", "postgres", ...). It is
 	// for messages, flags and the registry, never for branching.
 	Name() string
@@ -105,7 +73,12 @@ type Dialect interface {
 	// Capabilities are the facts about the database that change how the core
 	// shapes its work.
 	Capabilities() Capabilities
+}
 
+// Syntax is the part of a Dialect that writes the pieces of a statement
+// that differ between databases; the core writes the rest once, with '?'
+// placeholders.
+type Syntax interface {
 	// Rebind rewrites a statement written with '?' placeholders into the
 	// dialect's placeholder style. '?' inside quoted literals is left alone.
 	Rebind(query string) string
@@ -133,6 +106,38 @@ type Dialect interface {
 	// bound to one '?' placeholder in the result, to the time expression t.
 	AddMicros(t string) string
 
+	// InsertIgnore returns a statement that inserts n rows into table, each
+	// row written as the expression list row (with '?' placeholders), and
+	// silently skips every row that would violate a unique index (the
+	// conflict columns name the one that matters). The statement's rows
+	// affected must equal the number of rows inserted. The result is already
+	// rebound.
+	InsertIgnore(table string, columns []string, row string, n int, conflict []string) string
+}
+
+// Binder is the part of a Dialect that says how values travel: what to
+// bind for a column type whose driver value differs between databases,
+// and how a time read back becomes a time.Time.
+type Binder interface {
+	// UUID returns the value to bind for a UUID column.
+	UUID(u uuid.UUID) any
+	// JSON returns the value to bind for a JSON column.
+	JSON(b []byte) any
+	// Bool returns the value to bind for a boolean column.
+	Bool(b bool) any
+	// ScanTime converts a time column's value, as the driver returns it, to
+	// a time in UTC.
+	ScanTime(src any) (time.Time, error)
+}
+
+// Transactor is the part of a Dialect that runs work on the database: the
+// settings its connections must have, how a transaction begins, and the
+// claim that runs inside one.
+type Transactor interface {
+	// Check verifies that db has every setting the dialect depends on and
+	// returns an error naming the missing one. It runs once, at open.
+	Check(ctx context.Context, db *sql.DB) error
+
 	// Begin starts a transaction on db, with the isolation level and locking
 	// mode the dialect's guarantees depend on.
 	Begin(ctx context.Context, db *sql.DB, opts TxOptions) (Tx, error)
@@ -144,32 +149,17 @@ type Dialect interface {
 	// (proved on the live database before claims begin: SkipLockedError).
 	// It runs inside the transaction q.
 	Claim(ctx context.Context, q Querier, spec ClaimSpec) (*sql.Rows, error)
+}
 
-	// InsertIgnore returns a statement that inserts n rows into table, each
-	// row written as the expression list row (with '?' placeholders), and
-	// silently skips every row that would violate a unique index (the
-	// conflict columns name the one that matters). The statement's rows
-	// affected must equal the number of rows inserted. The result is already
-	// rebound.
-	InsertIgnore(table string, columns []string, row string, n int, conflict []string) string
-
-	// UUID returns the value to bind for a UUID column.
-	UUID(u uuid.UUID) any
-	// JSON returns the value to bind for a JSON column.
-	JSON(b []byte) any
-	// Bool returns the value to bind for a boolean column.
-	Bool(b bool) any
-	// ScanTime converts a time column's value, as the driver returns it, to
-	// a time in UTC.
-	ScanTime(src any) (time.Time, error)
-
+// Classifier is the part of a Dialect that reads the database's errors.
+type Classifier interface {
 	// Classify says what an error from this database means to the core.
 	Classify(err error) ErrorClass
+}
 
-	// Check verifies that db has every setting the dialect depends on and
-	// returns an error naming the missing one. It runs once, at open.
-	Check(ctx context.Context, db *sql.DB) error
-
+// DDL is the part of a Dialect that renders the schema: the statements
+// that create and drop Plenum's tables, indexes and columns.
+type DDL interface {
 	// CreateTable returns the statements that create t (and nothing else),
 	// each safe to run again once it has succeeded.
 	CreateTable(t Table) []string
@@ -186,7 +176,12 @@ type Dialect interface {
 	AddColumn(table string, c Column) []string
 	// DropColumn returns the statements that drop column c of table.
 	DropColumn(table string, c Column) []string
+}
 
+// Locker is the part of a Dialect that takes a named lock across
+// processes (the migrator's). It is not a sync.Locker: the lock is the
+// database's, and taking it may fail.
+type Locker interface {
 	// Lock takes a lock named name, waiting for it as long as ctx allows,
 	// and returns the function that releases it: a session-level lock on
 	// conn, or, where the database has none that works (CockroachDB), a
@@ -195,122 +190,4 @@ type Dialect interface {
 	// it. A dialect whose write transactions already exclude each other
 	// (Capabilities.SingleWriter) may return a no-op.
 	Lock(ctx context.Context, conn *sql.Conn, name string) (unlock func(context.Context) error, err error)
-}
-
-// Capabilities are the facts about a database that change how the core
-// shapes its statements.
-type Capabilities struct {
-	// SingleWriter is true when the database runs one write transaction at
-	// a time (SQLite). Row locks and SKIP LOCKED then mean nothing, and tests
-	// that hold two write transactions open at once do not apply; nor does
-	// the probe that a claim skips held rows (SkipLockedError).
-	SingleWriter bool
-
-	// ReturningUpdate is true when UPDATE ... RETURNING exists. Without it
-	// the core locks the rows with a SELECT first and then updates them.
-	ReturningUpdate bool
-
-	// LockClause is appended to a SELECT that must lock the rows it reads
-	// for the rest of the transaction: " FOR NO KEY UPDATE", " FOR UPDATE",
-	// or "" where the transaction already excludes other writers.
-	LockClause string
-
-	// TransactionalDDL is true when CREATE TABLE and CREATE INDEX take part
-	// in a transaction and roll back with it.
-	TransactionalDDL bool
-
-	// MaxBindParams is the largest number of bind parameters one statement
-	// may carry.
-	MaxBindParams int
-
-	// MaxStatementBytes bounds the size of one statement with its bound
-	// values (MySQL's max_allowed_packet); 0 means no limit below the bind
-	// limit.
-	MaxStatementBytes int
-
-	// MaxInList bounds the number of values in one IN (...) list; 0 means
-	// only MaxBindParams bounds it.
-	MaxInList int
-
-	// MaxInsertRows is the most rows one multi-row INSERT of items may
-	// carry, within MaxBindParams; 0 leaves the core's default (500), which
-	// suits a database whose prepare time grows with the statement
-	// (SQLite). A database that plans a long VALUES list cheaply can take
-	// a fan-out's whole page in one statement; the plan a session keeps of
-	// a prepared INSERT grows with its rows too.
-	MaxInsertRows int
-
-	// DualTable names the table a SELECT of expressions alone must read
-	// from ("dual" on Oracle); empty where "SELECT expr" is valid.
-	DualTable string
-
-	// ClockResolution is the finest step of the database clock as the
-	// dialect stores it. Leases and heartbeats are required to be far above
-	// it.
-	ClockResolution time.Duration
-
-	// MaxClockOffset is how far apart the clocks that Now reads on
-	// different connections may be: 0 for a database with one clock, the
-	// cluster's maximum clock offset for a distributed one (CockroachDB: 500
-	// ms by default). The core refuses leases shorter than four times it.
-	MaxClockOffset time.Duration
-
-	// RetryAttempts is how many times the core tries a transaction, by
-	// default, before it gives up on transient errors; 0 leaves the core's
-	// default (10). A database that aborts conflicting transactions
-	// instead of making them wait (serializable-only, as CockroachDB)
-	// needs more under contention.
-	RetryAttempts int
-}
-
-// ClaimSpec is what the core asks of a claim. Every SQL fragment is written
-// with '?' placeholders; the dialect assembles the fragments into its own
-// statement shape, orders their arguments, and rebinds the result.
-type ClaimSpec struct {
-	// Table is the items table (a safe identifier).
-	Table string
-	// Filter is the boolean condition a claimable row meets, with FilterArgs.
-	Filter     string
-	FilterArgs []any
-	// OrderBy is the ORDER BY list that decides which rows go first.
-	OrderBy string
-	// Limit is the most rows to take; always at least 1.
-	Limit int
-	// Set is the assignment list applied to each claimed row, with SetArgs.
-	Set     string
-	SetArgs []any
-	// Returning lists the columns to return, in order, of each claimed row
-	// after Set was applied.
-	Returning []string
-	// Key is the primary key column.
-	Key string
-	// Seek, when set, is the partial index that serves the claim: Filter
-	// includes its conditions (Where), compares its first columns for
-	// equality, one each, with the first FilterArgs, in order, and OrderBy
-	// lists its remaining columns. A dialect that stands in for partial
-	// indexes with expression indexes (Oracle) writes its claim through
-	// the index's expressions, so that the optimizer can use it. Other
-	// dialects ignore it.
-	Seek *Index
-}
-
-// Validate reports what spec lacks, so that a dialect's Claim refuses it
-// before it writes any SQL.
-func (s ClaimSpec) Validate() error {
-	switch {
-	case s.Limit < 1:
-		return fmt.Errorf("limit %d, must be at least 1", s.Limit)
-	case s.Table == "" || s.Key == "" || s.Set == "" || s.Filter == "" || s.OrderBy == "":
-		return errors.New("table, key, set, filter and order by are all required")
-	case len(s.Returning) == 0:
-		return errors.New("no returning columns")
-	}
-	return nil
-}
-
-// Candidates returns the SELECT of the keys a claim would take, in claim
-// order, ended by limit (the dialect's Limit(spec.Limit)): the part every
-// dialect's claim statement shares, to wrap in its own locking and update.
-func (s ClaimSpec) Candidates(limit string) string {
-	return "SELECT " + s.Key + " FROM " + s.Table + " WHERE " + s.Filter + " ORDER BY " + s.OrderBy + limit
 }

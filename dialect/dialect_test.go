@@ -1,95 +1,14 @@
 package dialect_test
 
 import (
-	"context"
 	"database/sql"
-	"database/sql/driver"
 	"errors"
-	"fmt"
-	"io"
-	"net"
-	"regexp"
 	"slices"
 	"strings"
 	"testing"
 
 	"github.com/plenumdb/plenum/dialect"
 )
-
-func TestRebindNumbered(t *testing.T) {
-	t.Parallel()
-	cases := []struct{ in, prefix, want string }{
-		{"SELECT 1", "$", "SELECT 1"},
-		{"a = ? AND b = ?", "$", "a = $1 AND b = $2"},
-		{"a = ? AND b = '?' AND c = ?", "$", "a = $1 AND b = '?' AND c = $2"},
-		{`a = "we?ird" AND b = ?`, ":", `a = "we?ird" AND b = :1`},
-		{"a = 'it''s ?' AND b = ?", "$", "a = 'it''s ?' AND b = $1"},
-		{"a = ? -- what?\nAND b = ?", "$", "a = $1 -- what?\nAND b = $2"},
-		{"a = 'unterminated ?", "$", "a = 'unterminated ?"},
-		{"a = ?", ":", "a = :1"},
-	}
-	for _, c := range cases {
-		if got := dialect.RebindNumbered(c.in, c.prefix); got != c.want {
-			t.Errorf("RebindNumbered(%q, %q) = %q, want %q", c.in, c.prefix, got, c.want)
-		}
-	}
-}
-
-func FuzzRebindNumbered(f *testing.F) {
-	for _, s := range []string{"a = ? AND b = '?'", `"x?" ?`, "-- ?\n?", "'", "??"} {
-		f.Add(s)
-	}
-	f.Fuzz(func(t *testing.T, q string) {
-		if strings.Contains(q, "$") || followedByDigit.MatchString(q) {
-			t.Skip() // the mapping back would be ambiguous
-		}
-		out := dialect.RebindNumbered(q, "$")
-		// Putting '?' back for every $N gives the input again, and the
-		// numbers run 1, 2, 3, ... in order.
-		next := 1
-		back := numbered.ReplaceAllStringFunc(out, func(m string) string {
-			if m != fmt.Sprintf("$%d", next) {
-				t.Fatalf("placeholder %s out of order in %q", m, out)
-			}
-			next++
-			return "?"
-		})
-		if back != q {
-			t.Fatalf("RebindNumbered(%q) = %q, which does not map back", q, out)
-		}
-	})
-}
-
-var (
-	numbered        = regexp.MustCompile(`\$[0-9]+`)
-	followedByDigit = regexp.MustCompile(`\?[0-9]`)
-)
-
-func TestPlaceholders(t *testing.T) {
-	t.Parallel()
-	for n, want := range map[int]string{-1: "", 0: "", 1: "?", 3: "?, ?, ?"} {
-		if got := dialect.Placeholders(n); got != want {
-			t.Errorf("Placeholders(%d) = %q, want %q", n, got, want)
-		}
-	}
-}
-
-func TestIsConnectionLost(t *testing.T) {
-	t.Parallel()
-	lost := []error{driver.ErrBadConn, sql.ErrConnDone, io.EOF, io.ErrUnexpectedEOF, net.ErrClosed,
-		fmt.Errorf("wrapped: %w", driver.ErrBadConn), &net.OpError{Op: "read", Err: errors.New("reset")}}
-	for _, err := range lost {
-		if !dialect.IsConnectionLost(err) {
-			t.Errorf("IsConnectionLost(%v) = false, want true", err)
-		}
-	}
-	kept := []error{nil, errors.New("syntax error"), context.Canceled, context.DeadlineExceeded, sql.ErrNoRows}
-	for _, err := range kept {
-		if dialect.IsConnectionLost(err) {
-			t.Errorf("IsConnectionLost(%v) = true, want false", err)
-		}
-	}
-}
 
 type named struct{ dialect.Dialect }
 
@@ -163,57 +82,6 @@ func TestColumnTypeString(t *testing.T) {
 	}
 	if dialect.ColumnType(0).String() != "unknown" {
 		t.Error("the zero column type has a name")
-	}
-}
-
-func TestTableDDL(t *testing.T) {
-	tb := dialect.Table{
-		Name: "t",
-		Columns: []dialect.Column{
-			{Name: "id", Type: dialect.UUID},
-			{Name: "note", Type: dialect.Text, Nullable: true},
-		},
-		PrimaryKey: []string{"id"},
-	}
-	colType := func(c dialect.Column) string { return strings.ToUpper(c.Type.String()) }
-	want := "CREATE TABLE IF NOT EXISTS t (\n  id UUID NOT NULL,\n  note TEXT,\n  PRIMARY KEY (id)\n)"
-	if got := dialect.TableDDL(tb, colType, false, ""); got != want {
-		t.Errorf("TableDDL =\n%s\nwant\n%s", got, want)
-	}
-	got := dialect.TableDDL(tb, colType, true, " ENGINE=InnoDB")
-	if !strings.Contains(got, "note TEXT NULL,") || !strings.HasSuffix(got, "\n) ENGINE=InnoDB") {
-		t.Errorf("TableDDL with explicit NULL and options =\n%s", got)
-	}
-}
-
-func TestInsertValues(t *testing.T) {
-	if got, want := dialect.InsertValues("t", []string{"a", "b"}, "?, ?", 3), "INSERT INTO t (a, b) VALUES (?, ?), (?, ?), (?, ?)"; got != want {
-		t.Errorf("InsertValues = %q, want %q", got, want)
-	}
-	if got := dialect.InsertValues("t", []string{"a"}, "?", 0); got != "INSERT INTO t (a) VALUES " {
-		t.Errorf("InsertValues with no rows = %q", got)
-	}
-}
-
-func TestIndexDDL(t *testing.T) {
-	for _, tc := range []struct {
-		ix   dialect.Index
-		want string
-	}{
-		{dialect.Index{Name: "i", Columns: []string{"a", "b"}}, "CREATE INDEX IF NOT EXISTS i ON t (a, b)"},
-		{dialect.Index{Name: "u", Columns: []string{"a"}, Unique: true}, "CREATE UNIQUE INDEX IF NOT EXISTS u ON t (a)"},
-		{
-			dialect.Index{Name: "p", Columns: []string{"a"}, Where: []dialect.Cond{{Column: "s", Value: "it's"}, {Column: "b", NotNull: true}}},
-			"CREATE INDEX IF NOT EXISTS p ON t (a) WHERE s = 'it''s' AND b IS NOT NULL",
-		},
-		{
-			dialect.Index{Name: "n", Columns: []string{"c", "id"}, Where: []dialect.Cond{{Column: "f", Null: true}}},
-			"CREATE INDEX IF NOT EXISTS n ON t (c, id) WHERE f IS NULL",
-		},
-	} {
-		if got := dialect.IndexDDL("t", tc.ix); got != tc.want {
-			t.Errorf("IndexDDL(%+v) = %q, want %q", tc.ix, got, tc.want)
-		}
 	}
 }
 

@@ -1,14 +1,6 @@
 package dialect
 
-import (
-	"context"
-	"database/sql"
-	"database/sql/driver"
-	"errors"
-	"io"
-	"net"
-	"syscall"
-)
+import "errors"
 
 // ErrorClass is what an error means to the core.
 type ErrorClass int
@@ -38,27 +30,6 @@ func (c ErrorClass) String() string {
 		return "connection-lost"
 	}
 	return "other"
-}
-
-// IsConnectionLost reports whether err says that the connection to the
-// database broke, in the ways every driver shares (database/sql's bad
-// connection, an unexpected EOF, a network error). Dialects call it from
-// Classify and add their own driver's codes.
-func IsConnectionLost(err error) bool {
-	if err == nil {
-		return false
-	}
-	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
-		return false
-	}
-	if errors.Is(err, driver.ErrBadConn) || errors.Is(err, sql.ErrConnDone) ||
-		errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) ||
-		errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE) ||
-		errors.Is(err, net.ErrClosed) {
-		return true
-	}
-	var ne net.Error
-	return errors.As(err, &ne)
 }
 
 // ErrUnknownDialect is returned by Lookup for a name no package registered.

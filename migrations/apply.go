@@ -12,35 +12,6 @@ import (
 	"github.com/plenumdb/plenum/internal/skipprobe"
 )
 
-// TableProber is an optional interface a dialect may implement so that
-// Version can tell a missing migrations table from a query that failed for
-// another reason, and so that the statement-by-statement migrator skips a
-// table that a half-done migration already created (or dropped). The
-// sqlite and mysql dialects implement it.
-type TableProber interface {
-	// TableExists reports whether table exists.
-	TableExists(ctx context.Context, q dialect.Querier, table string) (bool, error)
-}
-
-// IndexProber is an optional interface for a dialect whose DDL is not
-// transactional and that cannot say CREATE INDEX IF NOT EXISTS or DROP
-// INDEX IF EXISTS (MySQL 8): the statement-by-statement migrator asks it
-// whether an index exists, and skips creating one that does (or dropping
-// one that does not), so that running the migrator again completes a
-// migration that failed half way. The mysql dialect implements it.
-type IndexProber interface {
-	// IndexExists reports whether table has an index named index.
-	IndexExists(ctx context.Context, q dialect.Querier, table, index string) (bool, error)
-}
-
-// ColumnProber is IndexProber for columns: a dialect whose DDL is not
-// transactional and that cannot say ADD COLUMN IF NOT EXISTS or DROP
-// COLUMN IF EXISTS (MySQL 8) implements it. The mysql dialect does.
-type ColumnProber interface {
-	// ColumnExists reports whether table has a column named column.
-	ColumnExists(ctx context.Context, q dialect.Querier, table, column string) (bool, error)
-}
-
 // maxAttempts bounds the retries of a migration transaction, or of a run
 // outside one, that failed with a retryable error (SQLITE_BUSY, a
 // serialization failure, a deadlock).
@@ -67,10 +38,10 @@ const maxAttempts = 5
 // after its last: a migration that failed half way shows in Status as
 // partly applied, is not taken as applied by Version, and is completed by
 // running Apply again, which skips what is done (IF NOT EXISTS, or the
-// dialect's probers: TableProber, IndexProber, ColumnProber). A statement
-// that fails with an error the dialect calls retryable (a deadlock, a
-// serialization failure) changed nothing, and Apply resumes by itself, a
-// bounded number of times.
+// dialect's probers: dialect.TableProber, IndexProber, ColumnProber). A
+// statement that fails with an error the dialect calls retryable (a
+// deadlock, a serialization failure) changed nothing, and Apply resumes by
+// itself, a bounded number of times.
 func Apply(ctx context.Context, db *sql.DB, d dialect.Dialect, prefix string) (applied []int, err error) {
 	return Up(ctx, db, d, prefix, LatestVersion)
 }

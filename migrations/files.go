@@ -31,19 +31,10 @@ func Formats() []string { return []string{FormatPlain, FormatGolangMigrate, Form
 // ErrUnknownFormat is returned for a file format WriteFiles does not know.
 var ErrUnknownFormat = errors.New("unknown migration file format")
 
-// Noter is an optional interface for a dialect to say what a migration
-// tool needs to run its files in a format: a DSN setting, say (MySQL's
-// multiStatements=true for golang-migrate). Render writes the notes into
-// each file's header; plenum migrations gen prints them too.
-type Noter interface {
-	// MigrationNotes returns the notes for files in format, each one line.
-	MigrationNotes(format string) []string
-}
-
 // Notes returns what d says a tool needs to run its files in format, or
-// nothing when d is not a Noter.
-func Notes(d dialect.Dialect, format string) []string {
-	if n, ok := d.(Noter); ok {
+// nothing when d is not a dialect.Noter.
+func Notes(d dialect.Schema, format string) []string {
+	if n, ok := d.(dialect.Noter); ok {
 		return n.MigrationNotes(format)
 	}
 	return nil
@@ -65,7 +56,7 @@ type File struct {
 // an external tool applied the files; every down file deletes its version
 // row, and version 1's also drops the migrations table. Statements end with
 // ';' and are separated by blank lines.
-func Render(d dialect.Dialect, prefix, format string) ([]File, error) {
+func Render(d dialect.Schema, prefix, format string) ([]File, error) {
 	if err := ValidatePrefix(prefix); err != nil {
 		return nil, err
 	}
@@ -116,7 +107,7 @@ func Render(d dialect.Dialect, prefix, format string) ([]File, error) {
 
 // versionStatements is Statements plus the bookkeeping of the migrations
 // table that a file needs.
-func versionStatements(d dialect.Dialect, prefix string, m Migration) (up, down []string) {
+func versionStatements(d dialect.Schema, prefix string, m Migration) (up, down []string) {
 	up, down = Statements(d, m)
 	if m.Version == 1 {
 		up = append(d.CreateTable(MigrationsTable(prefix)), up...)
@@ -156,7 +147,7 @@ func writeStatements(b *strings.Builder, stmts []string, goose bool) {
 // 0001_init.up.sql and 0001_init.down.sql) or "goose" (0001_init.sql with
 // Up and Down sections). It returns the paths it wrote. See Render for what
 // the files hold.
-func WriteFiles(dir string, d dialect.Dialect, prefix, format string) ([]string, error) {
+func WriteFiles(dir string, d dialect.Schema, prefix, format string) ([]string, error) {
 	if dir == "" {
 		return nil, errors.New("migrations: write files: empty directory")
 	}

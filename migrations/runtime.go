@@ -103,7 +103,7 @@ func backfillAttempts(n Names) *DataStep {
 	const first = "1"
 	return &DataStep{
 		Table: n.Attempts,
-		Up: func(d dialect.Dialect) []string {
+		Up: func(d dialect.Schema) []string {
 			return []string{"INSERT INTO " + n.Attempts + " (item_id, n, outcome, error, ended_at)" +
 				" SELECT i.id, " + first + "," +
 				" CASE WHEN i.last_error LIKE " + quote(crashText) + " THEN " + quote(OutcomeCrash) +
@@ -113,7 +113,7 @@ func backfillAttempts(n Names) *DataStep {
 				" FROM " + n.Items + " i WHERE i.last_error IS NOT NULL" +
 				" AND NOT EXISTS (SELECT 1 FROM " + n.Attempts + " a WHERE a.item_id = i.id)"}
 		},
-		Down: func(d dialect.Dialect) []string {
+		Down: func(d dialect.Schema) []string {
 			return []string{"DELETE FROM " + n.Attempts + " WHERE EXISTS (SELECT 1 FROM " + n.Items + " i" +
 				" WHERE i.id = " + n.Attempts + ".item_id AND i.last_error IS NOT NULL AND " + n.Attempts + ".n = " + first + ")"}
 		},

@@ -85,11 +85,11 @@ type Change struct {
 // rewritten.
 type DataStep struct {
 	// Table is the table the step writes. Where DDL is not transactional
-	// and the dialect can tell (TableProber), the step is skipped when the
-	// table does not exist: the down of a half-applied version.
+	// and the dialect can tell (dialect.TableProber), the step is skipped
+	// when the table does not exist: the down of a half-applied version.
 	Table string
 	// Up and Down return the step's statements and their inverse.
-	Up, Down func(d dialect.Dialect) []string
+	Up, Down func(d dialect.Schema) []string
 }
 
 // Migration is one schema version.

@@ -45,7 +45,7 @@ func TestChange_Validate(t *testing.T) {
 		{Change{DropIndex: ix}, "needs IndexTable"},
 		{Change{Column: &dialect.Column{Name: "c", Nullable: true}}, "needs ColumnTable"},
 		{Change{Column: &dialect.Column{Name: "c"}, ColumnTable: "t"}, "must be nullable"},
-		{Change{Data: &DataStep{Up: func(dialect.Dialect) []string { return nil }}}, "needs Up and Down"},
+		{Change{Data: &DataStep{Up: func(dialect.Schema) []string { return nil }}}, "needs Up and Down"},
 	} {
 		if err := c.change.validate(); err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("validate(%+v) = %v, want %q", c.change, err, c.want)

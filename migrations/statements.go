@@ -15,7 +15,7 @@ import (
 // order; down undoes them in reverse order. The down of an index or a
 // column on a table that m itself creates is left out: dropping the table
 // drops it too. (Version 1's down is its DROP TABLEs alone.)
-func Statements(d dialect.Dialect, m Migration) (up, down []string) {
+func Statements(d dialect.Schema, m Migration) (up, down []string) {
 	if d == nil {
 		return nil, nil
 	}
@@ -52,7 +52,7 @@ func (c Change) goesWithTable(created map[string]bool) bool {
 }
 
 // statements renders one change and its inverse.
-func (c Change) statements(d dialect.Dialect) (up, down []string) {
+func (c Change) statements(d dialect.Schema) (up, down []string) {
 	switch {
 	case c.Table != nil:
 		return d.CreateTable(*c.Table), d.DropTable(c.Table.Name)
@@ -121,7 +121,7 @@ func (c Change) validate() error {
 func (c Change) done(ctx context.Context, q dialect.Querier, d dialect.Dialect, down bool) (bool, error) {
 	switch {
 	case c.Table != nil:
-		if p, ok := d.(TableProber); ok {
+		if p, ok := d.(dialect.TableProber); ok {
 			exists, err := p.TableExists(ctx, q, c.Table.Name)
 			if err != nil {
 				return false, fmt.Errorf("checking for table %s: %w", c.Table.Name, err)
@@ -129,7 +129,7 @@ func (c Change) done(ctx context.Context, q dialect.Querier, d dialect.Dialect, 
 			return exists != down, nil
 		}
 	case c.Index != nil, c.DropIndex != nil:
-		if p, ok := d.(IndexProber); ok {
+		if p, ok := d.(dialect.IndexProber); ok {
 			ix := c.Index
 			if ix == nil {
 				ix = c.DropIndex
@@ -143,7 +143,7 @@ func (c Change) done(ctx context.Context, q dialect.Querier, d dialect.Dialect, 
 			return exists == (down == (c.DropIndex != nil)), nil
 		}
 	case c.Column != nil:
-		if p, ok := d.(ColumnProber); ok {
+		if p, ok := d.(dialect.ColumnProber); ok {
 			exists, err := p.ColumnExists(ctx, q, c.ColumnTable, c.Column.Name)
 			if err != nil {
 				return false, fmt.Errorf("checking for column %s.%s: %w", c.ColumnTable, c.Column.Name, err)
@@ -151,7 +151,7 @@ func (c Change) done(ctx context.Context, q dialect.Querier, d dialect.Dialect, 
 			return exists != down, nil
 		}
 	case c.Data != nil:
-		if p, ok := d.(TableProber); ok && c.Data.Table != "" {
+		if p, ok := d.(dialect.TableProber); ok && c.Data.Table != "" {
 			exists, err := p.TableExists(ctx, q, c.Data.Table)
 			if err != nil {
 				return false, fmt.Errorf("checking for table %s: %w", c.Data.Table, err)
@@ -219,21 +219,21 @@ var versionColumns = []string{"version", "name", "applied_at"}
 
 // insertVersion returns the statement that records m as applied, with the
 // version and name bound to two placeholders.
-func insertVersion(d dialect.Dialect, prefix string) string {
+func insertVersion(d dialect.Syntax, prefix string) string {
 	return d.Rebind("INSERT INTO " + NamesFor(prefix).Migrations + " (" +
 		strings.Join(versionColumns, ", ") + ") VALUES (?, ?, " + d.Now(0) + ")")
 }
 
 // deleteVersion returns the statement that deletes the row of the version
 // bound to its one placeholder.
-func deleteVersion(d dialect.Dialect, prefix string) string {
+func deleteVersion(d dialect.Syntax, prefix string) string {
 	return d.Rebind("DELETE FROM " + NamesFor(prefix).Migrations + " WHERE version = ?")
 }
 
 // insertVersionLiteral returns a statement that records m as applied, with
 // its values written out, and that does nothing when the row is already
 // there: a generated file may run after Apply did the same work.
-func insertVersionLiteral(d dialect.Dialect, prefix string, m Migration) string {
+func insertVersionLiteral(d dialect.Syntax, prefix string, m Migration) string {
 	row := strconv.Itoa(m.Version) + ", " + quote(m.Name) + ", " + d.Now(0)
 	return d.InsertIgnore(NamesFor(prefix).Migrations, versionColumns, row, 1, []string{"version"})
 }

@@ -163,7 +163,7 @@ func Version(ctx context.Context, db *sql.DB, d dialect.Dialect, prefix string) 
 //
 // No query tells a missing table apart on every database without parsing
 // error messages, so it reads first and, only when that fails, finds out
-// why: through the dialect's TableProber when it has one; otherwise by
+// why: through dialect.TableProber when the dialect has it; otherwise by
 // pinging the database, taking a failure on a reachable database as a
 // missing table. Without a prober, a table that exists but cannot be read
 // (a missing grant) also reads as missing; Apply then fails loudly when it
@@ -177,7 +177,7 @@ func versionsIfAny(ctx context.Context, db *sql.DB, d dialect.Dialect, prefix st
 	if ctx.Err() != nil {
 		return nil, err
 	}
-	if p, ok := d.(TableProber); ok {
+	if p, ok := d.(dialect.TableProber); ok {
 		exists, perr := p.TableExists(ctx, db, table)
 		if perr != nil {
 			return nil, fmt.Errorf("%w (and checking for %s: %v)", err, table, perr)

@@ -12,6 +12,7 @@ import (
 	gomysql "github.com/go-sql-driver/mysql"
 
 	"github.com/plenumdb/plenum/dialect"
+	"github.com/plenumdb/plenum/dialect/sqlkit"
 )
 
 // Server error numbers the dialect tells apart.
@@ -69,7 +70,7 @@ func (d *mysqlDialect) Classify(err error) dialect.ErrorClass {
 		}
 		return dialect.Other
 	}
-	if errors.Is(err, gomysql.ErrInvalidConn) || dialect.IsConnectionLost(err) {
+	if errors.Is(err, gomysql.ErrInvalidConn) || sqlkit.IsConnectionLost(err) {
 		return dialect.ConnectionLost
 	}
 	return dialect.Other

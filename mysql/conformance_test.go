@@ -11,7 +11,6 @@ import (
 
 	"github.com/plenumdb/plenum/conformance"
 	"github.com/plenumdb/plenum/dialect"
-	"github.com/plenumdb/plenum/migrations"
 	"github.com/plenumdb/plenum/mysql"
 )
 
@@ -78,15 +77,15 @@ func runConformance(t *testing.T, dsn string) {
 type wrapped struct{ dialect.Dialect }
 
 func (w wrapped) TableExists(ctx context.Context, q dialect.Querier, table string) (bool, error) {
-	return w.Dialect.(migrations.TableProber).TableExists(ctx, q, table)
+	return w.Dialect.(dialect.TableProber).TableExists(ctx, q, table)
 }
 
 func (w wrapped) IndexExists(ctx context.Context, q dialect.Querier, table, index string) (bool, error) {
-	return w.Dialect.(migrations.IndexProber).IndexExists(ctx, q, table, index)
+	return w.Dialect.(dialect.IndexProber).IndexExists(ctx, q, table, index)
 }
 
 func (w wrapped) ColumnExists(ctx context.Context, q dialect.Querier, table, column string) (bool, error) {
-	return w.Dialect.(migrations.ColumnProber).ColumnExists(ctx, q, table, column)
+	return w.Dialect.(dialect.ColumnProber).ColumnExists(ctx, q, table, column)
 }
 
 // countingDialect counts the distinct server errors 1213 and 1205 that it

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/plenumdb/plenum/dialect"
+	"github.com/plenumdb/plenum/dialect/sqlkit"
 )
 
 // tableOptions end every CREATE TABLE: InnoDB for row locks and
@@ -59,7 +60,7 @@ func columnType(c dialect.Column) string {
 // key. A CREATE TABLE is atomic on both servers (MySQL 8's data dictionary,
 // MariaDB 10.6's atomic DDL), and IF NOT EXISTS makes it safe to run again.
 func (d *mysqlDialect) CreateTable(t dialect.Table) []string {
-	return []string{dialect.TableDDL(t, columnType, true, tableOptions)}
+	return []string{sqlkit.TableDDL(t, columnType, true, tableOptions)}
 }
 
 // CreateIndex renders one statement that creates ix, without IF NOT EXISTS,
@@ -127,7 +128,7 @@ func markerColumn(index string) string { return index + "_on" }
 
 // condition renders a partial index's conditions as one SQL condition,
 // with MySQL's literals.
-func condition(where []dialect.Cond) string { return dialect.ConditionQuoted(where, quote) }
+func condition(where []dialect.Cond) string { return sqlkit.ConditionQuoted(where, quote) }
 
 // DropTable renders DROP TABLE IF EXISTS; the table's indexes go with it.
 func (d *mysqlDialect) DropTable(table string) []string {
@@ -149,13 +150,13 @@ func (d *mysqlDialect) DropIndex(table string, ix dialect.Index) []string {
 // nullable column is an in-place change on both servers (MySQL 8's
 // INSTANT, MariaDB 10.3's instant ADD COLUMN).
 func (d *mysqlDialect) AddColumn(table string, c dialect.Column) []string {
-	return []string{dialect.AddColumnDDL(table, c, columnType, true, false)}
+	return []string{sqlkit.AddColumnDDL(table, c, columnType, true, false)}
 }
 
 // DropColumn renders ALTER TABLE ... DROP COLUMN, without IF EXISTS, which
 // MySQL 8 lacks: the migrator asks ColumnExists first.
 func (d *mysqlDialect) DropColumn(table string, c dialect.Column) []string {
-	return []string{dialect.DropColumnDDL(table, c.Name, false)}
+	return []string{sqlkit.DropColumnDDL(table, c.Name, false)}
 }
 
 // quote renders s as a string literal that means the same with or without
@@ -179,27 +180,27 @@ func quote(s string) string {
 // It needs no privilege beyond one on the table itself: information_schema
 // shows a user the tables it may use.
 func (d *mysqlDialect) TableExists(ctx context.Context, q dialect.Querier, table string) (bool, error) {
-	return dialect.Exists(ctx, q, "mysql: table exists", "SELECT COUNT(*) FROM information_schema.TABLES WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = ?", table)
+	return sqlkit.Exists(ctx, q, "mysql: table exists", "SELECT COUNT(*) FROM information_schema.TABLES WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = ?", table)
 }
 
 // IndexExists reports whether table, in the current database, has an index
-// named index. The migrator (migrations.IndexProber) uses it to skip the
+// named index. The migrator (dialect.IndexProber) uses it to skip the
 // statements of an index that a migration which failed half way already
 // created, since MySQL 8 has no CREATE INDEX IF NOT EXISTS.
 func (d *mysqlDialect) IndexExists(ctx context.Context, q dialect.Querier, table, index string) (bool, error) {
-	return dialect.Exists(ctx, q, "mysql: index exists", "SELECT COUNT(*) FROM information_schema.STATISTICS WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = ? AND INDEX_NAME = ?", table, index)
+	return sqlkit.Exists(ctx, q, "mysql: index exists", "SELECT COUNT(*) FROM information_schema.STATISTICS WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = ? AND INDEX_NAME = ?", table, index)
 }
 
 // ColumnExists reports whether table, in the current database, has a
-// column named column. The migrator (migrations.ColumnProber) uses it to
+// column named column. The migrator (dialect.ColumnProber) uses it to
 // skip an ADD COLUMN already done, or a DROP COLUMN, by a migration that
 // failed half way.
 func (d *mysqlDialect) ColumnExists(ctx context.Context, q dialect.Querier, table, column string) (bool, error) {
-	return dialect.Exists(ctx, q, "mysql: column exists", "SELECT COUNT(*) FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = ? AND COLUMN_NAME = ?", table, column)
+	return sqlkit.Exists(ctx, q, "mysql: column exists", "SELECT COUNT(*) FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = ? AND COLUMN_NAME = ?", table, column)
 }
 
 // MigrationNotes says what golang-migrate needs to run the generated files
-// (migrations.Noter): it sends each file to the server whole, which
+// (dialect.Noter): it sends each file to the server whole, which
 // go-sql-driver/mysql allows only with multiStatements=true in the DSN.
 // (goose splits the statements itself; Plenum's own migrator runs them one
 // by one.) Keep that setting to the migration tool's DSN: a store needs

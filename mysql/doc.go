@@ -203,8 +203,8 @@
 //     harmlessly;
 //   - CREATE INDEX, DROP INDEX, ADD COLUMN and DROP COLUMN have no IF [NOT]
 //     EXISTS on MySQL 8 (MariaDB has them, but one file must serve both
-//     servers), so the dialect implements migrations.IndexProber and
-//     migrations.ColumnProber: before each change the migrator asks
+//     servers), so the dialect implements dialect.IndexProber and
+//     dialect.ColumnProber: before each change the migrator asks
 //     information_schema (STATISTICS, COLUMNS) whether it is done, and
 //     skips it if so; data steps are written to run again.
 //

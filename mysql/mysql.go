@@ -13,6 +13,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/plenumdb/plenum/dialect"
+	"github.com/plenumdb/plenum/dialect/sqlkit"
 )
 
 // Name is the dialect's registered name.
@@ -154,7 +155,7 @@ func parseDSN(dsn string) (cfg *gomysql.Config, err error) {
 	if strings.Contains(dsn, "://") {
 		// go-sql-driver's DSNs have no scheme; a URL is for another
 		// driver, or a mysql:// URL a habit from elsewhere.
-		k := dialect.DSNKind(dsn)
+		k := sqlkit.DSNKind(dsn)
 		if k == "" || k == Name {
 			return nil, errors.New("mysql: invalid DSN: a URL is not a go-sql-driver DSN: write user:password@tcp(host:3306)/database")
 		}
@@ -229,7 +230,7 @@ func (d *mysqlDialect) Capabilities() dialect.Capabilities {
 }
 
 // Rebind returns query unchanged: MySQL takes '?'.
-func (d *mysqlDialect) Rebind(query string) string { return dialect.RebindQuestion(query) }
+func (d *mysqlDialect) Rebind(query string) string { return sqlkit.RebindQuestion(query) }
 
 // Param returns "?": MySQL infers every type Plenum binds.
 func (d *mysqlDialect) Param(dialect.ColumnType) string { return "?" }
@@ -297,7 +298,7 @@ func (d *mysqlDialect) Claim(ctx context.Context, q dialect.Querier, spec dialec
 		// The caller reads columns, so give it the right ones, and no row.
 		return q.QueryContext(ctx, "SELECT "+returning+" FROM "+spec.Table+" WHERE 1 = 0")
 	}
-	in := spec.Key + " IN (" + dialect.Placeholders(len(ids)) + ")"
+	in := spec.Key + " IN (" + sqlkit.Placeholders(len(ids)) + ")"
 	args := make([]any, 0, len(spec.SetArgs)+len(ids))
 	args = append(args, spec.SetArgs...)
 	args = append(args, ids...)
@@ -331,7 +332,7 @@ func claimSelect(spec dialect.ClaimSpec) string {
 // value, even in strict mode. n below 1 gives a statement the server
 // rejects.
 func (d *mysqlDialect) InsertIgnore(table string, columns []string, row string, n int, _ []string) string {
-	stmt := dialect.InsertValues(table, columns, row, n)
+	stmt := sqlkit.InsertValues(table, columns, row, n)
 	if len(columns) > 0 {
 		stmt += " ON DUPLICATE KEY UPDATE " + columns[0] + " = " + columns[0]
 	}

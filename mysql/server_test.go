@@ -493,7 +493,7 @@ func TestCreateIndex_UniquePartialIsExact(t *testing.T) {
 			t.Errorf("row %d: %v, want duplicate %v", tc.id, err, tc.dup)
 		}
 	}
-	exists, err := d.(migrations.IndexProber).IndexExists(ctx, db, table, ix.Name)
+	exists, err := d.(dialect.IndexProber).IndexExists(ctx, db, table, ix.Name)
 	if err != nil || !exists {
 		t.Errorf("IndexExists(%s) = %v, %v", ix.Name, exists, err)
 	}
@@ -646,7 +646,7 @@ func checkSchema(t *testing.T, db *sql.DB, p string) {
 	var order []migrations.Change
 	for _, c := range changes {
 		if c.Table != nil {
-			if ok, err := d.(migrations.TableProber).TableExists(ctx, db, c.Table.Name); err != nil || !ok {
+			if ok, err := d.(dialect.TableProber).TableExists(ctx, db, c.Table.Name); err != nil || !ok {
 				t.Errorf("table %s: exists %v, %v", c.Table.Name, ok, err)
 			}
 		}
@@ -660,7 +660,7 @@ func checkSchema(t *testing.T, db *sql.DB, p string) {
 	}
 	for _, c := range order {
 		want := indexes[c.Index.Name]
-		if ok, err := d.(migrations.IndexProber).IndexExists(ctx, db, c.IndexTable, c.Index.Name); err != nil || ok != want {
+		if ok, err := d.(dialect.IndexProber).IndexExists(ctx, db, c.IndexTable, c.Index.Name); err != nil || ok != want {
 			t.Errorf("index %s: exists %v, %v; want %v", c.Index.Name, ok, err, want)
 		}
 	}
@@ -717,7 +717,7 @@ func TestGeneratedFilesRun(t *testing.T) {
 			run(string(f.Content))
 		}
 	}
-	if ok, err := d.(migrations.TableProber).TableExists(ctx, db, p+"items"); err != nil || ok {
+	if ok, err := d.(dialect.TableProber).TableExists(ctx, db, p+"items"); err != nil || ok {
 		t.Fatalf("items table after the down files: exists %v, %v", ok, err)
 	}
 }

@@ -442,11 +442,11 @@ func TestRegistered(t *testing.T) {
 	if err != nil || d != Dialect() || d.Name() != "mysql" {
 		t.Fatalf("Lookup(%q) = %v, %v", Name, d, err)
 	}
-	if _, ok := d.(migrations.TableProber); !ok {
-		t.Error("the dialect is not a migrations.TableProber")
+	if _, ok := d.(dialect.TableProber); !ok {
+		t.Error("the dialect is not a dialect.TableProber")
 	}
-	if _, ok := d.(migrations.IndexProber); !ok {
-		t.Error("the dialect is not a migrations.IndexProber")
+	if _, ok := d.(dialect.IndexProber); !ok {
+		t.Error("the dialect is not a dialect.IndexProber")
 	}
 }
 

@@ -12,6 +12,7 @@ import (
 	goora "github.com/sijms/go-ora/v2"
 
 	"github.com/plenumdb/plenum/dialect"
+	"github.com/plenumdb/plenum/dialect/sqlkit"
 )
 
 // maxClaimOut is the size of the claim block's OUT bind: MaxInList
@@ -155,7 +156,7 @@ func splitList(s string) []string {
 // claimRead is the SELECT of the claimed rows by key, in claim order.
 func claimRead(spec dialect.ClaimSpec, n int) string {
 	return "SELECT " + strings.Join(spec.Returning, ", ") + " FROM " + spec.Table +
-		" WHERE " + spec.Key + " IN (" + dialect.Placeholders(n) + ") ORDER BY " + spec.OrderBy
+		" WHERE " + spec.Key + " IN (" + sqlkit.Placeholders(n) + ") ORDER BY " + spec.OrderBy
 }
 
 // claimedKeys splits the claim block's OUT value into 16-byte keys.

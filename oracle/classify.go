@@ -9,6 +9,7 @@ import (
 	"github.com/sijms/go-ora/v2/network"
 
 	"github.com/plenumdb/plenum/dialect"
+	"github.com/plenumdb/plenum/dialect/sqlkit"
 	"github.com/plenumdb/plenum/migrations"
 )
 
@@ -103,7 +104,7 @@ func (d *oraDialect) Classify(err error) dialect.ErrorClass {
 		}
 		return dialect.Other
 	}
-	if dialect.IsConnectionLost(err) {
+	if sqlkit.IsConnectionLost(err) {
 		return dialect.ConnectionLost
 	}
 	return dialect.Other

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/plenumdb/plenum/dialect"
+	"github.com/plenumdb/plenum/dialect/sqlkit"
 )
 
 // Oracle error numbers the DDL blocks ignore.
@@ -60,7 +61,7 @@ func (d *oraDialect) CreateTable(t dialect.Table) []string {
 			t.Columns[i].Nullable = true
 		}
 	}
-	stmt := dialect.TableDDL(t, columnType, false, "")
+	stmt := sqlkit.TableDDL(t, columnType, false, "")
 	stmt = strings.Replace(stmt, "CREATE TABLE IF NOT EXISTS ", "CREATE TABLE ", 1)
 	return []string{ignoring(stmt, errNameInUse)}
 }
@@ -145,7 +146,7 @@ func seekExpr(where []dialect.Cond, column string) string {
 
 // condition renders conditions with Oracle's string literals (quotes
 // doubled; a backslash is an ordinary character).
-func condition(where []dialect.Cond) string { return dialect.Condition(where) }
+func condition(where []dialect.Cond) string { return sqlkit.Condition(where) }
 
 // DropTable renders DROP TABLE ... PURGE inside a block that ignores
 // ORA-00942 (no such table); the table's indexes go with it, and PURGE
@@ -196,19 +197,19 @@ func ignoring(ddl string, code int) string {
 // TableExists reports whether the current schema has table. Unquoted
 // names are stored in upper case.
 func (d *oraDialect) TableExists(ctx context.Context, q dialect.Querier, table string) (bool, error) {
-	return dialect.Exists(ctx, q, "oracle: table exists", "SELECT COUNT(*) FROM user_tables WHERE table_name = UPPER(:1)", table)
+	return sqlkit.Exists(ctx, q, "oracle: table exists", "SELECT COUNT(*) FROM user_tables WHERE table_name = UPPER(:1)", table)
 }
 
 // ColumnExists reports whether table, in the current schema, has a column
-// named column. The migrator (migrations.ColumnProber) asks it before it
+// named column. The migrator (dialect.ColumnProber) asks it before it
 // adds or drops a column; the statements are safe to run again anyway.
 func (d *oraDialect) ColumnExists(ctx context.Context, q dialect.Querier, table, column string) (bool, error) {
-	return dialect.Exists(ctx, q, "oracle: column exists", "SELECT COUNT(*) FROM user_tab_columns WHERE table_name = UPPER(:1) AND column_name = UPPER(:2)", table, column)
+	return sqlkit.Exists(ctx, q, "oracle: column exists", "SELECT COUNT(*) FROM user_tab_columns WHERE table_name = UPPER(:1) AND column_name = UPPER(:2)", table, column)
 }
 
 // IndexExists reports whether table, in the current schema, has an index
 // named index. CreateIndex is safe to run again on its own; the migrator
 // asks this first and skips the statement.
 func (d *oraDialect) IndexExists(ctx context.Context, q dialect.Querier, table, index string) (bool, error) {
-	return dialect.Exists(ctx, q, "oracle: index exists", "SELECT COUNT(*) FROM user_indexes WHERE table_name = UPPER(:1) AND index_name = UPPER(:2)", table, index)
+	return sqlkit.Exists(ctx, q, "oracle: index exists", "SELECT COUNT(*) FROM user_indexes WHERE table_name = UPPER(:1) AND index_name = UPPER(:2)", table, index)
 }

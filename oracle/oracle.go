@@ -14,6 +14,7 @@ import (
 	goora "github.com/sijms/go-ora/v2"
 
 	"github.com/plenumdb/plenum/dialect"
+	"github.com/plenumdb/plenum/dialect/sqlkit"
 )
 
 // Name is the dialect's registered name.
@@ -135,7 +136,7 @@ func (d *oraDialect) Capabilities() dialect.Capabilities {
 // Every placeholder gets its own number, so that each bound value is used
 // once, which is how go-ora and the server pair them in SQL and in PL/SQL
 // blocks alike.
-func (d *oraDialect) Rebind(query string) string { return dialect.RebindNumbered(query, ":") }
+func (d *oraDialect) Rebind(query string) string { return sqlkit.RebindNumbered(query, ":") }
 
 // Param returns TO_CLOB(?) for JSON, so that every row of a MERGE's source
 // gives the column one type (CLOB) whether its value was bound as a

@@ -24,14 +24,14 @@ func TestRegistered(t *testing.T) {
 	if err != nil || got != oracle.Dialect() || got.Name() != "oracle" {
 		t.Fatalf("Lookup(oracle) = %v, %v", got, err)
 	}
-	if _, ok := got.(migrations.TableProber); !ok {
-		t.Fatal("the dialect does not implement migrations.TableProber")
+	if _, ok := got.(dialect.TableProber); !ok {
+		t.Fatal("the dialect does not implement dialect.TableProber")
 	}
-	if _, ok := got.(migrations.IndexProber); !ok {
-		t.Fatal("the dialect does not implement migrations.IndexProber")
+	if _, ok := got.(dialect.IndexProber); !ok {
+		t.Fatal("the dialect does not implement dialect.IndexProber")
 	}
-	if _, ok := got.(migrations.ColumnProber); !ok {
-		t.Fatal("the dialect does not implement migrations.ColumnProber")
+	if _, ok := got.(dialect.ColumnProber); !ok {
+		t.Fatal("the dialect does not implement dialect.ColumnProber")
 	}
 	r, err := dialect.Registered(oracle.Name)
 	if err != nil {

@@ -8,6 +8,7 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/plenumdb/plenum/dialect"
+	"github.com/plenumdb/plenum/dialect/sqlkit"
 )
 
 // SQLSTATE codes the dialect acts on.
@@ -60,7 +61,7 @@ func (d *pgDialect) Classify(err error) dialect.ErrorClass {
 		}
 		return dialect.Other
 	}
-	if errors.Is(err, pgconn.ErrConnClosed) || dialect.IsConnectionLost(err) {
+	if errors.Is(err, pgconn.ErrConnClosed) || sqlkit.IsConnectionLost(err) {
 		return dialect.ConnectionLost
 	}
 	return dialect.Other

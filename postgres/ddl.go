@@ -4,6 +4,7 @@ import (
 	"strconv"
 
 	"github.com/plenumdb/plenum/dialect"
+	"github.com/plenumdb/plenum/dialect/sqlkit"
 )
 
 // columnType returns the PostgreSQL type of c: uuid, varchar(n), text,
@@ -36,7 +37,7 @@ func columnType(c dialect.Column) string {
 // key. The table goes to current_schema(): the first existing schema of
 // search_path.
 func (d *pgDialect) CreateTable(t dialect.Table) []string {
-	return []string{dialect.TableDDL(t, columnType, false, "")}
+	return []string{sqlkit.TableDDL(t, columnType, false, "")}
 }
 
 // CreateIndex renders CREATE [UNIQUE] INDEX IF NOT EXISTS, partial when
@@ -44,7 +45,7 @@ func (d *pgDialect) CreateTable(t dialect.Table) []string {
 // reaper's and the heartbeat's only claimed ones, so each stays as small as
 // the work it finds.
 func (d *pgDialect) CreateIndex(table string, ix dialect.Index) []string {
-	return []string{dialect.IndexDDL(table, ix)}
+	return []string{sqlkit.IndexDDL(table, ix)}
 }
 
 // DropTable renders DROP TABLE IF EXISTS; the table's indexes go with it.
@@ -55,16 +56,16 @@ func (d *pgDialect) DropTable(table string) []string {
 // DropIndex renders DROP INDEX IF EXISTS; the index is found through
 // search_path, as the table was.
 func (d *pgDialect) DropIndex(table string, ix dialect.Index) []string {
-	return []string{dialect.DropIndexDDL(ix.Name)}
+	return []string{sqlkit.DropIndexDDL(ix.Name)}
 }
 
 // AddColumn renders ALTER TABLE ... ADD COLUMN IF NOT EXISTS. A nullable
 // column without a default is added without rewriting the table.
 func (d *pgDialect) AddColumn(table string, c dialect.Column) []string {
-	return []string{dialect.AddColumnDDL(table, c, columnType, false, true)}
+	return []string{sqlkit.AddColumnDDL(table, c, columnType, false, true)}
 }
 
 // DropColumn renders ALTER TABLE ... DROP COLUMN IF EXISTS.
 func (d *pgDialect) DropColumn(table string, c dialect.Column) []string {
-	return []string{dialect.DropColumnDDL(table, c.Name, true)}
+	return []string{sqlkit.DropColumnDDL(table, c.Name, true)}
 }

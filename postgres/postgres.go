@@ -13,6 +13,7 @@ import (
 	"github.com/jackc/pgx/v5/stdlib"
 
 	"github.com/plenumdb/plenum/dialect"
+	"github.com/plenumdb/plenum/dialect/sqlkit"
 )
 
 // Name is the dialect's registered name.
@@ -74,7 +75,7 @@ func Open(dsn string) (*sql.DB, error) {
 	if strings.TrimSpace(dsn) == "" {
 		return nil, errors.New("postgres: open: empty DSN (e.g. postgres://user:password@localhost:5432/db?sslmode=disable)")
 	}
-	if k := dialect.DSNKind(dsn); k != "" && k != Name && k != "cockroach" {
+	if k := sqlkit.DSNKind(dsn); k != "" && k != Name && k != "cockroach" {
 		return nil, fmt.Errorf("postgres: open: the DSN is written for %s, not PostgreSQL: open it with the %s dialect, or give a PostgreSQL DSN (postgres://user:password@host:5432/db)", k, k)
 	}
 	db, err := sql.Open(DriverName, dsn)
@@ -119,7 +120,7 @@ func (d *pgDialect) Capabilities() dialect.Capabilities {
 }
 
 // Rebind rewrites '?' placeholders as $1, $2, ...
-func (d *pgDialect) Rebind(query string) string { return dialect.RebindNumbered(query, "$") }
+func (d *pgDialect) Rebind(query string) string { return sqlkit.RebindNumbered(query, "$") }
 
 // Param casts JSON parameters to jsonb: inside a CASE or a VALUES list the
 // server cannot infer their type, and would read them as text.
@@ -186,7 +187,7 @@ func claimStatement(spec dialect.ClaimSpec) (string, []any, error) {
 	args := make([]any, 0, len(spec.FilterArgs)+len(spec.SetArgs))
 	args = append(args, spec.FilterArgs...)
 	args = append(args, spec.SetArgs...)
-	return dialect.RebindNumbered(stmt, "$"), args, nil
+	return sqlkit.RebindNumbered(stmt, "$"), args, nil
 }
 
 // InsertIgnore returns INSERT ... VALUES (row), ... ON CONFLICT DO NOTHING,
@@ -197,7 +198,7 @@ func claimStatement(spec dialect.ClaimSpec) (string, []any, error) {
 // when a key already existed. n below 1 gives a statement the server
 // rejects.
 func (d *pgDialect) InsertIgnore(table string, columns []string, row string, n int, _ []string) string {
-	return dialect.RebindNumbered(dialect.InsertValues(table, columns, row, n)+" ON CONFLICT DO NOTHING", "$")
+	return sqlkit.RebindNumbered(sqlkit.InsertValues(table, columns, row, n)+" ON CONFLICT DO NOTHING", "$")
 }
 
 // UUID binds the canonical text form, which the server reads as uuid.

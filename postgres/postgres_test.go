@@ -31,8 +31,8 @@ func TestRegistered(t *testing.T) {
 	if got != d || got.Name() != "postgres" {
 		t.Fatalf("Lookup(postgres) = %v", got)
 	}
-	if _, ok := d.(migrations.TableProber); !ok {
-		t.Fatal("the dialect does not implement migrations.TableProber")
+	if _, ok := d.(dialect.TableProber); !ok {
+		t.Fatal("the dialect does not implement dialect.TableProber")
 	}
 }
 

@@ -14,7 +14,6 @@ import (
 
 	"github.com/plenumdb/plenum/core"
 	"github.com/plenumdb/plenum/dialect"
-	"github.com/plenumdb/plenum/migrations"
 	"github.com/plenumdb/plenum/oracle"
 )
 
@@ -25,7 +24,7 @@ type unchecked struct{ dialect.Dialect }
 func (unchecked) Check(context.Context, *sql.DB) error { return nil }
 
 func (u unchecked) TableExists(ctx context.Context, q dialect.Querier, table string) (bool, error) {
-	return u.Dialect.(migrations.TableProber).TableExists(ctx, q, table)
+	return u.Dialect.(dialect.TableProber).TableExists(ctx, q, table)
 }
 
 // The core's statements as the core renders them for Oracle: a store on

@@ -157,10 +157,10 @@ func TestOracle_BeginLockProbes(t *testing.T) {
 	if err := unlock(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := d.(migrations.TableProber).TableExists(ctx, conn, "plenum_items"); err != nil {
+	if _, err := d.(dialect.TableProber).TableExists(ctx, conn, "plenum_items"); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := d.(migrations.IndexProber).IndexExists(ctx, conn, "plenum_items", "plenum_items_key"); err != nil {
+	if _, err := d.(dialect.IndexProber).IndexExists(ctx, conn, "plenum_items", "plenum_items_key"); err != nil {
 		t.Fatal(err)
 	}
 	stmts := rec.Statements()

@@ -235,11 +235,11 @@ func wantRecorded(t *testing.T, shapes map[string]int, prefixes ...string) {
 type mysqlWrapped struct{ dialect.Dialect }
 
 func (w mysqlWrapped) TableExists(ctx context.Context, q dialect.Querier, table string) (bool, error) {
-	return w.Dialect.(migrations.TableProber).TableExists(ctx, q, table)
+	return w.Dialect.(dialect.TableProber).TableExists(ctx, q, table)
 }
 
 func (w mysqlWrapped) IndexExists(ctx context.Context, q dialect.Querier, table, index string) (bool, error) {
-	return w.Dialect.(migrations.IndexProber).IndexExists(ctx, q, table, index)
+	return w.Dialect.(dialect.IndexProber).IndexExists(ctx, q, table, index)
 }
 
 // storeWithWork opens a store under a new prefix on db and leaves work in

@@ -19,7 +19,6 @@ import (
 	"github.com/plenumdb/plenum/cockroach"
 	"github.com/plenumdb/plenum/conformance"
 	"github.com/plenumdb/plenum/dialect"
-	"github.com/plenumdb/plenum/migrations"
 	"github.com/plenumdb/plenum/mysql"
 	"github.com/plenumdb/plenum/postgres"
 )
@@ -160,7 +159,7 @@ func (s standIn) DropIndex(table string, ix dialect.Index) []string {
 }
 
 func (s standIn) TableExists(ctx context.Context, q dialect.Querier, table string) (bool, error) {
-	return s.Dialect.(migrations.TableProber).TableExists(ctx, q, table)
+	return s.Dialect.(dialect.TableProber).TableExists(ctx, q, table)
 }
 
 // mysqlSetup is the MariaDB (or MySQL) server the mysql dialect runs on

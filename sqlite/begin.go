@@ -8,6 +8,7 @@ import (
 	"sync"
 
 	"github.com/plenumdb/plenum/dialect"
+	"github.com/plenumdb/plenum/dialect/sqlkit"
 )
 
 // ErrWriterQueueTimeout is returned by Begin when a write transaction waited
@@ -25,7 +26,7 @@ var ErrWriterQueueTimeout = errors.New("sqlite: timed out waiting for the other 
 // IMMEDIATE, the transaction is database/sql's own, and runs the
 // statements it is given arguments for prepared once per connection
 // (stmtCache); on any other it runs its own BEGIN on a connection taken
-// from db (dialect.BeginConn).
+// from db (sqlkit.BeginConn).
 func (d *sqliteDialect) Begin(ctx context.Context, db *sql.DB, opts dialect.TxOptions) (dialect.Tx, error) {
 	if db == nil {
 		return nil, errors.New("sqlite: begin: nil *sql.DB")
@@ -42,9 +43,9 @@ func (d *sqliteDialect) Begin(ctx context.Context, db *sql.DB, opts dialect.TxOp
 	if drv, ok := db.Driver().(*openedDriver); ok {
 		return beginStmtTx(ctx, db, drv.stmts, opts, release)
 	}
-	tx, err := dialect.BeginConn(ctx, db, begin, release)
+	tx, err := sqlkit.BeginConn(ctx, db, begin, release)
 	if err != nil {
-		// Not tx itself: a nil *ConnTx in a Tx interface is not nil.
+		// Not tx itself: a nil *sqlkit.ConnTx in a Tx interface is not nil.
 		return nil, fmt.Errorf("sqlite: begin: %w", err)
 	}
 	return tx, nil
@@ -56,9 +57,10 @@ func (d *sqliteDialect) Begin(ctx context.Context, db *sql.DB, opts dialect.TxOp
 // deferred BEGIN. The statements noted since the last transaction are
 // prepared first, while this one holds no connection yet.
 //
-// ctx bounds the begin only, as on a ConnTx: database/sql would roll the
-// transaction back once the context given to BeginTx ends, so it gets one
-// that ends only with the transaction, or with ctx while BEGIN runs.
+// ctx bounds the begin only, as on an sqlkit.ConnTx: database/sql would
+// roll the transaction back once the context given to BeginTx ends, so it
+// gets one that ends only with the transaction, or with ctx while BEGIN
+// runs.
 func beginStmtTx(ctx context.Context, db *sql.DB, stmts *stmtCache, opts dialect.TxOptions, release func()) (dialect.Tx, error) {
 	if err := ctx.Err(); err != nil {
 		release()

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/plenumdb/plenum/dialect"
+	"github.com/plenumdb/plenum/dialect/sqlkit"
 )
 
 // Check verifies, on one connection, the settings the dialect depends on:
@@ -90,7 +91,7 @@ func mainFile(ctx context.Context, conn *sql.Conn) (string, error) {
 // migrator uses it, when a dialect offers it, to tell a missing migrations
 // table from a failing query.
 func (d *sqliteDialect) TableExists(ctx context.Context, q dialect.Querier, table string) (bool, error) {
-	return dialect.Exists(ctx, q, "sqlite: table exists", "SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND name = ?", table)
+	return sqlkit.Exists(ctx, q, "sqlite: table exists", "SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND name = ?", table)
 }
 
 // atLeast reports whether the dotted version v is min or later. Parts that

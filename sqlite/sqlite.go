@@ -17,6 +17,7 @@ import (
 	sqlite3 "modernc.org/sqlite/lib"
 
 	"github.com/plenumdb/plenum/dialect"
+	"github.com/plenumdb/plenum/dialect/sqlkit"
 )
 
 // DriverName is the database/sql driver name of modernc.org/sqlite.
@@ -100,7 +101,7 @@ func DSN(path string) (string, error) {
 	if path == "" {
 		return "", errors.New("sqlite: empty database path (give a file path; in-memory databases are not supported)")
 	}
-	if k := dialect.DSNKind(path); k != "" && k != Name {
+	if k := sqlkit.DSNKind(path); k != "" && k != Name {
 		return "", fmt.Errorf("sqlite: the path is a DSN written for %s, not a file path: open it with the %s dialect, or give the SQLite database's file path", k, k)
 	}
 	if path == ":memory:" || strings.HasPrefix(path, "file:") {
@@ -190,7 +191,7 @@ func (d *sqliteDialect) Capabilities() dialect.Capabilities {
 }
 
 // Rebind returns query unchanged: SQLite takes '?'.
-func (d *sqliteDialect) Rebind(query string) string { return dialect.RebindQuestion(query) }
+func (d *sqliteDialect) Rebind(query string) string { return sqlkit.RebindQuestion(query) }
 
 // Param returns "?": SQLite is dynamically typed and never needs a cast.
 func (d *sqliteDialect) Param(dialect.ColumnType) string { return "?" }
@@ -249,7 +250,7 @@ func (d *sqliteDialect) Claim(ctx context.Context, q dialect.Querier, spec diale
 // index, and counts only the rows it inserted as affected. n below 1 gives a
 // statement that SQLite rejects.
 func (d *sqliteDialect) InsertIgnore(table string, columns []string, row string, n int, _ []string) string {
-	return dialect.InsertValues(table, columns, row, n) + " ON CONFLICT DO NOTHING"
+	return sqlkit.InsertValues(table, columns, row, n) + " ON CONFLICT DO NOTHING"
 }
 
 // UUID binds the 16 raw bytes.
@@ -342,7 +343,7 @@ func (d *sqliteDialect) Classify(err error) dialect.ErrorClass {
 		}
 		return dialect.Other
 	}
-	if dialect.IsConnectionLost(err) {
+	if sqlkit.IsConnectionLost(err) {
 		return dialect.ConnectionLost
 	}
 	return dialect.Other

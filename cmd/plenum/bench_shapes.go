@@ -11,6 +11,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/plenumdb/plenum/dialect"
+	"github.com/plenumdb/plenum/dialect/sqlkit"
 )
 
 // bareSQL is one hand-written claim and completion.
@@ -131,7 +132,7 @@ func inList(d dialect.Dialect, ids []uuid.UUID) (string, []any) {
 	for i, id := range ids {
 		args[i] = d.UUID(id)
 	}
-	return dialect.Placeholders(len(ids)), args
+	return sqlkit.Placeholders(len(ids)), args
 }
 
 // hexList returns ids as a JSON array of their hex forms.

@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/plenumdb/plenum/dialect"
+	"github.com/plenumdb/plenum/dialect/sqlkit"
 )
 
 // NoLock returns d with a claim that locks and changes nothing: it reads
@@ -59,7 +60,7 @@ func (p planted) Claim(ctx context.Context, q dialect.Querier, spec dialect.Clai
 	if len(ids) == 0 {
 		return q.QueryContext(ctx, returning+"1 = 0")
 	}
-	in := spec.Key + " IN (" + dialect.Placeholders(len(ids)) + ")"
+	in := spec.Key + " IN (" + sqlkit.Placeholders(len(ids)) + ")"
 	if p.lock {
 		args := append(append([]any{}, spec.SetArgs...), ids...)
 		if _, err := q.ExecContext(ctx, p.Rebind("UPDATE "+spec.Table+" SET "+spec.Set+" WHERE "+in), args...); err != nil {

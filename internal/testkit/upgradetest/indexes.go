@@ -3,6 +3,7 @@ package upgradetest
 import (
 	"testing"
 
+	"github.com/plenumdb/plenum/dialect"
 	"github.com/plenumdb/plenum/migrations"
 )
 
@@ -11,7 +12,7 @@ import (
 // index name, without the prefix, to whether it should.
 func checkIndexes(t *testing.T, c Config, prefix, at string, want map[string]bool) {
 	t.Helper()
-	pr, ok := c.Dialect.(migrations.IndexProber)
+	pr, ok := c.Dialect.(dialect.IndexProber)
 	if !ok {
 		return
 	}

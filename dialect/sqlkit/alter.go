@@ -1,6 +1,10 @@
-package dialect
+package sqlkit
 
-import "strings"
+import (
+	"strings"
+
+	"github.com/plenumdb/plenum/dialect"
+)
 
 // AddColumnDDL renders ALTER TABLE table ADD COLUMN for c, with its type
 // from colType, NOT NULL unless c is nullable (then NULL when explicitNull
@@ -8,7 +12,7 @@ import "strings"
 // (PostgreSQL, CockroachDB; SQLite and MySQL 8 lack it). The migrator adds
 // only nullable columns to tables that may hold rows: a NOT NULL column
 // without a default would fail on the first row.
-func AddColumnDDL(table string, c Column, colType func(Column) string, explicitNull, ifNotExists bool) string {
+func AddColumnDDL(table string, c dialect.Column, colType func(dialect.Column) string, explicitNull, ifNotExists bool) string {
 	var b strings.Builder
 	b.WriteString("ALTER TABLE ")
 	b.WriteString(table)

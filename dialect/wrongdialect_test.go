@@ -16,28 +16,6 @@ import (
 	"github.com/plenumdb/plenum/sqlite"
 )
 
-func TestDSNKind(t *testing.T) {
-	t.Parallel()
-	for dsn, want := range map[string]string{
-		"postgres://u:p@h:5432/db":         "postgres",
-		"PostgreSQL://h/db":                "postgres",
-		"u:p@tcp(h:3306)/db":               "mysql",
-		"u@unix(/run/mysqld.sock)/db":      "mysql",
-		"mysql://u@h/db":                   "mysql",
-		"oracle://u:p@h:1521/svc":          "oracle",
-		"file:/tmp/x.db":                   "sqlite",
-		"/var/lib/app/jobs.db":             "",
-		"jobs.db":                          "",
-		"host=h user=u dbname=db":          "",
-		"https://example.com/not-a-dsn":    "",
-		"  postgres://with-spaces/around ": "postgres",
-	} {
-		if got := dialect.DSNKind(dsn); got != want {
-			t.Errorf("DSNKind(%q) = %q, want %q", dsn, got, want)
-		}
-	}
-}
-
 // A DSN written for another database is refused before any connection,
 // with an error that names the database it is for and never the password.
 // (Not parallel: it runs in a directory of its own, to see that SQLite

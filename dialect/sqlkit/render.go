@@ -1,6 +1,10 @@
-package dialect
+package sqlkit
 
-import "strings"
+import (
+	"strings"
+
+	"github.com/plenumdb/plenum/dialect"
+)
 
 // TableDDL renders CREATE TABLE IF NOT EXISTS for t, the shape every
 // dialect shares: one column per line with its type from colType, NOT NULL
@@ -8,7 +12,7 @@ import "strings"
 // MySQL's defaults for some types differ), a table-level primary key, and
 // options after the closing parenthesis ("" for none). Dialects build on
 // it so that their DDL differs only where the databases do.
-func TableDDL(t Table, colType func(Column) string, explicitNull bool, options string) string {
+func TableDDL(t dialect.Table, colType func(dialect.Column) string, explicitNull bool, options string) string {
 	var b strings.Builder
 	b.WriteString("CREATE TABLE IF NOT EXISTS ")
 	b.WriteString(t.Name)
@@ -66,7 +70,7 @@ func InsertValues(table string, columns []string, row string, n int) string {
 // IndexDDL renders CREATE [UNIQUE] INDEX IF NOT EXISTS for ix on table,
 // partial (WHERE ...) when ix.Where is set: the shape of the databases that
 // have both (SQLite, PostgreSQL, CockroachDB).
-func IndexDDL(table string, ix Index) string {
+func IndexDDL(table string, ix dialect.Index) string {
 	var b strings.Builder
 	b.WriteString("CREATE ")
 	if ix.Unique {
@@ -89,14 +93,14 @@ func IndexDDL(table string, ix Index) string {
 // Condition renders conds joined by AND, each "column = 'value'" (a
 // standard SQL literal: quotes doubled), "column IS NOT NULL" or "column IS
 // NULL".
-func Condition(conds []Cond) string {
+func Condition(conds []dialect.Cond) string {
 	return ConditionQuoted(conds, func(v string) string { return "'" + strings.ReplaceAll(v, "'", "''") + "'" })
 }
 
 // ConditionQuoted is Condition with the values written as literals by
 // quote, for a database whose string literals need more than doubled
 // quotes (MySQL reads a backslash as an escape).
-func ConditionQuoted(conds []Cond, quote func(string) string) string {
+func ConditionQuoted(conds []dialect.Cond, quote func(string) string) string {
 	parts := make([]string, len(conds))
 	for i, c := range conds {
 		switch {

@@ -60,6 +60,8 @@ type Store struct {
 
 	// skipsLocked is set once ProveSkipLocked has succeeded.
 	skipsLocked atomic.Bool
+	// ownsDB is set on a store OpenDSN opened: Close closes db.
+	ownsDB bool
 }
 
 // Open returns a Store on db, which must be a database of dialect d (a

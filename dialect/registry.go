@@ -27,6 +27,11 @@ type Registration struct {
 	// Dialect is the dialect; its Name is the registered name. Required.
 	Dialect Dialect
 
+	// Aliases are other names the dialect answers to in Lookup and
+	// Registered ("mariadb" for mysql), for people who call their
+	// database by another name. Optional.
+	Aliases []string
+
 	// Open opens a *sql.DB on a DSN of the dialect's form with every
 	// setting the dialect's Check requires, and pings it, so that a DSN
 	// that cannot work fails there. Its errors should say whether the DSN
@@ -63,11 +68,24 @@ type DSNForm struct {
 	// machine (SQLite): tools then accept a file path and may make a new
 	// file where a server database would have to be named.
 	File bool
+	// Schemes are the URL schemes of the dialect's DSNs, in lower case
+	// ("postgres", "postgresql"), by which ForDSN tells the dialect from
+	// a DSN alone. A scheme two dialects accept (CockroachDB's DSNs are
+	// PostgreSQL's) belongs to the one whose DSNs most often have it:
+	// the other is named. Optional.
+	Schemes []string
+	// Recognize, when set, reports whether dsn, which is no URL (it has
+	// no "://"), has the dialect's form (go-sql-driver's
+	// user@tcp(host:3306)/db; a SQLite file's path). It must not claim
+	// another dialect's forms. Optional.
+	Recognize func(dsn string) bool
 }
 
 var (
 	registryMu sync.RWMutex
 	registry   = map[string]Registration{}
+	// aliases maps each alias to its dialect's name.
+	aliases = map[string]string{}
 )
 
 // Register makes a dialect available by name to Lookup and Registered.
@@ -93,7 +111,23 @@ func Register(r Registration) {
 	if _, dup := registry[name]; dup {
 		panic("dialect: Register called twice for " + name)
 	}
+	for _, a := range r.Aliases {
+		if _, dup := registry[a]; dup || a == "" {
+			panic("dialect: Register of " + name + " with the alias " + a + ", which is taken")
+		}
+		if _, dup := aliases[a]; dup {
+			panic("dialect: Register of " + name + " with the alias " + a + ", which is taken")
+		}
+	}
+	for n, target := range aliases {
+		if n == name {
+			panic("dialect: Register of " + name + ", which is an alias of " + target)
+		}
+	}
 	registry[name] = r
+	for _, a := range r.Aliases {
+		aliases[a] = name
+	}
 }
 
 // Lookup returns the registered dialect called name, or an error matching
@@ -106,13 +140,16 @@ func Lookup(name string) (Dialect, error) {
 	return r.Dialect, nil
 }
 
-// Registered returns the registration of the dialect called name, or an
-// error matching ErrUnknownDialect that lists the dialects this binary
-// knows.
+// Registered returns the registration of the dialect called name (or one
+// of its Aliases), or an error matching ErrUnknownDialect that lists the
+// dialects this binary knows.
 func Registered(name string) (Registration, error) {
 	registryMu.RLock()
 	defer registryMu.RUnlock()
 	if r, ok := registry[name]; ok {
+		return r, nil
+	}
+	if r, ok := registry[aliases[name]]; ok {
 		return r, nil
 	}
 	return Registration{}, fmt.Errorf("%w %q (known: %s)", ErrUnknownDialect, name, strings.Join(namesLocked(), ", "))

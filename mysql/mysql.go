@@ -50,7 +50,8 @@ func init() {
 	dialect.Register(dialect.Registration{
 		Dialect: Dialect(),
 		Open:    Open,
-		DSN:     dialect.DSNForm{Example: "user:password@tcp(localhost:3306)/db"},
+		Aliases: []string{"mariadb"},
+		DSN:     dialect.DSNForm{Example: "user:password@tcp(localhost:3306)/db", Recognize: isDriverDSN},
 		Version: serverVersion,
 	})
 }

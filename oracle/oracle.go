@@ -49,7 +49,7 @@ func init() {
 	dialect.Register(dialect.Registration{
 		Dialect: Dialect(),
 		Open:    Open,
-		DSN:     dialect.DSNForm{Example: "oracle://user:password@localhost:1521/FREEPDB1"},
+		DSN:     dialect.DSNForm{Example: "oracle://user:password@localhost:1521/FREEPDB1", Schemes: []string{"oracle"}},
 		Version: serverVersion,
 	})
 }

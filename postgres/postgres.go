@@ -36,7 +36,7 @@ func init() {
 	dialect.Register(dialect.Registration{
 		Dialect: Dialect(),
 		Open:    Open,
-		DSN:     dialect.DSNForm{Example: "postgres://user:password@localhost:5432/db?sslmode=disable"},
+		DSN:     dialect.DSNForm{Example: "postgres://user:password@localhost:5432/db?sslmode=disable", Schemes: []string{"postgres", "postgresql"}, Recognize: isKeywordDSN},
 		Version: serverVersion,
 		Settle:  Settle,
 	})

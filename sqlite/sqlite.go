@@ -50,7 +50,7 @@ func init() {
 	dialect.Register(dialect.Registration{
 		Dialect:    Dialect(),
 		Open:       Open,
-		DSN:        dialect.DSNForm{Example: "./jobs.db", File: true},
+		DSN:        dialect.DSNForm{Example: "./jobs.db", File: true, Schemes: []string{"file"}, Recognize: isFileDSN},
 		Checkpoint: Checkpoint,
 		Version:    serverVersion,
 	})

@@ -106,12 +106,18 @@ type InputError struct {
 	Field string
 	// Reason says what is wrong with it.
 	Reason string
+	// Err is the refusal Reason was made from, when another package made
+	// it (a *cron.Error for a schedule's Cron), for errors.As; else nil.
+	Err error
 }
 
 // Error says which input was refused and why.
 func (e *InputError) Error() string {
 	return fmt.Sprintf("plenum: invalid %s: %s", e.Field, e.Reason)
 }
+
+// Unwrap returns Err.
+func (e *InputError) Unwrap() error { return e.Err }
 
 // Is makes errors.Is(err, ErrInvalidInput) true.
 func (e *InputError) Is(target error) bool { return target == ErrInvalidInput }

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/plenumdb/plenum/cron"
 	"github.com/plenumdb/plenum/dialect"
 	"github.com/plenumdb/plenum/migrations"
 )
@@ -28,7 +29,7 @@ type ScheduleSpec struct {
 	// on whole multiples of it since the Unix epoch, in UTC (Every: time.Hour
 	// ticks on the hour). Exactly one of Every and Cron is set.
 	Every time.Duration
-	// Cron is a five-field cron expression read in UTC (see ParseCron).
+	// Cron is a five-field cron expression read in UTC (see package cron).
 	Cron string
 
 	// Item is the item each tick enqueues. Queue is required; Key and
@@ -131,8 +132,8 @@ func (s *Store) EnqueueDue(ctx context.Context, specs ...ScheduleSpec) ([]Tick, 
 }
 
 // CheckSchedules refuses, without touching the database, the specs that
-// EnqueueDue would refuse: an *InputError or a *CronError naming the
-// field. Run it where schedules are configured, to fail at start rather
+// EnqueueDue would refuse: an *InputError naming the field (for a Cron
+// the parser refused, errors.As finds the *cron.Error too). Run it where schedules are configured, to fail at start rather
 // than at the first tick.
 func (s *Store) CheckSchedules(specs ...ScheduleSpec) error {
 	_, err := s.planSchedules(specs)
@@ -143,7 +144,7 @@ func (s *Store) CheckSchedules(specs ...ScheduleSpec) error {
 type schedulePlan struct {
 	spec  ScheduleSpec
 	every int64 // microseconds, or 0 for cron
-	cron  *Cron
+	cron  *cron.Expr
 }
 
 func (s *Store) planSchedules(specs []ScheduleSpec) ([]schedulePlan, error) {
@@ -166,9 +167,9 @@ func (s *Store) planSchedules(specs []ScheduleSpec) ([]schedulePlan, error) {
 		case sp.Every != 0 && sp.Cron != "":
 			return nil, invalid(at+"Every", "both Every and Cron are set: give one")
 		case sp.Cron != "":
-			c, err := ParseCron(sp.Cron)
+			c, err := cron.Parse(sp.Cron)
 			if err != nil {
-				return nil, err
+				return nil, cronInvalid(at+"Cron", err)
 			}
 			p.cron = c
 		case sp.Every < minEvery || sp.Every > MaxDelay:
@@ -294,4 +295,18 @@ func (s *Store) enqueueDue(ctx context.Context, p *schedulePlan) ([]Tick, error)
 		return nil, err
 	}
 	return out, nil
+}
+
+// cronInvalid is the InputError for a Cron the parser refused: it names the
+// spec's field and keeps the parser's error for errors.As.
+func cronInvalid(field string, err error) error {
+	var ce *cron.Error
+	if !errors.As(err, &ce) {
+		return &InputError{Field: field, Reason: err.Error(), Err: err}
+	}
+	reason := fmt.Sprintf("%q: %s", ce.Expr, ce.Reason)
+	if ce.Field != "" {
+		reason = fmt.Sprintf("%q: %s field: %s", ce.Expr, ce.Field, ce.Reason)
+	}
+	return &InputError{Field: field, Reason: reason, Err: err}
 }

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/plenumdb/plenum/core"
+	"github.com/plenumdb/plenum/cron"
 	"github.com/plenumdb/plenum/sqlite"
 )
 
@@ -72,9 +73,10 @@ func TestEnqueueDue_BadSpecsChangeNothing(t *testing.T) {
 		}
 	}
 	_, err = s.EnqueueDue(ctx, core.ScheduleSpec{Name: "a", Cron: "61 * * * *", Item: item})
-	var ce *core.CronError
-	if !errors.As(err, &ce) || ce.Field != "minute" {
-		t.Errorf("bad cron = %v, want a CronError on the minute", err)
+	var ce *cron.Error
+	var ie *core.InputError
+	if !errors.As(err, &ce) || ce.Field != "minute" || !errors.As(err, &ie) || ie.Field != "specs[0].Cron" || !errors.Is(err, core.ErrInvalidInput) {
+		t.Errorf("bad cron = %v, want an InputError on specs[0].Cron wrapping a cron.Error on the minute", err)
 	}
 	var n int
 	if err := db.QueryRowContext(ctx, "SELECT COUNT(*) FROM plenum_schedules").Scan(&n); err != nil || n != 0 {

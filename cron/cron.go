@@ -1,4 +1,7 @@
-package core
+// Package cron reads five-field cron expressions in UTC and finds the
+// ticks before and after a time. It knows nothing of databases: core's
+// schedules use it to find the ticks they enqueue, on the database clock.
+package cron
 
 import (
 	"fmt"
@@ -8,7 +11,7 @@ import (
 	"time"
 )
 
-// Cron is a parsed five-field cron expression, read in UTC: minute (0-59),
+// Expr is a parsed five-field cron expression, read in UTC: minute (0-59),
 // hour (0-23), day of month (1-31), month (1-12 or JAN-DEC) and day of
 // week (0-7 or SUN-SAT, 0 and 7 both Sunday). Each field is *, a value, a
 // range a-b, or either followed by /step (a lone value with a step, 5/15,
@@ -21,7 +24,7 @@ import (
 // begins with *) a day matches if either matches; otherwise both must.
 // There are no time zones and so no daylight-saving gaps or repeats: every
 // UTC minute exists once.
-type Cron struct {
+type Expr struct {
 	expr   string
 	minute uint64 // bit n set: minute n
 	hour   uint64
@@ -33,9 +36,9 @@ type Cron struct {
 	domStar, dowStar bool
 }
 
-// CronError is a cron expression ParseCron refused. errors.Is(err,
-// ErrInvalidInput) matches it.
-type CronError struct {
+// Error is an expression Parse refused: it names the field at fault and
+// says why.
+type Error struct {
 	// Expr is the expression as given.
 	Expr string
 	// Field names the field at fault ("minute", "hour", "day of month",
@@ -46,17 +49,14 @@ type CronError struct {
 }
 
 // Error says which part of the expression is wrong and why.
-func (e *CronError) Error() string {
+func (e *Error) Error() string {
 	if e.Field == "" {
-		return fmt.Sprintf("plenum: invalid cron expression %q: %s", e.Expr, e.Reason)
+		return fmt.Sprintf("cron: invalid expression %q: %s", e.Expr, e.Reason)
 	}
-	return fmt.Sprintf("plenum: invalid cron expression %q: %s field: %s", e.Expr, e.Field, e.Reason)
+	return fmt.Sprintf("cron: invalid expression %q: %s field: %s", e.Expr, e.Field, e.Reason)
 }
 
-// Is makes errors.Is(err, ErrInvalidInput) true.
-func (e *CronError) Is(target error) bool { return target == ErrInvalidInput }
-
-type cronField struct {
+type fieldSpec struct {
 	name     string
 	min, max int
 	names    []string // names[i] stands for min+i
@@ -65,14 +65,14 @@ type cronField struct {
 var (
 	monthNames = []string{"jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec"}
 	dayNames   = []string{"sun", "mon", "tue", "wed", "thu", "fri", "sat"}
-	cronFields = [5]cronField{
+	fieldSpecs = [5]fieldSpec{
 		{name: "minute", min: 0, max: 59},
 		{name: "hour", min: 0, max: 23},
 		{name: "day of month", min: 1, max: 31},
 		{name: "month", min: 1, max: 12, names: monthNames},
 		{name: "day of week", min: 0, max: 7, names: dayNames},
 	}
-	cronMacros = map[string]string{
+	macros = map[string]string{
 		"@yearly":   "0 0 1 1 *",
 		"@annually": "0 0 1 1 *",
 		"@monthly":  "0 0 1 * *",
@@ -83,37 +83,37 @@ var (
 	}
 )
 
-// maxCronExpr bounds the length of an expression, so that a hostile one
+// maxExpr bounds the length of an expression, so that a hostile one
 // cannot cost more than a few microseconds to refuse.
-const maxCronExpr = 256
+const maxExpr = 256
 
-// ParseCron parses a five-field cron expression (see Cron). An expression
+// Parse parses a five-field cron expression (see Expr). An expression
 // that can never fire, such as "0 0 30 2 *", is refused too.
-func ParseCron(expr string) (*Cron, error) {
-	if len(expr) > maxCronExpr {
-		return nil, &CronError{Expr: expr, Reason: fmt.Sprintf("longer than %d bytes", maxCronExpr)}
+func Parse(expr string) (*Expr, error) {
+	if len(expr) > maxExpr {
+		return nil, &Error{Expr: expr, Reason: fmt.Sprintf("longer than %d bytes", maxExpr)}
 	}
 	text := strings.TrimSpace(expr)
 	if strings.HasPrefix(text, "@") {
-		m, ok := cronMacros[strings.ToLower(text)]
+		m, ok := macros[strings.ToLower(text)]
 		if !ok {
-			return nil, &CronError{Expr: expr, Reason: "unknown macro (@yearly, @annually, @monthly, @weekly, @daily, @midnight, @hourly)"}
+			return nil, &Error{Expr: expr, Reason: "unknown macro (@yearly, @annually, @monthly, @weekly, @daily, @midnight, @hourly)"}
 		}
 		text = m
 	}
 	parts := strings.Fields(text)
 	if len(parts) != 5 {
-		return nil, &CronError{Expr: expr, Reason: fmt.Sprintf("%d fields, want 5 (minute hour day-of-month month day-of-week)", len(parts))}
+		return nil, &Error{Expr: expr, Reason: fmt.Sprintf("%d fields, want 5 (minute hour day-of-month month day-of-week)", len(parts))}
 	}
 	var sets [5]uint64
 	for i, p := range parts {
-		set, err := parseCronField(p, cronFields[i])
+		set, err := parseField(p, fieldSpecs[i])
 		if err != nil {
-			return nil, &CronError{Expr: expr, Field: cronFields[i].name, Reason: err.Error()}
+			return nil, &Error{Expr: expr, Field: fieldSpecs[i].name, Reason: err.Error()}
 		}
 		sets[i] = set
 	}
-	c := &Cron{
+	c := &Expr{
 		expr: expr, minute: sets[0], hour: sets[1], dom: sets[2], month: sets[3],
 		// 7 is Sunday as well as 0.
 		dow:     (sets[4] | sets[4]>>7) & 0x7f,
@@ -121,15 +121,15 @@ func ParseCron(expr string) (*Cron, error) {
 		dowStar: strings.HasPrefix(parts[4], "*"),
 	}
 	if !c.canFire() {
-		return nil, &CronError{Expr: expr, Reason: "no month has any of those days of the month: it never fires"}
+		return nil, &Error{Expr: expr, Reason: "no month has any of those days of the month: it never fires"}
 	}
 	return c, nil
 }
 
-// MustParseCron is ParseCron for expressions known to be valid: it panics
+// MustParse is Parse for expressions known to be valid: it panics
 // on an error. Use it for package-level schedules.
-func MustParseCron(expr string) *Cron {
-	c, err := ParseCron(expr)
+func MustParse(expr string) *Expr {
+	c, err := Parse(expr)
 	if err != nil {
 		panic(err)
 	}
@@ -137,9 +137,9 @@ func MustParseCron(expr string) *Cron {
 }
 
 // String returns the expression as it was given.
-func (c *Cron) String() string { return c.expr }
+func (c *Expr) String() string { return c.expr }
 
-func parseCronField(s string, f cronField) (uint64, error) {
+func parseField(s string, f fieldSpec) (uint64, error) {
 	var set uint64
 	for _, part := range strings.Split(s, ",") {
 		if part == "" {
@@ -152,17 +152,17 @@ func parseCronField(s string, f cronField) (uint64, error) {
 		case strings.Contains(rng, "-"):
 			a, b, _ := strings.Cut(rng, "-")
 			var err error
-			if lo, err = cronValue(a, f); err != nil {
+			if lo, err = fieldValue(a, f); err != nil {
 				return 0, err
 			}
-			if hi, err = cronValue(b, f); err != nil {
+			if hi, err = fieldValue(b, f); err != nil {
 				return 0, err
 			}
 			if lo > hi {
 				return 0, fmt.Errorf("range %q runs backwards", rng)
 			}
 		default:
-			v, err := cronValue(rng, f)
+			v, err := fieldValue(rng, f)
 			if err != nil {
 				return 0, err
 			}
@@ -189,7 +189,7 @@ func parseCronField(s string, f cronField) (uint64, error) {
 	return set, nil
 }
 
-func cronValue(s string, f cronField) (int, error) {
+func fieldValue(s string, f fieldSpec) (int, error) {
 	if s == "" {
 		return 0, fmt.Errorf("missing value")
 	}
@@ -217,7 +217,7 @@ var daysIn = [13]int{0, 31, 29, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31}
 // canFire reports whether some day of some allowed month matches. A
 // weekday rule always finds a day; only a day-of-month rule alone can ask
 // for days no allowed month has.
-func (c *Cron) canFire() bool {
+func (c *Expr) canFire() bool {
 	if c.domStar || !c.dowStar {
 		// Every day of the month, or the OR rule with a weekday: some
 		// day of every allowed month matches.
@@ -232,7 +232,7 @@ func (c *Cron) canFire() bool {
 }
 
 // dayMatches applies the day-of-month/day-of-week rule to t's date.
-func (c *Cron) dayMatches(t time.Time) bool {
+func (c *Expr) dayMatches(t time.Time) bool {
 	dom := c.dom&(1<<uint(t.Day())) != 0
 	dow := c.dow&(1<<uint(t.Weekday())) != 0
 	if c.domStar || c.dowStar {
@@ -241,15 +241,15 @@ func (c *Cron) dayMatches(t time.Time) bool {
 	return dom || dow
 }
 
-// cronHorizon bounds the search for a tick: every expression ParseCron
+// horizon bounds the search for a tick: every expression Parse
 // accepts fires within any eight years (a 29 February does).
-const cronHorizon = 8 * 366 * 24 * time.Hour
+const horizon = 8 * 366 * 24 * time.Hour
 
 // Next returns the first tick strictly after t, in UTC, or the zero time
 // if there is none within eight years (never, for a parsed expression).
-func (c *Cron) Next(t time.Time) time.Time {
+func (c *Expr) Next(t time.Time) time.Time {
 	t = t.UTC()
-	end := t.Add(cronHorizon)
+	end := t.Add(horizon)
 	t = t.Truncate(time.Minute).Add(time.Minute)
 	for t.Before(end) {
 		switch {
@@ -272,9 +272,9 @@ func (c *Cron) Next(t time.Time) time.Time {
 // there is none within eight years. It steps back a field at a time, as
 // Next steps forward, so that finding the latest of many missed ticks
 // costs no more than finding the next one.
-func (c *Cron) Prev(t time.Time) time.Time {
+func (c *Expr) Prev(t time.Time) time.Time {
 	t = t.UTC()
-	end := t.Add(-cronHorizon)
+	end := t.Add(-horizon)
 	t = t.Truncate(time.Minute)
 	for t.After(end) {
 		switch {

@@ -1,4 +1,4 @@
-package core_test
+package cron_test
 
 import (
 	"errors"
@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/plenumdb/plenum/core"
+	"github.com/plenumdb/plenum/cron"
 )
 
 func utc(s string) time.Time {
@@ -50,9 +50,9 @@ func TestCron_NextAndPrev(t *testing.T) {
 		{"1,2,3-5,59 0 * * *", "2026-03-01 00:05", "2026-03-01 00:59", "2026-03-01 00:05"},
 	}
 	for _, c := range cases {
-		cr, err := core.ParseCron(c.expr)
+		cr, err := cron.Parse(c.expr)
 		if err != nil {
-			t.Fatalf("ParseCron(%q): %v", c.expr, err)
+			t.Fatalf("Parse(%q): %v", c.expr, err)
 		}
 		from := utc(c.from)
 		if got := cr.Next(from); !got.Equal(utc(c.next)) {
@@ -73,7 +73,7 @@ func TestCron_UTCHasNoDaylightSaving(t *testing.T) {
 	if err != nil {
 		t.Skip("no zone database:", err)
 	}
-	cr := core.MustParseCron("30 * * * *")
+	cr := cron.MustParse("30 * * * *")
 	// 8 March 2026, 02:00 in New York springs forward to 03:00.
 	at := time.Date(2026, 3, 8, 1, 45, 0, 0, ny)
 	var got []time.Time
@@ -115,9 +115,9 @@ func TestCron_AgreesWithMinuteScan(t *testing.T) {
 	}
 	for i := 0; i < 300; i++ {
 		expr := strings.Join([]string{field(0, 59, true), field(0, 23, true), field(1, 28, true), field(1, 12, true), field(0, 7, true)}, " ")
-		cr, err := core.ParseCron(expr)
+		cr, err := cron.Parse(expr)
 		if err != nil {
-			t.Fatalf("ParseCron(%q): %v", expr, err)
+			t.Fatalf("Parse(%q): %v", expr, err)
 		}
 		from := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC).Add(time.Duration(r.IntN(366*24*60)) * time.Minute)
 		next := cr.Next(from)
@@ -234,18 +234,18 @@ func TestCron_InvalidExpressions(t *testing.T) {
 		{strings.Repeat("1,", 200) + "1 * * * *", "", "longer than 256 bytes"},
 	}
 	for _, c := range cases {
-		_, err := core.ParseCron(c.expr)
-		var ce *core.CronError
-		if !errors.As(err, &ce) || !errors.Is(err, core.ErrInvalidInput) {
-			t.Errorf("ParseCron(%q) = %v, want a *CronError", c.expr, err)
+		_, err := cron.Parse(c.expr)
+		var ce *cron.Error
+		if !errors.As(err, &ce) {
+			t.Errorf("Parse(%q) = %v, want a *cron.Error", c.expr, err)
 			continue
 		}
 		if ce.Field != c.field || !strings.Contains(ce.Reason, c.reason) {
-			t.Errorf("ParseCron(%q): field %q, reason %q; want field %q, reason containing %q", c.expr, ce.Field, ce.Reason, c.field, c.reason)
+			t.Errorf("Parse(%q): field %q, reason %q; want field %q, reason containing %q", c.expr, ce.Field, ce.Reason, c.field, c.reason)
 		}
 	}
 	// Not refused: both day fields restricted can always fire on the weekday.
-	if _, err := core.ParseCron("0 0 30 2 MON"); err != nil {
+	if _, err := cron.Parse("0 0 30 2 MON"); err != nil {
 		t.Errorf("0 0 30 2 MON: %v (fires on Mondays in February)", err)
 	}
 }

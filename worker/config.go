@@ -155,13 +155,22 @@ type KindConfig struct {
 	// (60 s).
 	Timeout time.Duration
 	// MaxAttempts dead-letters the item after this many failed attempts,
-	// or the item's own MaxAttempts where that is lower. Default:
-	// DefaultKind's, whose own default is none (the item's own).
+	// or the item's own MaxAttempts where that is lower: the lower of the
+	// two applies. Default: DefaultKind's, whose own default is none (the
+	// item's own, core.ItemSpec.MaxAttempts, or the store's
+	// core.Options.DefaultMaxAttempts when the enqueue left it 0). The
+	// item's stored MaxAttempts, which Get and the dashboard show, is the
+	// enqueue's: set it there too where they should agree.
 	MaxAttempts int
 	// Backoff is the delay before a failed attempt runs again, from the
 	// attempt number (1 for the first), added to the database clock.
-	// Default: DefaultKind's, whose own default is the store's
-	// (core.Options.Backoff).
+	// The first that is set applies: this kind's, then DefaultKind's, then
+	// the store's (core.Options.Backoff, whose default is
+	// core.DefaultBackoff). The delay is when the item becomes claimable,
+	// not when it runs: no wake-up is sent for a delayed item, so it runs
+	// at the first poll after it (Config.PollInterval, 1 s by default):
+	// between the delay and the delay plus PollInterval after the failure,
+	// 500 ms to 1.5 s for a delay of 500 ms.
 	Backoff func(attempt int) time.Duration
 }
 

@@ -7,7 +7,7 @@
 //
 //	go run ./bench/plenum [--dialect NAME --dsn DSN] [flags]
 //
-// "-h" shows the flags; cmd/plenum/BENCH.md describes each measurement and the
+// "-h" shows the flags; bench/BENCH.md describes each measurement and the
 // command behind each figure. Exit status: 0 on success, 1 when the run
 // failed, 2 for a usage error.
 package main

@@ -3,6 +3,9 @@
 // benchmark against bare SQL, the conformance suite outside "go test", a
 // look inside a database's Plenum tables, a web dashboard of them, and a
 // chaos round that injures worker processes and checks the invariants after.
+// The benchmark's code is internal/cmd/bench, which the program
+// bench/plenum runs too, with the same flags and output (bench/BENCH.md);
+// what the commands share is internal/cmd/cmdline.
 //
 // Usage:
 //

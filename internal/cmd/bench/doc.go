@@ -4,7 +4,7 @@
 // fan-out, the claim as tables grow and retention at scale, behind flags;
 // and the pickup latency. Run is its one entry point, behind both
 // "plenum bench" (cmd/plenum) and the program bench/plenum, which take the
-// same flags and print the same output. cmd/plenum/BENCH.md describes each
+// same flags and print the same output. bench/BENCH.md describes each
 // measurement, the command behind each figure and where the time goes.
 //
 // The baseline is hand-written SQL per database, so, unlike the library,

@@ -67,7 +67,7 @@ func shapesFor(b *baseline) []bareShape {
 			{name: "array binds", sql: pgBare{}},
 			{name: "IN list", sql: pgBare{inList: true}},
 			// Two round trips fewer per step, and measured no faster
-			// than the default on Plenum's schema (BENCH.md, "Round
+			// than the default on Plenum's schema (bench/BENCH.md, "Round
 			// trips").
 			{name: "array binds, no BEGIN", sql: pgBare{}, oneStatement: true},
 		}

@@ -3,10 +3,11 @@ package main
 import (
 	"fmt"
 	"io"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/plenumdb/plenum/internal/cmd/cmdline"
 )
 
 // syncWriter serializes writes from the goroutines of a run, so that lines
@@ -24,26 +25,7 @@ func (s *syncWriter) Write(p []byte) (int, error) {
 }
 
 // commas formats n with thousands separators: 10000 -> "10,000".
-func commas[T ~int | ~int64 | ~uint64](n T) string {
-	neg := n < 0
-	var s string
-	if neg {
-		s = strconv.FormatUint(-uint64(n), 10)
-	} else {
-		s = strconv.FormatUint(uint64(n), 10)
-	}
-	var out []byte
-	for i, c := range []byte(s) {
-		if i > 0 && (len(s)-i)%3 == 0 {
-			out = append(out, ',')
-		}
-		out = append(out, c)
-	}
-	if neg {
-		return "-" + string(out)
-	}
-	return string(out)
-}
+func commas[T ~int | ~int64 | ~uint64](n T) string { return cmdline.Commas(n) }
 
 // rate formats n events over d as a number per second.
 func rate(n int64, d time.Duration) string {
@@ -58,13 +40,8 @@ func seconds(d time.Duration) string {
 	return fmt.Sprintf("%.2fs", d.Seconds())
 }
 
-// plural returns word, with an s unless n is 1.
-func plural[T ~int | ~int64](n T, word string) string {
-	if n == 1 {
-		return commas(n) + " " + word
-	}
-	return commas(n) + " " + word + "s"
-}
+// plural returns n and word, with an s unless n is 1.
+func plural[T ~int | ~int64](n T, word string) string { return cmdline.Plural(n, word) }
 
 // shellQuote quotes path for a shell when it needs it.
 func shellQuote(path string) string {

@@ -3,6 +3,9 @@
 // benchmark against bare SQL, the conformance suite outside "go test", a
 // look inside a database's Plenum tables, a web dashboard of them, and a
 // chaos round that injures worker processes and checks the invariants after.
+// The benchmark's code is internal/cmd/bench, which the program
+// bench/plenum runs too, with the same flags and output (bench/BENCH.md);
+// what the commands share is internal/cmd/cmdline.
 //
 // Usage:
 //
@@ -15,7 +18,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -23,6 +25,8 @@ import (
 	"os/signal"
 	"strings"
 	"syscall"
+
+	"github.com/plenumdb/plenum/internal/cmd/cmdline"
 )
 
 func main() {
@@ -62,24 +66,21 @@ func commands() []command {
 
 // Exit statuses.
 const (
-	exitOK      = 0
-	exitFailure = 1
-	exitUsage   = 2
+	exitOK      = cmdline.ExitOK
+	exitFailure = cmdline.ExitFailure
+	exitUsage   = cmdline.ExitUsage
 )
 
-// usageError is a mistake in the command line: exit status 2.
-type usageError struct{ msg string }
+// usageError is a mistake in the command line: exit status 2. The
+// commands' shared code (internal/cmd/cmdline) defines it, so that the
+// bench, whose code lives there too, reports usage errors alike.
+type usageError = cmdline.UsageError
 
-// Error returns the message.
-func (e *usageError) Error() string { return e.msg }
-
-func usagef(format string, args ...any) error {
-	return &usageError{msg: fmt.Sprintf(format, args...)}
-}
+func usagef(format string, args ...any) error { return cmdline.Usagef(format, args...) }
 
 // errUsageShown means the flag package already printed the problem and the
 // usage: nothing more to say, exit 2.
-var errUsageShown = errors.New("usage shown")
+var errUsageShown = cmdline.ErrUsageShown
 
 // run runs one command line and returns the exit status.
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
@@ -105,22 +106,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 }
 
 // exitCode reports err on w and maps it to an exit status.
-func exitCode(w io.Writer, err error) int {
-	var ue *usageError
-	switch {
-	case err == nil, errors.Is(err, flag.ErrHelp):
-		return exitOK
-	case errors.Is(err, errUsageShown):
-		return exitUsage
-	case errors.As(err, &ue):
-		fmt.Fprintf(w, "plenum: %s\n", printableLines(err.Error()))
-		return exitUsage
-	}
-	// An error may quote what the database holds or said: it is printed
-	// escaped like any text read from the database.
-	fmt.Fprintf(w, "plenum: %s\n", printableLines(err.Error()))
-	return exitFailure
-}
+func exitCode(w io.Writer, err error) int { return cmdline.ExitCode(w, err) }
 
 func printUsage(w io.Writer) {
 	fmt.Fprint(w, `Plenum: claiming, fencing and fan-in for job engines on SQL databases.
@@ -165,32 +151,9 @@ func runHelpCmd(ctx context.Context, e env, args []string) error {
 // newFlags returns a flag set for a command whose usage shows synopsis and
 // about before the flags.
 func newFlags(e env, name, synopsis, about string) *flag.FlagSet {
-	fs := flag.NewFlagSet(name, flag.ContinueOnError)
-	fs.SetOutput(e.stderr)
-	fs.Usage = func() {
-		w := fs.Output()
-		fmt.Fprintf(w, "Usage: plenum %s\n\n%s\n", synopsis, strings.TrimSpace(about))
-		n := 0
-		fs.VisitAll(func(*flag.Flag) { n++ })
-		if n > 0 {
-			fmt.Fprint(w, "\nFlags:\n")
-			fs.PrintDefaults()
-		}
-	}
-	return fs
+	return cmdline.NewFlags(e.stderr, name, synopsis, about)
 }
 
 // parseFlags parses args, and refuses positional arguments: every command
 // takes flags only.
-func parseFlags(fs *flag.FlagSet, args []string) error {
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return err
-		}
-		return errUsageShown
-	}
-	if fs.NArg() > 0 {
-		return usagef("%s: unexpected argument %q (flags only; see \"plenum %s -h\")", fs.Name(), fs.Arg(0), fs.Name())
-	}
-	return nil
-}
+func parseFlags(fs *flag.FlagSet, args []string) error { return cmdline.ParseFlags(fs, args) }

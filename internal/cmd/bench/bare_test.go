@@ -1,4 +1,4 @@
-package main
+package bench
 
 import (
 	"bytes"
@@ -12,6 +12,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/plenumdb/plenum/dialect"
+	"github.com/plenumdb/plenum/internal/cmd/cmdline"
 	"github.com/plenumdb/plenum/migrations"
 	"github.com/plenumdb/plenum/sqlite"
 )
@@ -110,7 +111,7 @@ func TestBench_BaselineCompletesOnlyItsOwnClaims(t *testing.T) {
 func TestBench_BaselineCompletesOnlyItsOwnClaimsOnEnvDialect(t *testing.T) {
 	t.Parallel()
 	name, dsn := envBenchTarget(t)
-	db, d, err := openDialect(name, dsn)
+	db, d, err := cmdline.OpenDialect(name, dsn)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -220,7 +221,7 @@ func TestBench_ShapeFlag(t *testing.T) {
 		t.Fatalf("runBench: shape %q, %v\n%s", rep.Shape, err, out.String())
 	}
 	o.Shape = "nonesuch"
-	var ue *usageError
+	var ue *cmdline.UsageError
 	if _, err := runBench(t.Context(), &out, o); !errors.As(err, &ue) || !strings.Contains(err.Error(), `"json_each"`) {
 		t.Errorf("unknown shape: %v, want a usage error naming the shapes", err)
 	}
@@ -261,7 +262,7 @@ func TestBench_ScaleFlags(t *testing.T) {
 		}
 	}
 	o.Scale = scaleOptions{Retention: true}
-	var ue *usageError
+	var ue *cmdline.UsageError
 	if _, err := runBench(t.Context(), &out, o); !errors.As(err, &ue) {
 		t.Errorf("--retention without --completed: %v, want a usage error", err)
 	}

@@ -1,4 +1,4 @@
-package main
+package bench
 
 import (
 	"path/filepath"
@@ -8,6 +8,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/plenumdb/plenum/conformance"
+	"github.com/plenumdb/plenum/internal/cmd/cmdline"
 )
 
 // The fill makes ids as the store does, UUIDv7 of a day ago, each once:
@@ -22,7 +23,7 @@ func TestFill_IDsAreTimeOrderedAndADayOld(t *testing.T) {
 					return // Harness.DSN skips, or fails under PLENUM_REQUIRE
 				}
 			}
-			db, d, err := openDialect(name, dsn)
+			db, d, err := cmdline.OpenDialect(name, dsn)
 			if err != nil {
 				t.Fatal(err)
 			}

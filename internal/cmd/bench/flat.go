@@ -1,4 +1,4 @@
-package main
+package bench
 
 import (
 	"context"
@@ -12,6 +12,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/plenumdb/plenum/core"
+	"github.com/plenumdb/plenum/internal/cmd/cmdline"
 	"github.com/plenumdb/plenum/migrations"
 )
 
@@ -91,7 +92,7 @@ func scaleCompleted(ctx context.Context, w io.Writer, rep *benchReport, sd sides
 	n := o.Scale.Completed
 	filler, ok := fillers[sd.b.d.Name()]
 	if !ok {
-		return usagef("--completed: no fast way to fill %s tables is known (postgres and sqlite have one)", sd.b.d.Name())
+		return cmdline.Usagef("--completed: no fast way to fill %s tables is known (postgres and sqlite have one)", sd.b.d.Name())
 	}
 	empty, drop, err := emptySides(ctx, sd, o)
 	defer func() { err = errors.Join(err, drop()) }()
@@ -127,14 +128,14 @@ func scaleCompleted(ctx context.Context, w io.Writer, rep *benchReport, sd sides
 	start := time.Now()
 	for _, t := range []string{migrations.NamesFor(sd.st.Prefix()).Items, sd.b.names.Items} {
 		if err := filler(ctx, sd.b, t, flatQueue, n); err != nil {
-			return fmt.Errorf("bench: fill %s with %s completed items: %w", t, commas(int64(n)), err)
+			return fmt.Errorf("bench: fill %s with %s completed items: %w", t, cmdline.Commas(int64(n)), err)
 		}
 	}
 	fmt.Fprintf(w, "\nclaim+complete as tables grow (%s items a round, the same queue as the %s completed ones), %s alternating with a pair of empty tables:\n",
-		commas(int64(o.Items)), commas(int64(n)), plural(o.Rounds, "round"))
-	fmt.Fprintf(w, "  (filled both tables with %s completed items each in %v)\n", commas(int64(n)), time.Since(start).Round(time.Second))
+		cmdline.Commas(int64(o.Items)), cmdline.Commas(int64(n)), cmdline.Plural(o.Rounds, "round"))
+	fmt.Fprintf(w, "  (filled both tables with %s completed items each in %v)\n", cmdline.Commas(int64(n)), time.Since(start).Round(time.Second))
 	plans(ctx, w, empty, flatQueue, "empty tables")
-	plans(ctx, w, sd, flatQueue, commas(int64(n))+" completed items")
+	plans(ctx, w, sd, flatQueue, cmdline.Commas(int64(n))+" completed items")
 
 	// acc[pair][side] sums the items and the time of every round.
 	var acc [2][2]struct {
@@ -176,16 +177,16 @@ func scaleCompleted(ctx context.Context, w io.Writer, rep *benchReport, sd sides
 			first = "empty"
 		}
 		fmt.Fprintf(w, "  round %d (%s first): plenum %s/s empty, %s/s full: %.2f; bare SQL %s/s empty, %s/s full: %.2f\n",
-			r+1, first, commas(int64(fr.Plenum[0])), commas(int64(fr.Plenum[1])), fr.PlenumRatio,
-			commas(int64(fr.Baseline[0])), commas(int64(fr.Baseline[1])), fr.BaselineRatio)
+			r+1, first, cmdline.Commas(int64(fr.Plenum[0])), cmdline.Commas(int64(fr.Plenum[1])), fr.PlenumRatio,
+			cmdline.Commas(int64(fr.Baseline[0])), cmdline.Commas(int64(fr.Baseline[1])), fr.BaselineRatio)
 	}
 	items := o.Rounds * o.Items
 	rows := [2]*benchRow{
 		{Name: "claim+complete, empty tables", Items: items, Plenum: perSecond(items, acc[0][0].took), Baseline: perSecond(items, acc[0][1].took)},
-		{Name: fmt.Sprintf("claim+complete, %s completed", commas(int64(n))), Items: items, Plenum: perSecond(items, acc[1][0].took), Baseline: perSecond(items, acc[1][1].took)},
+		{Name: fmt.Sprintf("claim+complete, %s completed", cmdline.Commas(int64(n))), Items: items, Plenum: perSecond(items, acc[1][0].took), Baseline: perSecond(items, acc[1][1].took)},
 	}
 	for _, row := range rows {
-		fmt.Fprintf(w, "  %-36s %12s/s %12s/s %8.2f\n", row.Name, commas(int64(row.Plenum)), commas(int64(row.Baseline)), row.Ratio())
+		fmt.Fprintf(w, "  %-36s %12s/s %12s/s %8.2f\n", row.Name, cmdline.Commas(int64(row.Plenum)), cmdline.Commas(int64(row.Baseline)), row.Ratio())
 	}
 	var pr, br []float64
 	for _, fr := range rep.Scale.FlatRounds {
@@ -269,7 +270,7 @@ func scaleRetention(ctx context.Context, w io.Writer, rep *benchReport, sd sides
 	// does not count against the drain's check.
 	const queue = flatQueue + ".retained"
 	fmt.Fprintf(w, "\nclaim+complete with retention (Store.Purge passes of %s, %v apart) deleting the old items, %s alternating with none:\n",
-		commas(int64(limit)), pause, plural(o.Rounds, "round"))
+		cmdline.Commas(int64(limit)), pause, cmdline.Plural(o.Rounds, "round"))
 	var (
 		withTook, withoutTook, purgeTook time.Duration
 		deleted                          int64
@@ -312,8 +313,8 @@ func scaleRetention(ctx context.Context, w io.Writer, rep *benchReport, sd sides
 			first = "with"
 		}
 		fmt.Fprintf(w, "  round %d (%s first): %s/s without, %s/s with: %.0f%% slower; retention deleted %s items in %v, %s/s\n",
-			r+1, first, commas(int64(rr.Without)), commas(int64(rr.With)), 100*rr.Slows(),
-			commas(rr.Deleted), rr.PurgeTook.Round(time.Millisecond), commas(int64(float64(rr.Deleted)/max(rr.PurgeTook, time.Microsecond).Seconds())))
+			r+1, first, cmdline.Commas(int64(rr.Without)), cmdline.Commas(int64(rr.With)), 100*rr.Slows(),
+			cmdline.Commas(rr.Deleted), rr.PurgeTook.Round(time.Millisecond), cmdline.Commas(int64(float64(rr.Deleted)/max(rr.PurgeTook, time.Microsecond).Seconds())))
 	}
 	items := o.Rounds * o.Items
 	s := &rep.Scale
@@ -325,7 +326,7 @@ func scaleRetention(ctx context.Context, w io.Writer, rep *benchReport, sd sides
 		slows = append(slows, rr.Slows())
 	}
 	fmt.Fprintf(w, "  plenum claim+complete with retention running: %s/s (%s/s without: %.0f%% slower over all rounds, median of the rounds %.0f%%); retention deleted %s items, %s/s\n",
-		commas(int64(s.Retained)), commas(int64(s.Unretained)), 100*s.RetentionSlows, 100*median(slows), commas(deleted), commas(int64(s.Purged)))
+		cmdline.Commas(int64(s.Retained)), cmdline.Commas(int64(s.Unretained)), 100*s.RetentionSlows, 100*median(slows), cmdline.Commas(deleted), cmdline.Commas(int64(s.Purged)))
 	return nil
 }
 

@@ -1,4 +1,4 @@
-package main
+package bench
 
 import (
 	"context"
@@ -12,6 +12,7 @@ import (
 
 	"github.com/plenumdb/plenum/dialect"
 	"github.com/plenumdb/plenum/dialect/sqlkit"
+	"github.com/plenumdb/plenum/internal/cmd/cmdline"
 )
 
 // bareSQL is one hand-written claim and completion.
@@ -66,7 +67,7 @@ func shapesFor(b *baseline) []bareShape {
 			{name: "array binds", sql: pgBare{}},
 			{name: "IN list", sql: pgBare{inList: true}},
 			// Two round trips fewer per step, and measured no faster
-			// than the default on Plenum's schema (BENCH.md, "Round
+			// than the default on Plenum's schema (bench/BENCH.md, "Round
 			// trips").
 			{name: "array binds, no BEGIN", sql: pgBare{}, oneStatement: true},
 		}
@@ -100,7 +101,7 @@ func shapeNamed(b *baseline, name string) (bareShape, error) {
 		}
 		names = append(names, fmt.Sprintf("%q", s.name))
 	}
-	return bareShape{}, usagef("--shape %q: %s has %s", name, b.d.Name(), strings.Join(names, ", "))
+	return bareShape{}, cmdline.Usagef("--shape %q: %s has %s", name, b.d.Name(), strings.Join(names, ", "))
 }
 
 // scanBare reads the rows of a claim: id, kind, payload, attempt, barrier.

@@ -1,4 +1,4 @@
-package main
+package bench
 
 import (
 	"context"
@@ -11,6 +11,7 @@ import (
 
 	"github.com/plenumdb/plenum/core"
 	"github.com/plenumdb/plenum/dialect"
+	"github.com/plenumdb/plenum/internal/cmd/cmdline"
 	"github.com/plenumdb/plenum/worker"
 )
 
@@ -51,7 +52,7 @@ func benchLatency(ctx context.Context, w io.Writer, st *core.Store, n int) ([]la
 	modes = append(modes, pickupMode{name: "polling only", pollOnly: true})
 
 	fmt.Fprintf(w, "\npickup latency: enqueue to handler start, %s, one at a time to an idle worker polling every %v\n",
-		plural(n, "item"), latencyPoll)
+		cmdline.Plural(n, "item"), latencyPoll)
 	fmt.Fprintf(w, "  %-16s %14s %14s\n", "", "p50", "p99")
 	var rows []latencyRow
 	for i, m := range modes {

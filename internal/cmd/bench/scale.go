@@ -1,4 +1,4 @@
-package main
+package bench
 
 import (
 	"context"
@@ -13,6 +13,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/plenumdb/plenum/core"
+	"github.com/plenumdb/plenum/internal/cmd/cmdline"
 	"github.com/plenumdb/plenum/migrations"
 )
 
@@ -52,15 +53,15 @@ func (s *scaleOptions) flags(fs *flag.FlagSet) {
 func (s scaleOptions) validate() error {
 	switch {
 	case s.FanOut < 0 || s.FanOut > 10_000_000:
-		return usagef("--fanout %d: want 0 to 10,000,000", s.FanOut)
+		return cmdline.Usagef("--fanout %d: want 0 to 10,000,000", s.FanOut)
 	case s.Completed < 0 || s.Completed > 100_000_000:
-		return usagef("--completed %d: want 0 to 100,000,000", s.Completed)
+		return cmdline.Usagef("--completed %d: want 0 to 100,000,000", s.Completed)
 	case s.Retention && s.Completed == 0:
-		return usagef("--retention needs --completed: old completed items for retention to delete")
+		return cmdline.Usagef("--retention needs --completed: old completed items for retention to delete")
 	case s.PurgeLimit < 0 || s.PurgeLimit > core.MaxClaimLimit:
-		return usagef("--purge-limit %d: want 1 to %d", s.PurgeLimit, core.MaxClaimLimit)
+		return cmdline.Usagef("--purge-limit %d: want 1 to %d", s.PurgeLimit, core.MaxClaimLimit)
 	case s.PurgePause < 0:
-		return usagef("--purge-pause %v: want 0 or more", s.PurgePause)
+		return cmdline.Usagef("--purge-pause %v: want 0 or more", s.PurgePause)
 	}
 	return nil
 }
@@ -103,9 +104,9 @@ func runScale(ctx context.Context, w io.Writer, rep *benchReport, sd sides, o be
 		}
 		rep.Scale.FanOut = row
 		fmt.Fprintf(w, "\nfan-out of %s children of one barrier: plenum %s/s (Store.Expand, pages of %s), bare SQL %s/s (multi-row INSERT of keyed rows, insert-or-ignore), ratio %.2f\n",
-			commas(int64(s.FanOut)), commas(int64(row.Plenum)), commas(benchChunk), commas(int64(row.Baseline)), row.Plenum/row.Baseline)
+			cmdline.Commas(int64(s.FanOut)), cmdline.Commas(int64(row.Plenum)), cmdline.Commas(benchChunk), cmdline.Commas(int64(row.Baseline)), row.Plenum/row.Baseline)
 		fmt.Fprintf(w, "peak RSS while fanning out %s children: plenum %s MiB, bare SQL %s MiB\n",
-			commas(int64(s.FanOut)), mib(row.PlenumPeakRSS), mib(row.BasePeakRSS))
+			cmdline.Commas(int64(s.FanOut)), mib(row.PlenumPeakRSS), mib(row.BasePeakRSS))
 	}
 	if s.Completed > 0 {
 		if err := scaleCompleted(ctx, w, rep, sd, o, settle); err != nil {

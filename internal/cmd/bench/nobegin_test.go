@@ -1,10 +1,11 @@
-package main
+package bench
 
 import (
 	"bytes"
 	"testing"
 
 	"github.com/plenumdb/plenum/conformance"
+	"github.com/plenumdb/plenum/internal/cmd/cmdline"
 )
 
 // The PostgreSQL shape without BEGIN runs each step as one statement: its
@@ -17,7 +18,7 @@ func TestBench_NoBeginShapeOnPostgreSQL(t *testing.T) {
 	if dsn == "" {
 		return // Harness.DSN skips, or fails under PLENUM_REQUIRE
 	}
-	db, d, err := openDialect("postgres", dsn)
+	db, d, err := cmdline.OpenDialect("postgres", dsn)
 	if err != nil {
 		t.Fatal(err)
 	}

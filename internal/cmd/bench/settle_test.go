@@ -1,4 +1,4 @@
-package main
+package bench
 
 import (
 	"testing"
@@ -6,6 +6,7 @@ import (
 	"github.com/plenumdb/plenum/cockroach"
 	"github.com/plenumdb/plenum/conformance"
 	"github.com/plenumdb/plenum/dialect"
+	"github.com/plenumdb/plenum/internal/cmd/cmdline"
 	"github.com/plenumdb/plenum/migrations"
 	"github.com/plenumdb/plenum/mysql"
 	"github.com/plenumdb/plenum/postgres"
@@ -34,7 +35,7 @@ func TestBench_SettleVacuumsTheTables(t *testing.T) {
 	if dsn == "" {
 		return // Harness.DSN skips, or fails under PLENUM_REQUIRE
 	}
-	db, d, err := openDialect("postgres", dsn)
+	db, d, err := cmdline.OpenDialect("postgres", dsn)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package main
+package cmdline
 
 import (
 	"bytes"
@@ -25,8 +25,8 @@ func TestPrintable_EscapesWhatDoesNotPrint(t *testing.T) {
 		{"nbsp\u00a0", `"nbsp\u00a0"`},
 		{`"quoted"`, `"\"quoted\""`},
 	} {
-		if got := printable(c.in); got != c.want {
-			t.Errorf("printable(%+q) = %s, want %s", c.in, got, c.want)
+		if got := Printable(c.in); got != c.want {
+			t.Errorf("Printable(%+q) = %s, want %s", c.in, got, c.want)
 		}
 	}
 }
@@ -36,8 +36,8 @@ func TestPrintable_EscapesWhatDoesNotPrint(t *testing.T) {
 func TestExitCode_PrintsErrorsEscaped(t *testing.T) {
 	t.Parallel()
 	var w bytes.Buffer
-	if code := exitCode(&w, errors.New("read items: queue esc\x1b[2J\nsecond line")); code != exitFailure {
-		t.Errorf("exit code %d, want %d", code, exitFailure)
+	if code := ExitCode(&w, errors.New("read items: queue esc\x1b[2J\nsecond line")); code != ExitFailure {
+		t.Errorf("exit code %d, want %d", code, ExitFailure)
 	}
 	if want := "plenum: \"read items: queue esc\\x1b[2J\"\nsecond line\n"; w.String() != want {
 		t.Errorf("printed %q, want %q", w.String(), want)

@@ -56,7 +56,7 @@ type bareShape struct {
 }
 
 // shapesFor returns the hand-written shapes the bench knows for b's
-// database, the one it measured fastest first (README, "Speed"; measure
+// database, the one it measured fastest first (docs/benchmarks.md; measure
 // again with --shapes). The baseline is SQL written for one database, so
 // it goes by the dialect's name; a dialect without shapes of its own gets
 // one built from its contract (its claim statement, IN lists).

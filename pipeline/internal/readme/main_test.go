@@ -13,7 +13,7 @@ import (
 // this file the same, so that the README's program is the one that
 // compiles and is run below.
 func TestREADME_ShowsThisProgram(t *testing.T) {
-	readmetest.SameProgram(t, "### Pipelines", 50)
+	readmetest.SameProgram(t, "## A pipeline", 50)
 }
 
 // TestProgram_RunsThePipeline runs the program: it prints the run's

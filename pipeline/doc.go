@@ -33,8 +33,10 @@
 // # Runs
 //
 // An Engine runs pipelines on a worker.Worker: Register each pipeline
-// (in every process, before the worker starts), then Trigger runs (or
-// TriggerTx, inside the caller's transaction). Every step execution is
+// (in every process, before the worker starts), then trigger runs with
+// the pipeline's own input type, p.Trigger(ctx, engine, input) (or
+// p.TriggerTx, inside the caller's transaction); Engine.Trigger and
+// TriggerTx take any input that encodes to JSON the input type decodes. Every step execution is
 // an item of the run on the engine's queue, payload and result its input
 // and output:
 //

@@ -50,6 +50,15 @@
 //     collapse or combine.
 //   - The last step's fence completes the run with its output.
 //
+// Every function of a run (a step, route, expand's list or source,
+// collapse, combine or await) can read the input the run was triggered
+// with: RunInput[T](ctx), typed, or RunInput[json.RawMessage] for the
+// JSON. A flow need not thread the fields its later steps need through
+// every output. The input is read from the run when a function first asks
+// for it and kept by the engine (a run's input never changes), so the
+// steps of a run that one process executes read it once, and no item
+// carries a copy of it.
+//
 // Delivery is at-least-once: a step's function can run again after a
 // crash. StepInfo(ctx).IdempotencyKey names the step's execution in its
 // run, the same after retries, crashes and revives, for effects outside

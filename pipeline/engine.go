@@ -35,6 +35,8 @@ type Engine struct {
 
 	mu   sync.Mutex
 	defs map[string]*definition
+	// inputs keeps the inputs of runs read by RunInput.
+	inputs inputCache
 }
 
 // New returns an engine that runs pipelines on w, whose store is store.

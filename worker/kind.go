@@ -91,6 +91,9 @@ func (k Kind[T]) spec(field string, args T, p EnqueueParams) (core.ItemSpec, err
 // Key that an item of the queue already holds, the result is that item's
 // (Existed).
 func (k Kind[T]) Enqueue(ctx context.Context, store *core.Store, args T, p EnqueueParams) (core.EnqueueResult, error) {
+	if store == nil {
+		return core.EnqueueResult{}, k.nilStore()
+	}
 	spec, err := k.Spec(args, p)
 	if err != nil {
 		return core.EnqueueResult{}, err
@@ -107,6 +110,9 @@ func (k Kind[T]) Enqueue(ctx context.Context, store *core.Store, args T, p Enque
 // dialect's limits). Results are in the order of args. An element that
 // does not encode is an error naming its index, and nothing is enqueued.
 func (k Kind[T]) EnqueueMany(ctx context.Context, store *core.Store, args []T, p EnqueueParams) ([]core.EnqueueResult, error) {
+	if store == nil {
+		return nil, k.nilStore()
+	}
 	specs, err := k.specs(args, p)
 	if err != nil {
 		return nil, err
@@ -123,6 +129,9 @@ func (k Kind[T]) EnqueueMany(ctx context.Context, store *core.Store, args []T, p
 // retry, no wake-up of this process's workers until Store.Wake). Results
 // are in the order of args.
 func (k Kind[T]) EnqueueTx(ctx context.Context, store *core.Store, tx dialect.Querier, args []T, p EnqueueParams) ([]core.EnqueueResult, error) {
+	if store == nil {
+		return nil, k.nilStore()
+	}
 	specs, err := k.specs(args, p)
 	if err != nil {
 		return nil, err
@@ -132,6 +141,11 @@ func (k Kind[T]) EnqueueTx(ctx context.Context, store *core.Store, tx dialect.Qu
 		return nil, fmt.Errorf("plenum/worker: enqueue kind %q in the caller's transaction: %w", k.name, err)
 	}
 	return res, nil
+}
+
+// nilStore is the error of an enqueue given no store.
+func (k Kind[T]) nilStore() error {
+	return fmt.Errorf("plenum/worker: enqueue kind %q: %w", k.name, &core.InputError{Field: "store", Reason: "nil store"})
 }
 
 // specs is the ItemSpec of each element of args, with p.

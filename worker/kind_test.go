@@ -97,8 +97,9 @@ func TestKind_EveryEnqueueReachesTheKindsHandler(t *testing.T) {
 
 // TestKind_RefusesWhatItCannotEnqueue checks that args that do not encode
 // are refused naming the kind (and the element, in bulk), that one key
-// for several items and an unnamed kind are refused naming the field, and
-// that none of them enqueues anything.
+// for several items, an unnamed kind, a missing queue, store or
+// transaction are refused naming the field, and that none of them
+// enqueues anything.
 func TestKind_RefusesWhatItCannotEnqueue(t *testing.T) {
 	t.Parallel()
 	ctx := t.Context()
@@ -120,6 +121,12 @@ func TestKind_RefusesWhatItCannotEnqueue(t *testing.T) {
 	checkRefused(t, "an unnamed kind", err, "Kind")
 	_, err = greet.Enqueue(ctx, store, greeting{}, worker.EnqueueParams{})
 	checkRefused(t, "no queue", err, `"greet"`, "Queue")
+	_, err = greet.Enqueue(ctx, nil, greeting{}, p)
+	checkRefused(t, "a nil store", err, `"greet"`, "store")
+	_, err = greet.EnqueueTx(ctx, nil, nil, []greeting{{}}, p)
+	checkRefused(t, "a nil store in a transaction", err, `"greet"`, "store")
+	_, err = greet.EnqueueTx(ctx, store, nil, []greeting{{}}, p)
+	checkRefused(t, "a nil transaction", err, `"greet"`, "tx")
 	if n, err := store.Counts(ctx, "q"); err != nil || n[core.StateAvailable] != 0 {
 		t.Errorf("refused enqueues left items: %v, %v", n, err)
 	}

@@ -41,7 +41,7 @@ func (e *Engine) TriggerTx(ctx context.Context, tx dialect.Querier, d Definition
 // it is called.
 func (p *Pipeline[I, O]) Trigger(ctx context.Context, e *Engine, input I, opts ...TriggerOptions) (uuid.UUID, error) {
 	if e == nil {
-		return uuid.Nil, fmt.Errorf("plenum/pipeline: %q: Trigger: nil engine", p.Name())
+		return uuid.Nil, errors.New("plenum/pipeline: Trigger: nil engine")
 	}
 	return e.trigger(ctx, nil, p, input, opts)
 }
@@ -50,7 +50,7 @@ func (p *Pipeline[I, O]) Trigger(ctx context.Context, e *Engine, input I, opts .
 // transaction tx, as Engine.TriggerTx does: the typed form.
 func (p *Pipeline[I, O]) TriggerTx(ctx context.Context, e *Engine, tx dialect.Querier, input I, opts ...TriggerOptions) (uuid.UUID, error) {
 	if e == nil {
-		return uuid.Nil, fmt.Errorf("plenum/pipeline: %q: TriggerTx: nil engine", p.Name())
+		return uuid.Nil, errors.New("plenum/pipeline: TriggerTx: nil engine")
 	}
 	return e.TriggerTx(ctx, tx, p, input, opts...)
 }

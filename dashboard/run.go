@@ -35,7 +35,11 @@ type node struct {
 	Barrier *core.Barrier
 	// Join marks the item as the join of the barrier above it.
 	Join bool
-	Kids []*node
+	// Step and Role name the pipeline step the item runs and what it
+	// does there (step, expand, collapse, await, ...), for a pipeline's
+	// item; both are empty for any other item, shown by its kind.
+	Step, Role string
+	Kids       []*node
 }
 
 // run shows one run: its state and halt, the tree of its steps and
@@ -163,6 +167,7 @@ func buildTree(items []core.Item, barriers []core.Barrier) []*node {
 	}
 	itemNode = func(it *core.Item, join bool) *node {
 		n := &node{Item: it, Join: join}
+		n.Step, n.Role = stepOf(it)
 		if seen[it.ID] {
 			return n
 		}

@@ -60,7 +60,14 @@ type Definition interface {
 	definition() *definition
 }
 
-func (p *Pipeline[I, O]) definition() *definition { return p.def }
+// definition is nil for a nil Pipeline, which Register and the triggers
+// refuse.
+func (p *Pipeline[I, O]) definition() *definition {
+	if p == nil {
+		return nil
+	}
+	return p.def
+}
 
 // definition is a Pipeline without its types.
 type definition struct {

@@ -33,8 +33,10 @@
 // # Runs
 //
 // An Engine runs pipelines on a worker.Worker: Register each pipeline
-// (in every process, before the worker starts), then Trigger runs (or
-// TriggerTx, inside the caller's transaction). Every step execution is
+// (in every process, before the worker starts), then trigger runs with
+// the pipeline's own input type, p.Trigger(ctx, engine, input) (or
+// p.TriggerTx, inside the caller's transaction); Engine.Trigger and
+// TriggerTx take any input that encodes to JSON the input type decodes. Every step execution is
 // an item of the run on the engine's queue, payload and result its input
 // and output:
 //
@@ -47,6 +49,15 @@
 //     the barrier enqueues once when every child has finished, runs the
 //     collapse or combine.
 //   - The last step's fence completes the run with its output.
+//
+// Every function of a run (a step, route, expand's list or source,
+// collapse, combine or await) can read the input the run was triggered
+// with: RunInput[T](ctx), typed, or RunInput[json.RawMessage] for the
+// JSON. A flow need not thread the fields its later steps need through
+// every output. The input is read from the run when a function first asks
+// for it and kept by the engine (a run's input never changes), so the
+// steps of a run that one process executes read it once, and no item
+// carries a copy of it.
 //
 // Delivery is at-least-once: a step's function can run again after a
 // crash. StepInfo(ctx).IdempotencyKey names the step's execution in its

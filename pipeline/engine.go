@@ -35,6 +35,8 @@ type Engine struct {
 
 	mu   sync.Mutex
 	defs map[string]*definition
+	// inputs keeps the inputs of runs read by RunInput.
+	inputs inputCache
 }
 
 // New returns an engine that runs pipelines on w, whose store is store.
@@ -100,12 +102,19 @@ func (e *Engine) lookup(d Definition) (*definition, error) {
 }
 
 // envelope is the payload of every item of a run: the node it runs, in
-// which role, its input, and where in its fan-out it is.
+// which role, what the node does, its input, and where in its fan-out it
+// is. Its node, role and op are also read by the dashboard, whose test
+// runs a pipeline to keep them the same.
 type envelope struct {
-	Run  uuid.UUID       `json:"run"`
-	Node string          `json:"node"`
-	Role role            `json:"role,omitempty"`
-	In   json.RawMessage `json:"in,omitempty"`
+	Run  uuid.UUID `json:"run"`
+	Node string    `json:"node"`
+	Role role      `json:"role,omitempty"`
+	// Op is what the node does, for the item that runs it (Role ""):
+	// step, route, await, expand or divide. Nothing reads it back to run
+	// the item; it labels the item for readers of the store (the
+	// dashboard's run tree, which reads node, role and op).
+	Op string          `json:"op,omitempty"`
+	In json.RawMessage `json:"in,omitempty"`
 	// Idx is the position of the branch (of a divide) or element (of an
 	// expand) the item belongs to, passed on along chains: the join reads
 	// it to put outputs in order.
@@ -127,6 +136,9 @@ const (
 
 // spec is the item of env, which runs n.
 func (e *Engine) spec(def *definition, env envelope, n *node) (core.ItemSpec, error) {
+	if env.Role == roleRun && n != nil {
+		env.Op = n.kind.String()
+	}
 	b, err := json.Marshal(env)
 	if err != nil {
 		return core.ItemSpec{}, fmt.Errorf("plenum/pipeline: %q: encode the item of %q: %w", def.name, env.Node, err)

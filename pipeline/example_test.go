@@ -55,7 +55,7 @@ func Example() {
 	_ = w.Start(ctx)
 	defer w.Stop(ctx)
 
-	run, _ := eng.Trigger(ctx, p, "a durable pipeline on the database you run")
+	run, _ := p.Trigger(ctx, eng, "a durable pipeline on the database you run")
 	r, err := eng.Wait(ctx, run)
 	if err != nil {
 		fmt.Println(err)

@@ -81,6 +81,7 @@ func (e *Engine) execute(ctx context.Context, def *definition, wj *worker.Job[js
 	}
 	ctx = context.WithValue(ctx, infoKey{}, Info{Run: wj.Item().Run, Pipeline: def.name, Step: j.n.name,
 		Attempt: wj.Attempt(), IdempotencyKey: j.idempotencyKey()})
+	ctx = context.WithValue(ctx, runInputKey{}, j)
 	err := j.run(ctx)
 	if isPermanent(err) {
 		return worker.Discard(err) // dead at once: the run halts

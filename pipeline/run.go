@@ -36,6 +36,25 @@ func (e *Engine) TriggerTx(ctx context.Context, tx dialect.Querier, d Definition
 	return e.trigger(ctx, tx, d, input, opts)
 }
 
+// Trigger starts a run of p on e with input, p's own input type, and
+// returns its id: the typed form of Engine.Trigger, which Go checks where
+// it is called.
+func (p *Pipeline[I, O]) Trigger(ctx context.Context, e *Engine, input I, opts ...TriggerOptions) (uuid.UUID, error) {
+	if e == nil {
+		return uuid.Nil, errors.New("plenum/pipeline: Trigger: nil engine")
+	}
+	return e.trigger(ctx, nil, p, input, opts)
+}
+
+// TriggerTx starts a run of p on e with input inside the caller's
+// transaction tx, as Engine.TriggerTx does: the typed form.
+func (p *Pipeline[I, O]) TriggerTx(ctx context.Context, e *Engine, tx dialect.Querier, input I, opts ...TriggerOptions) (uuid.UUID, error) {
+	if e == nil {
+		return uuid.Nil, errors.New("plenum/pipeline: TriggerTx: nil engine")
+	}
+	return e.TriggerTx(ctx, tx, p, input, opts...)
+}
+
 func (e *Engine) trigger(ctx context.Context, tx dialect.Querier, d Definition, input any, opts []TriggerOptions) (uuid.UUID, error) {
 	def, err := e.lookup(d)
 	if err != nil {

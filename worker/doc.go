@@ -4,13 +4,30 @@
 // uses only core's public API and knows nothing of dialects, so it runs on
 // every database Plenum does.
 //
+//	var Welcome = worker.NewKind[WelcomeArgs]("email.welcome")
+//
 //	w, err := worker.New(store, worker.Config{Queues: map[string]worker.QueueConfig{"email": {MaxWorkers: 10}}})
-//	worker.Handle(w, "email.welcome", func(ctx context.Context, job *worker.Job[WelcomeArgs]) error {
+//	Welcome.Handle(w, func(ctx context.Context, job *worker.Job[WelcomeArgs]) error {
 //		return send(ctx, job.Args.Address)
 //	})
 //	err = w.Start(ctx)
 //	...
+//	_, err = Welcome.Enqueue(ctx, store, WelcomeArgs{Address: "ada@example.com"}, worker.EnqueueParams{Queue: "email"})
+//	...
 //	err = w.Stop(shutdownCtx)
+//
+// # Kinds
+//
+// A Kind binds a kind's name to the type of its items' arguments, once:
+// Kind.Handle registers its handler, whose Job[T] carries the payload
+// decoded into T, and Kind.Enqueue, EnqueueMany and EnqueueTx (inside the
+// caller's transaction) encode a T as the payload, so that the code that
+// enqueues and the code that handles cannot disagree on either. Kind.Spec
+// gives the core.ItemSpec for the calls that take one (a fence's Enqueue,
+// several kinds in one Store.Enqueue, a periodic job). An args value that
+// does not encode is refused naming the kind, before anything is written.
+// Handle with a kind string and core.Store.Enqueue with a JSON payload
+// are the untyped forms, for the same items.
 //
 // # Outcomes
 //

@@ -278,7 +278,8 @@ func cancelRun(e *env) {
 }
 
 // triggerTx: a run triggered in a transaction that rolls back does not
-// exist; one that commits runs; a key makes a trigger idempotent.
+// exist; one that commits runs; a key makes a trigger idempotent, typed
+// (Pipeline.Trigger, TriggerTx) or not.
 func triggerTx(e *env) {
 	p := define(e, "tx", add("one", 1))
 	eng := e.engine(pipeline.EngineOptions{}, p)
@@ -299,7 +300,7 @@ func triggerTx(e *env) {
 	if tx, err = e.db.BeginTx(e.ctx, nil); err != nil {
 		e.t.Fatal(err)
 	}
-	run, err := eng.TriggerTx(e.ctx, tx, p, 2, pipeline.TriggerOptions{Key: "order-7"})
+	run, err := p.TriggerTx(e.ctx, eng, tx, 2, pipeline.TriggerOptions{Key: "order-7"})
 	if err != nil {
 		e.t.Fatal(err)
 	}
@@ -309,6 +310,10 @@ func triggerTx(e *env) {
 	again, err := eng.Trigger(e.ctx, p, 5, pipeline.TriggerOptions{Key: "order-7"})
 	if err != nil || again != run {
 		e.t.Errorf("trigger with the same key: %s, %v; want %s", again, err, run)
+	}
+	typed, err := p.Trigger(e.ctx, eng, 5, pipeline.TriggerOptions{Key: "order-7"})
+	if err != nil || typed != run {
+		e.t.Errorf("typed trigger with the same key: %s, %v; want %s", typed, err, run)
 	}
 	if got := output[int](e, e.waitRun(eng, run, pipeline.StateCompleted)); got != 3 {
 		e.t.Errorf("output %d, want 3", got)

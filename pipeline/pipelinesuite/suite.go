@@ -1,9 +1,10 @@
 // Package pipelinesuite is the pipelines' shared test suite: every
 // combinator, a large expand and its collapse, nesting, routes, signals,
 // halts with their OnHalt delivery and revive, the fan-out cap and
-// cancel, run by a real worker on a real database. Package pipeline runs
-// it on SQLite, PostgreSQL and MySQL/MariaDB; a dialect package can run it
-// on its own database as it runs the conformance suite. RunKilled is the
+// cancel, the run's input read by its steps, run by a real worker on a
+// real database. Package pipeline runs it on SQLite, PostgreSQL and
+// MySQL/MariaDB; a dialect package can run it on its own database as it
+// runs the conformance suite. RunKilled is the
 // test of a worker process killed mid-pipeline, run from a top-level test
 // of its own.
 package pipelinesuite
@@ -58,6 +59,7 @@ var tests = []struct {
 	{"RetentionKeepsAHaltedRunRevivable", retainedHaltRevives},
 	{"CancelStopsTheRun", cancelRun},
 	{"TriggerTxAndKey", triggerTx},
+	{"StepsReadTheRunsInput", stepsReadRunInput},
 }
 
 // Run runs every subtest of the suite, in parallel, on cfg's database.

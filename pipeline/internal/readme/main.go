@@ -32,7 +32,7 @@ func main() {
 	must(0, eng.Register(p))
 	must(0, w.Start(ctx))
 	defer w.Stop(ctx)
-	run := must(eng.Trigger(ctx, p, "durable pipelines in plain go"))
+	run := must(p.Trigger(ctx, eng, "durable pipelines in plain go"))
 	r := must(eng.Wait(ctx, run)) // until completed, halted or cancelled
 	fmt.Println(r.State, string(r.Output))
 }

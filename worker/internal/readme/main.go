@@ -14,16 +14,18 @@ import (
 
 type Welcome struct{ To string }
 
+var welcome = worker.NewKind[Welcome]("welcome") // the kind's name and args type, once
+
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
 	db := must(sqlite.Open("jobs.db")) // or postgres.Open(dsn), mysql.Open(dsn), your own *sql.DB
 	store := must(core.Open(ctx, db, sqlite.Dialect(), core.Options{Migrate: true}))
 	w := must(worker.New(store, worker.Config{Queues: map[string]worker.QueueConfig{"email": {MaxWorkers: 10}}}))
-	worker.Handle(w, "welcome", func(ctx context.Context, job *worker.Job[Welcome]) error {
+	welcome.Handle(w, func(ctx context.Context, job *worker.Job[Welcome]) error {
 		return job.SetResult("welcome, " + job.Args.To) // send it here; give the mailer job.IdempotencyKey()
 	}, worker.KindConfig{Timeout: time.Minute, MaxAttempts: 5})
-	must(store.Enqueue(ctx, core.ItemSpec{Queue: "email", Kind: "welcome", Payload: []byte(`{"To":"ada"}`)}))
+	must(welcome.Enqueue(ctx, store, Welcome{To: "ada"}, worker.EnqueueParams{Queue: "email"}))
 	must(0, w.Start(ctx))
 	<-ctx.Done() // Ctrl-C: running handlers get up to 10 s to finish
 	shutdown, cancel := context.WithTimeout(context.Background(), 10*time.Second)

@@ -17,7 +17,7 @@ import (
 // file the same, so that the README's program is the one that compiles and
 // is run below.
 func TestREADME_ShowsThisProgram(t *testing.T) {
-	readmetest.SameProgram(t, "## A worker", 40)
+	readmetest.SameProgram(t, "## A worker", 42)
 }
 
 // TestProgram_WelcomesThenStopsOnInterrupt runs the program: it completes

@@ -1,0 +1,169 @@
+package worker
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/plenumdb/plenum/core"
+	"github.com/plenumdb/plenum/dialect"
+)
+
+// Kind is a kind of item bound to the type of its arguments, declared
+// once and used on both sides of the queue: to register the handler
+// (Kind.Handle, whose Job[T] decodes the payload into T) and to enqueue
+// (Kind.Enqueue, EnqueueMany, EnqueueTx, Spec, which encode a T), so that
+// the kind's name and its args type cannot drift apart between the code
+// that enqueues and the code that handles.
+//
+//	var Welcome = worker.NewKind[WelcomeArgs]("email.welcome")
+//
+// It lives in worker, beside Handle, because a handler's registration is
+// the runtime's; enqueueing needs only a core.Store, and worker imports
+// nothing beyond core, so a program that only enqueues pays nothing for
+// it. The untyped calls (Handle with a kind string, core.Store.Enqueue
+// with a JSON payload) work as before, on the same items.
+type Kind[T any] struct{ name string }
+
+// NewKind returns the kind named name whose items carry a T, encoded as
+// JSON. The name is checked where it is used: an empty one is refused by
+// Handle and by every enqueue, naming the field.
+func NewKind[T any](name string) Kind[T] { return Kind[T]{name: name} }
+
+// Name returns the kind's name: the items' core.ItemSpec.Kind.
+func (k Kind[T]) Name() string { return k.name }
+
+// Handle registers fn as the handler of k's items on w, as Handle does.
+func (k Kind[T]) Handle(w *Worker, fn func(ctx context.Context, job *Job[T]) error, cfg ...KindConfig) {
+	Handle(w, k.name, fn, cfg...)
+}
+
+// EnqueueParams say where and how items of a kind are enqueued: the
+// fields of core.ItemSpec besides Kind and Payload, which the Kind and
+// the args give. Each field means what the ItemSpec field of the same
+// name does, with the same default and limits.
+type EnqueueParams struct {
+	// Queue is required.
+	Queue string
+	// Priority: lower numbers are claimed first. Default 0.
+	Priority int
+	// Delay postpones the first claim, counted on the database clock.
+	// Default none.
+	Delay time.Duration
+	// MaxAttempts bounds the attempts that may fail before the item is
+	// dead. Default (0): the store's Options.DefaultMaxAttempts.
+	MaxAttempts int
+	// Key makes the enqueue idempotent in the queue. Default none.
+	// EnqueueMany refuses a Key for more than one item: enqueue items
+	// with keys of their own through Spec and core.Store.Enqueue.
+	Key string
+	// Run makes the item part of that run. Default none.
+	Run uuid.UUID
+}
+
+// Spec returns the core.ItemSpec that enqueues an item of k with args,
+// for the calls that take specs: core.Fenced.Enqueue and Fenced.Then
+// inside a fence, several kinds in one core.Store.Enqueue, a periodic
+// job's Item. An args that does not encode as JSON is an error naming
+// the kind and wrapping core.ErrInvalidInput and the encoder's error.
+func (k Kind[T]) Spec(args T, p EnqueueParams) (core.ItemSpec, error) {
+	return k.spec("args", args, p)
+}
+
+// spec is Spec, naming the args field in its errors.
+func (k Kind[T]) spec(field string, args T, p EnqueueParams) (core.ItemSpec, error) {
+	if k.name == "" {
+		return core.ItemSpec{}, &core.InputError{Field: "Kind", Reason: "empty name (declare it with NewKind)"}
+	}
+	b, err := json.Marshal(args)
+	if err != nil {
+		return core.ItemSpec{}, fmt.Errorf("plenum/worker: kind %q: encode %s (%T): %w: %w", k.name, field, args, core.ErrInvalidInput, err)
+	}
+	return core.ItemSpec{
+		Queue: p.Queue, Kind: k.name, Payload: b, Priority: p.Priority, Delay: p.Delay,
+		MaxAttempts: p.MaxAttempts, Key: p.Key, Run: p.Run,
+	}, nil
+}
+
+// Enqueue enqueues one item of k with args (core.Store.Enqueue). With a
+// Key that an item of the queue already holds, the result is that item's
+// (Existed).
+func (k Kind[T]) Enqueue(ctx context.Context, store *core.Store, args T, p EnqueueParams) (core.EnqueueResult, error) {
+	if store == nil {
+		return core.EnqueueResult{}, k.nilStore()
+	}
+	spec, err := k.Spec(args, p)
+	if err != nil {
+		return core.EnqueueResult{}, err
+	}
+	res, err := store.Enqueue(ctx, spec)
+	if err != nil {
+		return core.EnqueueResult{}, fmt.Errorf("plenum/worker: enqueue kind %q: %w", k.name, err)
+	}
+	return res[0], nil
+}
+
+// EnqueueMany enqueues one item of k for each element of args, all with
+// the params p, in one transaction (core.Store.Enqueue: batched to the
+// dialect's limits). Results are in the order of args. An element that
+// does not encode is an error naming its index, and nothing is enqueued.
+func (k Kind[T]) EnqueueMany(ctx context.Context, store *core.Store, args []T, p EnqueueParams) ([]core.EnqueueResult, error) {
+	if store == nil {
+		return nil, k.nilStore()
+	}
+	specs, err := k.specs(args, p)
+	if err != nil {
+		return nil, err
+	}
+	res, err := store.Enqueue(ctx, specs...)
+	if err != nil {
+		return nil, fmt.Errorf("plenum/worker: enqueue kind %q: %w", k.name, err)
+	}
+	return res, nil
+}
+
+// EnqueueTx enqueues one item of k for each element of args inside the
+// caller's transaction tx (core.Store.EnqueueTx: the outbox pattern, no
+// retry, no wake-up of this process's workers until Store.Wake). Results
+// are in the order of args.
+func (k Kind[T]) EnqueueTx(ctx context.Context, store *core.Store, tx dialect.Querier, args []T, p EnqueueParams) ([]core.EnqueueResult, error) {
+	if store == nil {
+		return nil, k.nilStore()
+	}
+	specs, err := k.specs(args, p)
+	if err != nil {
+		return nil, err
+	}
+	res, err := store.EnqueueTx(ctx, tx, specs...)
+	if err != nil {
+		return nil, fmt.Errorf("plenum/worker: enqueue kind %q in the caller's transaction: %w", k.name, err)
+	}
+	return res, nil
+}
+
+// nilStore is the error of an enqueue given no store.
+func (k Kind[T]) nilStore() error {
+	return fmt.Errorf("plenum/worker: enqueue kind %q: %w", k.name, &core.InputError{Field: "store", Reason: "nil store"})
+}
+
+// specs is the ItemSpec of each element of args, with p.
+func (k Kind[T]) specs(args []T, p EnqueueParams) ([]core.ItemSpec, error) {
+	if len(args) == 0 {
+		return nil, fmt.Errorf("plenum/worker: kind %q: %w", k.name, &core.InputError{Field: "args", Reason: "nothing to enqueue"})
+	}
+	if len(args) > 1 && p.Key != "" {
+		return nil, fmt.Errorf("plenum/worker: kind %q: %w", k.name,
+			&core.InputError{Field: "EnqueueParams.Key", Reason: fmt.Sprintf("one key for %d items would keep only the first; give each item its own key through Spec", len(args))})
+	}
+	specs := make([]core.ItemSpec, len(args))
+	for i, a := range args {
+		spec, err := k.spec(fmt.Sprintf("args[%d]", i), a, p)
+		if err != nil {
+			return nil, err
+		}
+		specs[i] = spec
+	}
+	return specs, nil
+}

@@ -1,0 +1,146 @@
+package worker_test
+
+import (
+	"context"
+	"errors"
+	"math"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/plenumdb/plenum/core"
+	"github.com/plenumdb/plenum/internal/testkit/stoptest"
+	"github.com/plenumdb/plenum/worker"
+)
+
+type greeting struct {
+	To string `json:"to"`
+}
+
+// greet is the kind the tests below declare once, for handler and enqueues.
+var greet = worker.NewKind[greeting]("greet")
+
+// TestKind_EveryEnqueueReachesTheKindsHandler checks that items enqueued
+// through a Kind, alone, in bulk and inside the caller's transaction,
+// reach the handler registered through the same Kind with their args
+// decoded, and that a rolled-back transaction enqueued nothing.
+func TestKind_EveryEnqueueReachesTheKindsHandler(t *testing.T) {
+	t.Parallel()
+	ctx := t.Context()
+	store, err := core.Open(ctx, databases[0].Open(t), databases[0].Dialect, core.Options{Prefix: "kind_", Migrate: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := worker.EnqueueParams{Queue: "q"}
+	if _, err := greet.Enqueue(ctx, store, greeting{To: "ada"}, p); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := greet.EnqueueMany(ctx, store, []greeting{{To: "bob"}, {To: "cy"}}, p); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		to     string
+		commit bool
+	}{{"dee", true}, {"rolled-back", false}} {
+		tx, err := store.DB().BeginTx(ctx, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := greet.EnqueueTx(ctx, store, tx, []greeting{{To: c.to}}, p); err != nil {
+			t.Fatal(err)
+		}
+		end := tx.Rollback
+		if c.commit {
+			end = tx.Commit
+		}
+		if err := end(); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	w, err := worker.New(store, fast(map[string]int{"q": 2}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var mu sync.Mutex
+	var got []string
+	all := make(chan struct{})
+	greet.Handle(w, func(ctx context.Context, job *worker.Job[greeting]) error {
+		mu.Lock()
+		defer mu.Unlock()
+		if got = append(got, job.Args.To); len(got) == 4 {
+			close(all)
+		}
+		return nil
+	})
+	if err := w.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	stoptest.Await(t, all, testWait, "the four greetings")
+	if err := stoptest.Stop(t, w.Stop, 10*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	slices.Sort(got)
+	if want := []string{"ada", "bob", "cy", "dee"}; !slices.Equal(got, want) {
+		t.Errorf("the handler got %q, want %q", got, want)
+	}
+	counts, err := store.Counts(ctx, "q")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if counts[core.StateCompleted] != 4 || counts[core.StateAvailable] != 0 {
+		t.Errorf("queue counts %v, want 4 completed and nothing else", counts)
+	}
+}
+
+// TestKind_RefusesWhatItCannotEnqueue checks that args that do not encode
+// are refused naming the kind (and the element, in bulk), that one key
+// for several items, an unnamed kind, a missing queue, store or
+// transaction are refused naming the field, and that none of them
+// enqueues anything.
+func TestKind_RefusesWhatItCannotEnqueue(t *testing.T) {
+	t.Parallel()
+	ctx := t.Context()
+	store, err := core.Open(ctx, databases[0].Open(t), databases[0].Dialect, core.Options{Prefix: "kindbad_", Migrate: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := worker.EnqueueParams{Queue: "q"}
+	callback := worker.NewKind[func()]("callback")
+	_, err = callback.Enqueue(ctx, store, func() {}, p)
+	checkRefused(t, "a func", err, `"callback"`, "args")
+	_, err = worker.NewKind[float64]("ratio").EnqueueMany(ctx, store, []float64{1, 2, math.Inf(1)}, p)
+	checkRefused(t, "an infinite number", err, `"ratio"`, "args[2]")
+	_, err = greet.EnqueueMany(ctx, store, []greeting{{To: "a"}, {To: "b"}}, worker.EnqueueParams{Queue: "q", Key: "k"})
+	checkRefused(t, "one key for two items", err, `"greet"`, "EnqueueParams.Key")
+	_, err = greet.EnqueueMany(ctx, store, nil, p)
+	checkRefused(t, "no args", err, `"greet"`, "args")
+	_, err = worker.Kind[greeting]{}.Enqueue(ctx, store, greeting{}, p)
+	checkRefused(t, "an unnamed kind", err, "Kind")
+	_, err = greet.Enqueue(ctx, store, greeting{}, worker.EnqueueParams{})
+	checkRefused(t, "no queue", err, `"greet"`, "Queue")
+	_, err = greet.Enqueue(ctx, nil, greeting{}, p)
+	checkRefused(t, "a nil store", err, `"greet"`, "store")
+	_, err = greet.EnqueueTx(ctx, nil, nil, []greeting{{}}, p)
+	checkRefused(t, "a nil store in a transaction", err, `"greet"`, "store")
+	_, err = greet.EnqueueTx(ctx, store, nil, []greeting{{}}, p)
+	checkRefused(t, "a nil transaction", err, `"greet"`, "tx")
+	if n, err := store.Counts(ctx, "q"); err != nil || n[core.StateAvailable] != 0 {
+		t.Errorf("refused enqueues left items: %v, %v", n, err)
+	}
+}
+
+func checkRefused(t *testing.T, what string, err error, mentions ...string) {
+	t.Helper()
+	if !errors.Is(err, core.ErrInvalidInput) {
+		t.Errorf("%s: err = %v, want core.ErrInvalidInput", what, err)
+		return
+	}
+	for _, m := range mentions {
+		if !strings.Contains(err.Error(), m) {
+			t.Errorf("%s: %q does not mention %s", what, err, m)
+		}
+	}
+}

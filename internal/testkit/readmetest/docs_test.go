@@ -23,6 +23,7 @@ func pages(t *testing.T) []string {
 
 var (
 	link    = regexp.MustCompile(`\]\(([^)\s]+)\)`)
+	code    = regexp.MustCompile("(?s)```.*?```|`[^`\n]*`")
 	goRun   = regexp.MustCompile(`go run (\./[^\s'"]+)`)
 	heading = regexp.MustCompile(`(?m)^#{1,6} (.+)$`)
 )
@@ -52,7 +53,8 @@ func TestDocs_LinksResolve(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		for _, m := range link.FindAllStringSubmatch(string(text), -1) {
+		prose := code.ReplaceAllString(string(text), "")
+		for _, m := range link.FindAllStringSubmatch(prose, -1) {
 			target := m[1]
 			if strings.Contains(target, "://") || strings.HasPrefix(target, "mailto:") {
 				continue

@@ -469,3 +469,30 @@ func TestAlterDDL(t *testing.T) {
 		}
 	}
 }
+
+func TestRefusal(t *testing.T) {
+	t.Parallel()
+	d := Dialect()
+	wrap := func(err error) error { return fmt.Errorf("plenum: claim: %w", err) }
+	for _, tc := range []struct {
+		err  error
+		want dialect.Refusal
+	}{
+		{nil, dialect.NotRefused},
+		{wrap(&gomysql.MySQLError{Number: 1040}), dialect.RefusedResources},
+		{&gomysql.MySQLError{Number: 1203}, dialect.RefusedResources},
+		{&gomysql.MySQLError{Number: 1226}, dialect.RefusedResources},
+		{&gomysql.MySQLError{Number: 1044}, dialect.RefusedAccess},
+		{wrap(&gomysql.MySQLError{Number: 1045}), dialect.RefusedAccess},
+		{&gomysql.MySQLError{Number: 1142}, dialect.RefusedAccess},
+		{&gomysql.MySQLError{Number: 1213}, dialect.NotRefused},
+		{&gomysql.MySQLError{Number: 1062}, dialect.NotRefused},
+		{wrap(&net.OpError{Op: "dial", Err: errors.New("connection refused")}), dialect.RefusedUnreachable},
+		{&net.OpError{Op: "read", Err: errors.New("connection reset")}, dialect.NotRefused},
+		{context.DeadlineExceeded, dialect.NotRefused},
+	} {
+		if got := dialect.RefusalOf(d, tc.err); got != tc.want {
+			t.Errorf("RefusalOf(%v) = %s, want %s", tc.err, got, tc.want)
+		}
+	}
+}

@@ -215,6 +215,7 @@ func Run(t *testing.T, cfg Config) {
 		t.Fatalf("conformance: Config.ClockSkew %v is negative", cfg.ClockSkew)
 		return
 	}
+	logServer(t, cfg)
 	for _, g := range guarantees {
 		t.Run(g.name, func(t *testing.T) {
 			if !cfg.Serial {

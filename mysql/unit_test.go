@@ -104,6 +104,10 @@ func TestDSN_RefusesWhatTheDialectCannotWorkWith(t *testing.T) {
 		"u@tcp(h:3306)/d?parseTime=maybe":      "invalid DSN",
 		"u@tcp(h:3306":                         "invalid DSN",
 		"no slash":                             "invalid DSN",
+		// Other tools' form: the address without tcp( ).
+		"u:hunter2@127.0.0.1:3306/d": `"127.0.0.1:3306" is a host and port without the network`,
+		"u@db.example.com/d":         "write user:password@tcp(db.example.com)/database",
+		"localhost:3306/d":           "write user:password@tcp(localhost:3306)/database",
 	} {
 		out, err := DSN(in)
 		if err == nil || !strings.Contains(err.Error(), want) {

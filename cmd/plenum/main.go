@@ -113,13 +113,20 @@ func exitCode(w io.Writer, err error) int {
 	case errors.Is(err, errUsageShown):
 		return exitUsage
 	case errors.As(err, &ue):
-		fmt.Fprintf(w, "plenum: %s\n", printableLines(err.Error()))
+		fmt.Fprintf(w, "plenum: %s\n", printableLines(errorText(err)))
 		return exitUsage
 	}
 	// An error may quote what the database holds or said: it is printed
 	// escaped like any text read from the database.
-	fmt.Fprintf(w, "plenum: %s\n", printableLines(err.Error()))
+	fmt.Fprintf(w, "plenum: %s\n", printableLines(errorText(err)))
 	return exitFailure
+}
+
+// errorText is err's message without the "plenum: " the library's own
+// errors start with (core.ErrSchemaOutdated, say), which exitCode puts in
+// front of every message once.
+func errorText(err error) string {
+	return strings.TrimPrefix(err.Error(), "plenum: ")
 }
 
 func printUsage(w io.Writer) {

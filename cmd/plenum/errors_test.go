@@ -329,3 +329,21 @@ func TestConformance_RefusesWhereItCannotCreateTables(t *testing.T) {
 		t.Errorf("the suite ran on a database where it cannot create tables:\n%s", out)
 	}
 }
+
+// "mariadb" names the mysql dialect on every command, and a DSN in other
+// tools' form (user@host:port/db) is refused with the form the driver
+// wants, before any connection.
+func TestDialect_MariaDBIsMySQLAndBareAddressExplained(t *testing.T) {
+	t.Parallel()
+	if r, err := lookupRegistration("mariadb"); err != nil || r.Dialect.Name() != "mysql" {
+		t.Errorf(`lookupRegistration("mariadb") = %v, %v; want the mysql dialect`, r.Dialect, err)
+	}
+	for _, cmd := range [][]string{{"inspect"}, {"migrate", "status"}, {"conformance"}} {
+		args := append(cmd, "--dialect", "mariadb", "--dsn", "root:secret@127.0.0.1:3306/test")
+		code, _, errOut := cli(t, args...)
+		want := "write user:password@tcp(127.0.0.1:3306)/database"
+		if code != exitFailure || !strings.Contains(errOut, want) || strings.Contains(errOut, "secret") {
+			t.Errorf("%q: exit %d, stderr %q; want exit %d and %q, without the password", args, code, errOut, exitFailure, want)
+		}
+	}
+}

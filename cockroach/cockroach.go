@@ -191,3 +191,12 @@ func (d *crdbDialect) TableExists(ctx context.Context, q dialect.Querier, table 
 	}
 	return p.TableExists(ctx, q, table)
 }
+
+// Refusal is PostgreSQL's: CockroachDB reports too many connections,
+// authentication and privilege failures with the same SQLSTATE codes.
+func (d *crdbDialect) Refusal(err error) dialect.Refusal {
+	if rc, ok := d.Dialect.(dialect.RefusalClassifier); ok {
+		return rc.Refusal(err)
+	}
+	return dialect.NotRefused
+}

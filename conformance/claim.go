@@ -22,12 +22,12 @@ import (
 func (e *env) run(name string, fn func(e *env)) {
 	e.t.Run(name, func(t *testing.T) {
 		c := *e
-		c.t = t
+		c.t = e.t.nested(t)
 		c.prefix = c.newPrefix()
 		c.names = migrations.NamesFor(c.prefix)
 		s, err := core.Open(c.ctx, c.db, c.d, core.Options{Prefix: c.prefix, Migrate: true})
 		if err != nil {
-			t.Fatalf("core.Open(prefix %q, Migrate): %v", c.prefix, err)
+			c.t.Fatalf("core.Open(prefix %q, Migrate): %v", c.prefix, err)
 		}
 		c.s = s
 		fn(&c)

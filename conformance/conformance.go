@@ -78,9 +78,16 @@ type Config struct {
 type Outcome struct {
 	// Name is the guarantee, as Names lists it.
 	Name string
-	// Failed means the guarantee was broken (or could not be checked
-	// because the database failed).
+	// Failed means the guarantee was broken, or could not be checked
+	// because the database refused to serve (then Refused says how).
 	Failed bool
+	// Refused, when not dialect.NotRefused, says that the subtest failed
+	// after the database turned it away (too many connections, access
+	// denied, unreachable: dialect.RefusalOf of an error it failed with):
+	// the guarantee could not be checked, which says nothing of whether it
+	// holds. RefusedBy is the first such error.
+	Refused   dialect.Refusal
+	RefusedBy error
 	// Skipped means the guarantee does not apply to the database (two
 	// open write transactions on SQLite, say); the subtest's log says why.
 	Skipped bool
@@ -208,28 +215,42 @@ func Run(t *testing.T, cfg Config) {
 		t.Fatalf("conformance: Config.ClockSkew %v is negative", cfg.ClockSkew)
 		return
 	}
+	logServer(t, cfg)
 	for _, g := range guarantees {
 		t.Run(g.name, func(t *testing.T) {
 			if !cfg.Serial {
 				t.Parallel()
 			}
-			if cfg.Report != nil {
-				// Registered first, so it runs after every other
-				// cleanup of the subtest, which may still fail it.
-				start := time.Now()
-				t.Cleanup(func() {
-					cfg.Report(Outcome{Name: g.name, Failed: t.Failed(), Skipped: t.Skipped(), Elapsed: time.Since(start)})
-				})
-			}
-			g.run(newEnv(t, cfg))
+			ct := &checkT{T: t, d: cfg.Dialect, refused: &refusalNote{}}
+			// Registered first, so it runs after every other cleanup of
+			// the subtest, which may still fail it.
+			start := time.Now()
+			t.Cleanup(func() { report(ct, cfg, g.name, time.Since(start)) })
+			g.run(newEnv(ct, cfg))
 		})
+	}
+}
+
+// report says how a guarantee's subtest ended: in its log when the
+// database refused to serve it, and to cfg.Report.
+func report(t *checkT, cfg Config, name string, elapsed time.Duration) {
+	o := Outcome{Name: name, Failed: t.Failed(), Skipped: t.Skipped(), Elapsed: elapsed}
+	if o.Failed {
+		o.Refused, o.RefusedBy = t.refused.first()
+	}
+	if o.Refused != dialect.NotRefused {
+		t.Logf("conformance: %s could not run: the database refused to serve it (%s: %v); "+
+			"this says nothing of whether the guarantee holds", name, o.Refused, o.RefusedBy)
+	}
+	if cfg.Report != nil {
+		cfg.Report(o)
 	}
 }
 
 // env is one subtest's world: its database handle, its table prefix and a
 // store on it.
 type env struct {
-	t      *testing.T
+	t      *checkT
 	cfg    Config
 	ctx    context.Context
 	db     *sql.DB
@@ -241,7 +262,7 @@ type env struct {
 	s *core.Store
 }
 
-func newEnv(t *testing.T, cfg Config) *env {
+func newEnv(t *checkT, cfg Config) *env {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(t.Context(), subtestTimeout)
 	t.Cleanup(cancel)

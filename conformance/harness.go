@@ -39,6 +39,12 @@ type Harness struct {
 	// Example is a DSN shown in the skip message. Default: a typical DSN
 	// for the known names, none for others.
 	Example string
+
+	// Adds says what running the test would add to a run without it
+	// ("the suite on a MariaDB server of its own"), for the skip's log and
+	// the test summary. Default: a sentence for the known names, none for
+	// others.
+	Adds string
 }
 
 // examples are typical DSNs for the skip messages of the known databases.
@@ -47,6 +53,16 @@ var examples = map[string]string{
 	"mysql":     "user:password@tcp(localhost:3306)/plenum_test",
 	"cockroach": "postgresql://root@localhost:26257/plenum_test?sslmode=disable",
 	"oracle":    "oracle://user:password@localhost:1521/FREEPDB1",
+}
+
+// adds says what the tests of the known names add when they run.
+var adds = map[string]string{
+	"postgres":  "the postgres dialect's suites on PostgreSQL (and the CLI's, sqlcheck's and migrationtest's tests on it)",
+	"mysql":     "the mysql dialect's suites on the MySQL 8 or MariaDB server it names (and the CLI's and sqlcheck's tests on it)",
+	"mysql8":    "the suite on a MySQL 8 server of its own, beside the server of PLENUM_MYSQL_DSN (which may be a MariaDB)",
+	"mariadb":   "the suite on a MariaDB server of its own, beside the server of PLENUM_MYSQL_DSN (which may be a MySQL 8)",
+	"cockroach": "the suite on CockroachDB (serializable transactions, a cluster's clock offset)",
+	"oracle":    "the suite on an Oracle server: otherwise its statements are only parsed, never run",
 }
 
 // EnvName returns the environment variable the harness reads.
@@ -77,8 +93,9 @@ func (h Harness) DSN(t testing.TB) string {
 		return ""
 	}
 	env := h.EnvName()
-	// The "testing the database of" and "no ... database" lines are what
-	// the test summary of internal/cmd/gotest reads: keep their shape.
+	// The "testing the database of", "would add" and "no ... database"
+	// lines are what the test summary of internal/cmd/gotest reads: keep
+	// their shape.
 	if dsn := strings.TrimSpace(os.Getenv(env)); dsn != "" {
 		t.Logf("conformance: %s: testing the database of %s", h.Name, env)
 		return dsn
@@ -92,6 +109,13 @@ func (h Harness) DSN(t testing.TB) string {
 	example := h.Example
 	if example == "" {
 		example = examples[strings.ToLower(h.Name)]
+	}
+	add := h.Adds
+	if add == "" {
+		add = adds[strings.ToLower(h.Name)]
+	}
+	if add != "" {
+		t.Logf("conformance: %s: would add %s", h.Name, add)
 	}
 	msg := fmt.Sprintf("conformance: no %s database: set %s to the DSN of a database where the test may create and drop tables", h.Name, env)
 	if example != "" {

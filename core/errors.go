@@ -45,6 +45,12 @@ var (
 	// "plenum migrate up", or the generated files).
 	ErrSchemaOutdated = errors.New("plenum: schema is not up to date")
 
+	// ErrNoTables means there are no Plenum tables at all under the
+	// prefix: a Prefix other than the one the tables were made with, or a
+	// new database opened without Options.Migrate. It matches
+	// ErrSchemaOutdated too (version 0 is older than any build needs).
+	ErrNoTables = errors.New("plenum: no Plenum tables")
+
 	// ErrMisconfigured means the connection lacks a setting the dialect
 	// depends on (SQLite without WAL, MySQL without parseTime, a
 	// PostgreSQL search_path naming no schema, ...): the dialect's Check
@@ -124,6 +130,24 @@ func (e *InputError) Is(target error) bool { return target == ErrInvalidInput }
 
 func invalid(field, format string, args ...any) error {
 	return &InputError{Field: field, Reason: fmt.Sprintf(format, args...)}
+}
+
+// noTablesError is Open's error where the prefix has no tables: it asks
+// first whether the prefix is right, since migrating would make a second
+// set of tables beside the ones the caller meant.
+type noTablesError struct {
+	prefix, dialect string
+}
+
+func (e *noTablesError) Error() string {
+	return fmt.Sprintf("plenum: no Plenum tables under prefix %s (is Prefix right?); for a new database, create them with "+
+		"core.Options{Migrate: true}, \"plenum migrate up --dialect %s --dsn DSN --prefix %s\", or migrations.Apply", e.prefix, e.dialect, e.prefix)
+}
+
+// Is makes errors.Is(err, ErrNoTables) and errors.Is(err,
+// ErrSchemaOutdated) true.
+func (e *noTablesError) Is(target error) bool {
+	return target == ErrNoTables || target == ErrSchemaOutdated
 }
 
 // SettingError is a connection the dialect's Check refused: a setting the

@@ -14,6 +14,7 @@ import (
 
 	"github.com/plenumdb/plenum/core"
 	"github.com/plenumdb/plenum/dialect"
+	"github.com/plenumdb/plenum/migrations"
 	"github.com/plenumdb/plenum/sqlite"
 )
 
@@ -119,13 +120,35 @@ func TestOpen_MissingSettingIsMisconfigured(t *testing.T) {
 // The schema-outdated error names the ways to migrate.
 func TestOpen_OutdatedSchemaNamesTheFix(t *testing.T) {
 	t.Parallel()
-	_, err := core.Open(t.Context(), openSQLite(t), sqlite.Dialect(), core.Options{Prefix: "app_"})
-	if !errors.Is(err, core.ErrSchemaOutdated) {
-		t.Fatalf("Open of an empty database without Migrate: %v, want ErrSchemaOutdated", err)
+	db := openSQLite(t)
+	if _, err := migrations.Up(t.Context(), db, sqlite.Dialect(), "app_", 1); err != nil {
+		t.Fatal(err)
 	}
-	for _, want := range []string{"version 0", "Options{Migrate: true}", "plenum migrate up --dialect sqlite", "--prefix app_", "migrations.Apply"} {
+	_, err := core.Open(t.Context(), db, sqlite.Dialect(), core.Options{Prefix: "app_"})
+	if !errors.Is(err, core.ErrSchemaOutdated) || errors.Is(err, core.ErrNoTables) {
+		t.Fatalf("Open of tables at version 1 without Migrate: %v, want ErrSchemaOutdated and not ErrNoTables", err)
+	}
+	for _, want := range []string{"version 1", "Options{Migrate: true}", "plenum migrate up --dialect sqlite", "--prefix app_", "migrations.Apply"} {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("%q lacks %q", err, want)
 		}
+	}
+}
+
+// A prefix with no tables at all is most often a wrong prefix: the error
+// asks about it first, rather than only offering to migrate, which would
+// make a second set of tables beside the ones meant.
+func TestOpen_NoTablesUnderPrefixAsksIfPrefixIsRight(t *testing.T) {
+	t.Parallel()
+	db := openSQLite(t)
+	if _, err := core.Open(t.Context(), db, sqlite.Dialect(), core.Options{Prefix: "app_", Migrate: true}); err != nil {
+		t.Fatal(err)
+	}
+	_, err := core.Open(t.Context(), db, sqlite.Dialect(), core.Options{Prefix: "apps_"})
+	if !errors.Is(err, core.ErrNoTables) || !errors.Is(err, core.ErrSchemaOutdated) {
+		t.Fatalf("Open under a prefix with no tables: %v, want ErrNoTables (and ErrSchemaOutdated)", err)
+	}
+	if want := "plenum: no Plenum tables under prefix apps_ (is Prefix right?)"; !strings.HasPrefix(err.Error(), want) {
+		t.Errorf("%q does not start with %q", err, want)
 	}
 }

@@ -110,6 +110,9 @@ func Open(ctx context.Context, db *sql.DB, d dialect.Dialect, opts Options) (*St
 	}); err != nil {
 		return nil, err
 	}
+	if v == 0 {
+		return nil, &noTablesError{prefix: opts.Prefix, dialect: d.Name()}
+	}
 	if v < migrations.LatestVersion {
 		return nil, fmt.Errorf("%w: tables %q* are at version %d, this build needs %d: migrate them with core.Options{Migrate: true}, \"plenum migrate up --dialect %s --dsn DSN --prefix %s\", or migrations.Apply",
 			ErrSchemaOutdated, opts.Prefix, v, migrations.LatestVersion, d.Name(), opts.Prefix)

@@ -26,6 +26,10 @@ const (
 	errServerGone          = 2006 // CR_SERVER_GONE_ERROR, as some proxies send it
 	errServerLost          = 2013 // CR_SERVER_LOST, likewise
 	errClientInactive      = 4031 // MySQL ER_CLIENT_INTERACTION_TIMEOUT: disconnected for inactivity
+	errTooManyConnections  = 1040 // ER_CON_COUNT_ERROR: max_connections reached
+	errTooManyUserConns    = 1203 // ER_TOO_MANY_USER_CONNECTIONS: the user's max_user_connections
+	errUserLimitReached    = 1226 // ER_USER_LIMIT_REACHED: the account's MAX_USER_CONNECTIONS and the like
+	errAccessDenied        = 1045 // ER_ACCESS_DENIED_ERROR: wrong user or password
 )
 
 // Begin starts a transaction at READ COMMITTED (the driver sends SET

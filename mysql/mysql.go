@@ -169,9 +169,33 @@ func parseDSN(dsn string) (cfg *gomysql.Config, err error) {
 	}()
 	cfg, err = gomysql.ParseDSN(dsn)
 	if err != nil {
+		if addr, ok := bareAddress(dsn); ok {
+			return nil, fmt.Errorf("mysql: invalid DSN: %q is a host and port without the network that go-sql-driver's DSNs name: write user:password@tcp(%s)/database", addr, addr)
+		}
 		return nil, fmt.Errorf("mysql: invalid DSN: %w", err)
 	}
 	return cfg, nil
+}
+
+// bareAddress returns the address of a DSN written user@host:port/db,
+// the form of other tools, where go-sql-driver wants
+// user@tcp(host:port)/db: it reads the host and port as the name of a
+// network, and says only "default addr for network ... unknown".
+func bareAddress(dsn string) (string, bool) {
+	slash := strings.LastIndexByte(dsn, '/')
+	if slash < 0 {
+		return "", false
+	}
+	head := dsn[:slash]
+	addr := head[strings.LastIndexByte(head, '@')+1:]
+	switch addr {
+	case "", "tcp", "tcp4", "tcp6", "unix":
+		return "", false
+	}
+	if strings.ContainsAny(addr, "()") {
+		return "", false
+	}
+	return addr, true
 }
 
 // Open opens the database dsn names with the settings DSN adds, and pings

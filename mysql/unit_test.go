@@ -104,6 +104,10 @@ func TestDSN_RefusesWhatTheDialectCannotWorkWith(t *testing.T) {
 		"u@tcp(h:3306)/d?parseTime=maybe":      "invalid DSN",
 		"u@tcp(h:3306":                         "invalid DSN",
 		"no slash":                             "invalid DSN",
+		// Other tools' form: the address without tcp( ).
+		"u:hunter2@127.0.0.1:3306/d": `"127.0.0.1:3306" is a host and port without the network`,
+		"u@db.example.com/d":         "write user:password@tcp(db.example.com)/database",
+		"localhost:3306/d":           "write user:password@tcp(localhost:3306)/database",
 	} {
 		out, err := DSN(in)
 		if err == nil || !strings.Contains(err.Error(), want) {
@@ -466,6 +470,33 @@ func TestAlterDDL(t *testing.T) {
 	} {
 		if len(c.got) != 1 || c.got[0] != c.want {
 			t.Errorf("got  %q\nwant %q", c.got, c.want)
+		}
+	}
+}
+
+func TestRefusal(t *testing.T) {
+	t.Parallel()
+	d := Dialect()
+	wrap := func(err error) error { return fmt.Errorf("plenum: claim: %w", err) }
+	for _, tc := range []struct {
+		err  error
+		want dialect.Refusal
+	}{
+		{nil, dialect.NotRefused},
+		{wrap(&gomysql.MySQLError{Number: 1040}), dialect.RefusedResources},
+		{&gomysql.MySQLError{Number: 1203}, dialect.RefusedResources},
+		{&gomysql.MySQLError{Number: 1226}, dialect.RefusedResources},
+		{&gomysql.MySQLError{Number: 1044}, dialect.RefusedAccess},
+		{wrap(&gomysql.MySQLError{Number: 1045}), dialect.RefusedAccess},
+		{&gomysql.MySQLError{Number: 1142}, dialect.RefusedAccess},
+		{&gomysql.MySQLError{Number: 1213}, dialect.NotRefused},
+		{&gomysql.MySQLError{Number: 1062}, dialect.NotRefused},
+		{wrap(&net.OpError{Op: "dial", Err: errors.New("connection refused")}), dialect.RefusedUnreachable},
+		{&net.OpError{Op: "read", Err: errors.New("connection reset")}, dialect.NotRefused},
+		{context.DeadlineExceeded, dialect.NotRefused},
+	} {
+		if got := dialect.RefusalOf(d, tc.err); got != tc.want {
+			t.Errorf("RefusalOf(%v) = %s, want %s", tc.err, got, tc.want)
 		}
 	}
 }

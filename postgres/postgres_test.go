@@ -273,6 +273,33 @@ func TestClassify(t *testing.T) {
 	}
 }
 
+func TestRefusal(t *testing.T) {
+	t.Parallel()
+	pg := func(code string) error { return fmt.Errorf("wrapped: %w", &pgconn.PgError{Code: code, Message: "m"}) }
+	for _, c := range []struct {
+		err  error
+		want dialect.Refusal
+	}{
+		{nil, dialect.NotRefused},
+		{pg("53300"), dialect.RefusedResources},
+		{pg("53100"), dialect.RefusedResources},
+		{pg("28P01"), dialect.RefusedAccess},
+		{pg("28000"), dialect.RefusedAccess},
+		{pg("42501"), dialect.RefusedAccess},
+		{pg("57P03"), dialect.RefusedUnreachable},
+		{pg("40001"), dialect.NotRefused},
+		{pg("57014"), dialect.NotRefused},
+		{pg("08006"), dialect.NotRefused},
+		{&net.OpError{Op: "dial", Err: errors.New("connection refused")}, dialect.RefusedUnreachable},
+		{netErr{}, dialect.NotRefused},
+		{fmt.Errorf("x: %w", context.DeadlineExceeded), dialect.NotRefused},
+	} {
+		if got := dialect.RefusalOf(d, c.err); got != c.want {
+			t.Errorf("RefusalOf(%v) = %v, want %v", c.err, got, c.want)
+		}
+	}
+}
+
 func TestOpen_RefusesBadDSN(t *testing.T) {
 	t.Parallel()
 	if _, err := postgres.Open(" "); err == nil || !strings.Contains(err.Error(), "empty DSN") {

@@ -5,8 +5,10 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"io/fs"
 	"math"
 	"net/url"
+	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -163,6 +165,9 @@ func Open(path string) (*sql.DB, error) {
 		}
 		if theDialect.Classify(err) != dialect.Retryable || ctx.Err() != nil {
 			db.Close()
+			if dir, missing := missingDir(path); missing {
+				return nil, fmt.Errorf("sqlite: open %q: there is no directory %s: SQLite makes the database file, not the directories it goes in: %w", path, dir, err)
+			}
 			return nil, fmt.Errorf("sqlite: open %q: %w", path, err)
 		}
 		select {
@@ -170,6 +175,17 @@ func Open(path string) (*sql.DB, error) {
 		case <-time.After(5 * time.Millisecond):
 		}
 	}
+}
+
+// missingDir reports the directory the database file at path would go
+// in when it does not exist: SQLite then says only "unable to open
+// database file".
+func missingDir(path string) (string, bool) {
+	dir := filepath.Dir(path)
+	if _, err := os.Stat(dir); errors.Is(err, fs.ErrNotExist) {
+		return dir, true
+	}
+	return "", false
 }
 
 // Name returns "sqlite".

@@ -27,11 +27,16 @@ touched. The database must let the suite create tables: it refuses, before
 running anything, one where it cannot. For sqlite the DSN is a database
 file path.
 
-At the end it prints a table of the guarantees held, broken and skipped
-(not applicable to the database), with the server's version. Before it,
-the output is that of "go test": quiet on success unless -v, each failure
-with its message. The exit status is 0 when every guarantee run held, 1
-when any was broken.`
+As each guarantee ends, a line on stderr says how. At the end it prints
+a table of the guarantees held, broken, that could not run (the database
+turned the suite away: too many connections, access denied, unreachable;
+the report says what to do) and skipped (not applicable to the
+database), with the server's version. A guarantee is broken only when
+the database did something it forbids. The suite opens at most
+--max-conns connections at once. Before the table, the output is that of
+"go test": quiet on success unless -v, each failure with its message. The
+exit status is 0 when every guarantee run held, 1 when any was broken or
+could not run.`
 
 // conformanceOptions configure a conformance run.
 type conformanceOptions struct {
@@ -41,6 +46,7 @@ type conformanceOptions struct {
 	List         bool
 	Scale        float64
 	Serial       bool
+	MaxConns     int
 	FailFast     bool
 	Timeout      time.Duration
 }
@@ -75,7 +81,7 @@ func matchRegexp(pat, str string) (bool, error) {
 }
 
 func runConformanceCmd(ctx context.Context, e env, args []string) error {
-	o := conformanceOptions{Scale: 1, Timeout: 30 * time.Minute}
+	o := conformanceOptions{Scale: 1, Timeout: 30 * time.Minute, MaxConns: defaultMaxConns}
 	fs := newFlags(e, "conformance", "conformance --dialect NAME --dsn DSN [flags]", conformanceAbout)
 	fs.StringVar(&o.Dialect, "dialect", "", "database dialect (required)")
 	fs.StringVar(&o.DSN, "dsn", "", "database to test (required; for sqlite a file path)")
@@ -84,6 +90,7 @@ func runConformanceCmd(ctx context.Context, e env, args []string) error {
 	fs.BoolVar(&o.List, "list", false, "list the guarantees and exit")
 	fs.Float64Var(&o.Scale, "scale", o.Scale, "in (0, 1]: shrink the suite's big counts for a slow database")
 	fs.BoolVar(&o.Serial, "serial", false, "run the guarantees one after another (for a small connection limit)")
+	fs.IntVar(&o.MaxConns, "max-conns", o.MaxConns, "open at most `n` connections at once, all guarantees together (more runs more of them in parallel)")
 	fs.BoolVar(&o.FailFast, "failfast", false, "stop after the first failure")
 	fs.DurationVar(&o.Timeout, "timeout", o.Timeout, "abort the run (with a stack dump) after `d`; 0: never")
 	if err := parseFlags(fs, args); err != nil {
@@ -100,7 +107,7 @@ func runConformanceCmd(ctx context.Context, e env, args []string) error {
 		return err
 	}
 	fmt.Fprintf(e.stdout, "Plenum conformance suite on %s (%s)\n", plan.Config.Dialect.Name(), printable(plan.Version))
-	tally := &outcomes{}
+	tally := &outcomes{progress: e.stderr, total: plan.Selected}
 	cfg := plan.Config
 	cfg.Report = tally.add
 	runSuite(plan.Args, []testing.InternalTest{{
@@ -121,6 +128,8 @@ type conformanceRun struct {
 	Config  conformance.Config
 	Args    []string
 	Version string
+	// Selected is how many guarantees --run selects.
+	Selected int
 }
 
 // conformancePlan checks the options, makes sure the database opens and
@@ -133,12 +142,16 @@ func conformancePlan(ctx context.Context, o conformanceOptions) (conformanceRun,
 	if o.Timeout < 0 {
 		return conformanceRun{}, usagef("--timeout %v is negative", o.Timeout)
 	}
+	if o.MaxConns < minMaxConns {
+		return conformanceRun{}, usagef("--max-conns %d: the suite needs at least %d connections", o.MaxConns, minMaxConns)
+	}
 	run := "^Conformance$"
+	selected := len(conformance.Names())
 	if o.Run != "" {
 		// "go test" reads -run as alternatives of slash-separated levels:
 		// each alternative gets the top-level test's name in front.
 		var alts []string
-		matched := false
+		var tops []*regexp.Regexp
 		for _, alt := range splitTopLevel(o.Run, '|') {
 			levels := splitTopLevel(alt, '/')
 			for _, l := range levels {
@@ -146,13 +159,18 @@ func conformancePlan(ctx context.Context, o conformanceOptions) (conformanceRun,
 					return conformanceRun{}, usagef("--run %q: %v", o.Run, err)
 				}
 			}
-			top := regexp.MustCompile(levels[0])
-			matched = matched || slices.ContainsFunc(conformance.Names(), top.MatchString)
+			tops = append(tops, regexp.MustCompile(levels[0]))
 			alts = append(alts, "^Conformance$/"+alt)
+		}
+		selected = 0
+		for _, n := range conformance.Names() {
+			if slices.ContainsFunc(tops, func(re *regexp.Regexp) bool { return re.MatchString(n) }) {
+				selected++
+			}
 		}
 		// A pattern that selects nothing would pass without testing
 		// anything: refuse it.
-		if !matched {
+		if selected == 0 {
 			return conformanceRun{}, usagef("--run %q matches no guarantee (see --list)", o.Run)
 		}
 		run = strings.Join(alts, "|")
@@ -172,6 +190,7 @@ func conformancePlan(ctx context.Context, o conformanceOptions) (conformanceRun,
 		return conformanceRun{}, err
 	}
 	open, dsn := r.Open, o.DSN
+	perGuarantee, parallel := connBudget(o.MaxConns, o.Serial)
 	cfg := conformance.Config{
 		Dialect: d,
 		// Every call opens a new handle, as Config.Open requires.
@@ -180,6 +199,7 @@ func conformancePlan(ctx context.Context, o conformanceOptions) (conformanceRun,
 			if err != nil {
 				tb.Fatalf("open the %s database: %v", d.Name(), err)
 			}
+			db.SetMaxOpenConns(perGuarantee)
 			tb.Cleanup(func() { db.Close() })
 			return db
 		},
@@ -189,10 +209,37 @@ func conformancePlan(ctx context.Context, o conformanceOptions) (conformanceRun,
 	testArgs := []string{
 		"-test.run=" + run,
 		"-test.timeout=" + o.Timeout.String(),
+		fmt.Sprintf("-test.parallel=%d", parallel),
 		fmt.Sprintf("-test.v=%t", o.Verbose),
 		fmt.Sprintf("-test.failfast=%t", o.FailFast),
 	}
-	return conformanceRun{Config: cfg, Args: testArgs, Version: version}, nil
+	return conformanceRun{Config: cfg, Args: testArgs, Version: version, Selected: selected}, nil
+}
+
+// defaultMaxConns is --max-conns's default: well within PostgreSQL's
+// default max_connections of 100 and MySQL's of 151, with room left for
+// the server's other clients.
+const defaultMaxConns = 40
+
+// connsPerGuarantee is the most connections one guarantee's handle opens
+// at once: its concurrent checks wait in the pool beyond it.
+const connsPerGuarantee = 10
+
+// minMaxConns is the smallest --max-conns the suite runs with: the checks
+// that hold a claim's row lock in one transaction while another
+// connection works beside it need a few at once.
+const minMaxConns = 4
+
+// connBudget splits maxConns between the guarantees: how many
+// connections each one's handle may open, and how many guarantees run at
+// once (the test flag -parallel), so that together they never open more
+// than maxConns.
+func connBudget(maxConns int, serial bool) (perGuarantee, parallel int) {
+	perGuarantee = min(connsPerGuarantee, maxConns)
+	if serial {
+		return perGuarantee, 1
+	}
+	return perGuarantee, max(1, maxConns/perGuarantee)
 }
 
 // splitTopLevel splits a regexp at every sep outside brackets, parentheses

@@ -37,6 +37,7 @@ func TestConformance_FlagErrors(t *testing.T) {
 		{[]string{"--dialect", "sqlite", "--dsn", path, "--run", "("}, exitUsage, "--run"},
 		{[]string{"--dialect", "sqlite", "--dsn", path, "--run", "NoSuchGuarantee"}, exitUsage, "matches no guarantee"},
 		{[]string{"--dialect", "sqlite", "--dsn", path, "--timeout", "-1s"}, exitUsage, "negative"},
+		{[]string{"--dialect", "sqlite", "--dsn", path, "--max-conns", "3"}, exitUsage, "--max-conns 3"},
 		{[]string{"--dialect", "sqlite", "--dsn", ":memory:"}, exitFailure, "in-memory"},
 	} {
 		code, _, errOut := cli(t, append([]string{"conformance"}, c.args...)...)
@@ -51,7 +52,7 @@ func TestConformance_FlagErrors(t *testing.T) {
 func TestConformance_Plan(t *testing.T) {
 	t.Parallel()
 	o := conformanceOptions{Dialect: "sqlite", DSN: filepath.Join(t.TempDir(), "c.db"), Run: "FanIn", Verbose: true,
-		Scale: 0.5, Serial: true, FailFast: true}
+		Scale: 0.5, Serial: true, FailFast: true, MaxConns: 25}
 	plan, err := conformancePlan(t.Context(), o)
 	if err != nil {
 		t.Fatal(err)
@@ -63,7 +64,7 @@ func TestConformance_Plan(t *testing.T) {
 	if cfg.Dialect.Name() != "sqlite" || cfg.Scale != 0.5 || !cfg.Serial {
 		t.Errorf("config %+v", cfg)
 	}
-	for _, want := range []string{"-test.run=^Conformance$/FanIn", "-test.v=true", "-test.failfast=true", "-test.timeout=0s"} {
+	for _, want := range []string{"-test.run=^Conformance$/FanIn", "-test.v=true", "-test.failfast=true", "-test.timeout=0s", "-test.parallel=1"} {
 		if !slices.Contains(args, want) {
 			t.Errorf("test args %q lack %q", args, want)
 		}
@@ -75,14 +76,23 @@ func TestConformance_Plan(t *testing.T) {
 	if err := a.PingContext(t.Context()); err != nil {
 		t.Error(err)
 	}
+	if n := a.Stats().MaxOpenConnections; n != connsPerGuarantee {
+		t.Errorf("a guarantee's handle opens up to %d connections, want %d", n, connsPerGuarantee)
+	}
+	if plan.Selected != 6 {
+		t.Errorf("--run FanIn selects %d guarantees, want the 6 FanIn_ ones", plan.Selected)
+	}
 
-	o.Run = "Claim_Order|FanIn/sub"
+	o.Run, o.Serial = "Claim_Order|FanIn/sub", false
 	if plan, err = conformancePlan(t.Context(), o); err != nil {
 		t.Fatal(err)
 	}
 	args = plan.Args
-	if want := "-test.run=^Conformance$/Claim_Order|^Conformance$/FanIn/sub"; !slices.Contains(args, want) {
-		t.Errorf("test args %q lack %q", args, want)
+	// 25 connections: two guarantees of 10 at once.
+	for _, want := range []string{"-test.run=^Conformance$/Claim_Order|^Conformance$/FanIn/sub", "-test.parallel=2"} {
+		if !slices.Contains(args, want) {
+			t.Errorf("test args %q lack %q", args, want)
+		}
 	}
 }
 

@@ -178,3 +178,22 @@ func fillInspected(t *testing.T, db *sql.DB, d dialect.Dialect, prefix string) u
 	}
 	return owner
 }
+
+// The library's errors start with "plenum: " as the command's own
+// messages do: the command prints the prefix once.
+func TestInspect_OutdatedSchemaSaysPlenumOnce(t *testing.T) {
+	t.Parallel()
+	path := filepath.Join(t.TempDir(), "old.db")
+	for _, args := range [][]string{
+		{"migrate", "up", "--dialect", "sqlite", "--dsn", path},
+		{"migrate", "down", "--dialect", "sqlite", "--dsn", path, "--to", "1"},
+	} {
+		if code, _, errOut := cli(t, args...); code != exitOK {
+			t.Fatalf("%q: exit %d: %s", args, code, errOut)
+		}
+	}
+	code, _, errOut := cli(t, "inspect", "--db", path)
+	if code != exitFailure || !strings.HasPrefix(errOut, "plenum: schema is not up to date") || strings.Contains(errOut, "plenum: plenum:") {
+		t.Errorf("inspect of an outdated schema: exit %d, stderr %q; want %d and one \"plenum: \" before the schema's message", code, errOut, exitFailure)
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"strings"
 )
 
 // Exit statuses.
@@ -38,11 +39,18 @@ func ExitCode(w io.Writer, err error) int {
 	case errors.Is(err, ErrUsageShown):
 		return ExitUsage
 	case errors.As(err, &ue):
-		fmt.Fprintf(w, "plenum: %s\n", PrintableLines(err.Error()))
+		fmt.Fprintf(w, "plenum: %s\n", PrintableLines(errorText(err)))
 		return ExitUsage
 	}
 	// An error may quote what the database holds or said: it is printed
 	// escaped like any text read from the database.
-	fmt.Fprintf(w, "plenum: %s\n", PrintableLines(err.Error()))
+	fmt.Fprintf(w, "plenum: %s\n", PrintableLines(errorText(err)))
 	return ExitFailure
+}
+
+// errorText is err's message without the "plenum: " the library's own
+// errors start with (core.ErrSchemaOutdated, say), which ExitCode puts in
+// front of every message once.
+func errorText(err error) string {
+	return strings.TrimPrefix(err.Error(), "plenum: ")
 }

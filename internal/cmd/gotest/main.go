@@ -14,7 +14,11 @@
 //
 // The summary reads the lines the conformance harness logs: "conformance:
 // NAME: testing the database of WHERE" where a suite finds its database,
-// and "conformance: no NAME database: HOW" where it skips.
+// "conformance: server: PRODUCT VERSION" where the suite then runs on it,
+// and "conformance: NAME: would add WHAT" and "conformance: no NAME
+// database: HOW" where it skips. So each suite that ran shows the server
+// and version it ran on (the mysql suite on a MariaDB says so), and each
+// skipped one what running it would add.
 package main
 
 import (
@@ -74,14 +78,18 @@ func run(args []string, stdout, stderr io.Writer) int {
 }
 
 var (
-	ranLine  = regexp.MustCompile(`conformance: (\S+): testing the database of (.+)$`)
-	skipLine = regexp.MustCompile(`conformance: no (\S+) database: (.+)$`)
+	ranLine    = regexp.MustCompile(`conformance: (\S+): testing the database of (.+)$`)
+	serverLine = regexp.MustCompile(`conformance: server: (.+)$`)
+	addsLine   = regexp.MustCompile(`conformance: (\S+): would add (.+)$`)
+	skipLine   = regexp.MustCompile(`conformance: no (\S+) database: (.+)$`)
 )
 
 // suite is what one database's tests did.
 type suite struct {
 	where   map[string]bool // where its database came from
+	servers map[string]bool // the servers (product and version) its tests ran on
 	how     string          // how to enable it, from a skip
+	adds    string          // what running it would add, from a skip
 	ran     map[string]bool // package test IDs that found the database
 	skipped map[string]bool
 	failed  map[string]bool
@@ -122,7 +130,7 @@ func newReport(w io.Writer) *report {
 func (r *report) suite(name string) *suite {
 	s := r.suites[name]
 	if s == nil {
-		s = &suite{where: map[string]bool{}, ran: map[string]bool{}, skipped: map[string]bool{}, failed: map[string]bool{}}
+		s = &suite{where: map[string]bool{}, servers: map[string]bool{}, ran: map[string]bool{}, skipped: map[string]bool{}, failed: map[string]bool{}}
 		r.suites[name] = s
 	}
 	return s
@@ -184,6 +192,13 @@ func (r *report) note(id, line string) {
 	if m := ranLine.FindStringSubmatch(line); m != nil {
 		r.suite(m[1]).where[m[2]] = true
 		r.seen[id] = append(r.seen[id], m[1])
+	} else if m := serverLine.FindStringSubmatch(line); m != nil {
+		// The suite's test named its database first, in this same test.
+		for _, name := range r.seen[id] {
+			r.suite(name).servers[m[1]] = true
+		}
+	} else if m := addsLine.FindStringSubmatch(line); m != nil {
+		r.suite(m[1]).adds = m[2]
 	} else if m := skipLine.FindStringSubmatch(line); m != nil {
 		r.suite(m[1]).how = m[2]
 		r.seen[id] = append(r.seen[id], m[1])
@@ -269,15 +284,23 @@ func (r *report) suiteSummary() {
 		if len(s.where) > 0 {
 			line += " on the database of " + strings.Join(sortedKeys(s.where), ", ")
 		}
+		if len(s.servers) > 0 {
+			line += ": " + strings.Join(sortedKeys(s.servers), ", ")
+		}
 		fmt.Fprintln(r.w, line)
 		if len(s.skipped) > 0 || (len(s.failed) > 0 && len(s.ran) == 0) {
-			if s.how != "" {
+			if s.adds != "" {
+				howTo = append(howTo, fmt.Sprintf("  %s: would add %s", n, s.adds))
+				if s.how != "" {
+					howTo = append(howTo, "    "+s.how)
+				}
+			} else if s.how != "" {
 				howTo = append(howTo, fmt.Sprintf("  %s: %s", n, s.how))
 			}
 		}
 	}
 	if len(howTo) > 0 {
-		fmt.Fprintln(r.w, "Not tested, and how to test them:")
+		fmt.Fprintln(r.w, "Not tested, what each would add, and how to test it:")
 		for _, h := range howTo {
 			fmt.Fprintln(r.w, h)
 		}

@@ -46,7 +46,7 @@ func TestReport_PrintsWhatGoTestWouldAndWhichSuitesRan(t *testing.T) {
 		"?   \tp/none\t[no test files]\n",
 		"  mysql     SKIPPED         2 tests SKIPPED\n",
 		"  postgres  ran             1 test ran on the database of PLENUM_POSTGRES_DSN\n",
-		"Not tested, and how to test them:\n  mysql: set PLENUM_MYSQL_DSN to a DSN; PLENUM_REQUIRE=mysql turns this skip into a failure\n",
+		"Not tested, what each would add, and how to test it:\n  mysql: set PLENUM_MYSQL_DSN to a DSN; PLENUM_REQUIRE=mysql turns this skip into a failure\n",
 	)
 	for _, unwanted := range []string{"=== RUN", "PASS\n", "testing the database of PLENUM_POSTGRES_DSN\n    "} {
 		if strings.Contains(got, unwanted) {
@@ -55,6 +55,36 @@ func TestReport_PrintsWhatGoTestWouldAndWhichSuitesRan(t *testing.T) {
 	}
 	if strings.Contains(got, "postgres: set") {
 		t.Errorf("postgres ran, yet the summary says how to enable it:\n%s", got)
+	}
+}
+
+// The mysql suite ran on a MariaDB through PLENUM_MYSQL_DSN while the
+// mariadb one, which wants a server of its own, skipped: the summary names
+// the server each suite ran on, and says what the skipped one would add.
+const onMariaDB = `{"Action":"run","Package":"p/my","Test":"TestConformance"}
+{"Action":"output","Package":"p/my","Test":"TestConformance","Output":"    harness.go:83: conformance: mysql: testing the database of PLENUM_MYSQL_DSN\n"}
+{"Action":"output","Package":"p/my","Test":"TestConformance","Output":"    server.go:35: conformance: server: MariaDB 10.11.19-MariaDB\n"}
+{"Action":"pass","Package":"p/my","Test":"TestConformance"}
+{"Action":"run","Package":"p/my","Test":"TestConformance_MariaDB"}
+{"Action":"output","Package":"p/my","Test":"TestConformance_MariaDB","Output":"    harness.go:95: conformance: mariadb: would add the suite on a MariaDB server of its own\n"}
+{"Action":"output","Package":"p/my","Test":"TestConformance_MariaDB","Output":"    harness.go:99: conformance: no mariadb database: set PLENUM_MARIADB_DSN to a DSN\n"}
+{"Action":"skip","Package":"p/my","Test":"TestConformance_MariaDB"}
+{"Action":"output","Package":"p/my","Output":"ok  \tp/my\t0.2s\n"}
+{"Action":"pass","Package":"p/my"}
+`
+
+func TestReport_NamesEachSuitesServerAndWhatSkippedOnesAdd(t *testing.T) {
+	t.Parallel()
+	got := reportOf(onMariaDB, false)
+	checkContains(t, got,
+		"  mysql    ran             1 test ran on the database of PLENUM_MYSQL_DSN: MariaDB 10.11.19-MariaDB\n",
+		"  mariadb  SKIPPED         1 test SKIPPED\n",
+		"Not tested, what each would add, and how to test it:\n"+
+			"  mariadb: would add the suite on a MariaDB server of its own\n"+
+			"    set PLENUM_MARIADB_DSN to a DSN\n",
+	)
+	if strings.Contains(got, "mariadb  SKIPPED         1 test SKIPPED: MariaDB") {
+		t.Errorf("the server of the mysql suite given to the skipped mariadb one:\n%s", got)
 	}
 }
 
@@ -75,7 +105,7 @@ func TestReport_VerbosePrintsEverything(t *testing.T) {
 		t.Error("verbose() misreads its arguments")
 	}
 	out := reportOf(stream, true)
-	checkContains(t, out, "=== RUN   TestConformance\n", "testing the database of PLENUM_POSTGRES_DSN\n", "PASS\n", "ok  \tp/pg\t0.1s\n", "Not tested, and how to test them:")
+	checkContains(t, out, "=== RUN   TestConformance\n", "testing the database of PLENUM_POSTGRES_DSN\n", "PASS\n", "ok  \tp/pg\t0.1s\n", "Not tested, what each would add, and how to test it:")
 	if n := strings.Count(out, "    x_test.go:9: it broke\n"); n != 1 {
 		t.Errorf("a failed test's line printed %d times, want once:\n%s", n, out)
 	}

@@ -5,6 +5,7 @@ import (
 	"log"
 	"os"
 	"os/signal"
+	"syscall"
 	"time"
 
 	"github.com/plenumdb/plenum/core"
@@ -17,7 +18,7 @@ type Welcome struct{ To string }
 var welcome = worker.NewKind[Welcome]("welcome") // the kind's name and args type, once
 
 func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	db := must(sqlite.Open("jobs.db")) // or postgres.Open(dsn), mysql.Open(dsn), your own *sql.DB
 	store := must(core.Open(ctx, db, sqlite.Dialect(), core.Options{Migrate: true}))
@@ -27,7 +28,7 @@ func main() {
 	}, worker.KindConfig{Timeout: time.Minute, MaxAttempts: 5})
 	must(welcome.Enqueue(ctx, store, Welcome{To: "ada"}, worker.EnqueueParams{Queue: "email"}))
 	must(0, w.Start(ctx))
-	<-ctx.Done() // Ctrl-C: running handlers get up to 10 s to finish
+	<-ctx.Done() // Ctrl-C or SIGTERM (a container's stop): running handlers get up to 10 s to finish
 	shutdown, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	must(0, w.Stop(shutdown))

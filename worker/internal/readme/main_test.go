@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"os"
+	"os/signal"
 	"syscall"
 	"testing"
 	"time"
@@ -17,12 +18,31 @@ import (
 // file the same, so that the README's program is the one that compiles and
 // is run below.
 func TestREADME_ShowsThisProgram(t *testing.T) {
-	readmetest.SameProgram(t, "## A worker", 42)
+	// 43: the 40 of a program that stopped only on Ctrl-C and enqueued raw
+	// JSON, the import of syscall for SIGTERM, and the typed kind's two.
+	readmetest.SameProgram(t, "## A worker", 43)
 }
 
-// TestProgram_WelcomesThenStopsOnInterrupt runs the program: it completes
-// the item it enqueued, and on an interrupt stops cleanly.
-func TestProgram_WelcomesThenStopsOnInterrupt(t *testing.T) {
+// TestProgram_WelcomesThenStopsOnInterruptOrTerminate runs the program:
+// it completes the item it enqueued, and stops cleanly on Ctrl-C
+// (SIGINT) and on SIGTERM, which is what a container's stop, systemd and
+// Kubernetes send.
+func TestProgram_WelcomesThenStopsOnInterruptOrTerminate(t *testing.T) {
+	// Signals are the process's: the runs go one after another. The test
+	// hears them too, so that one the program ignores fails the test
+	// instead of ending its process.
+	heard := make(chan os.Signal, 4)
+	signal.Notify(heard, syscall.SIGINT, syscall.SIGTERM)
+	defer signal.Stop(heard)
+	for name, sig := range map[string]syscall.Signal{"SIGINT": syscall.SIGINT, "SIGTERM": syscall.SIGTERM} {
+		t.Run(name, func(t *testing.T) { runProgramUntil(t, sig) })
+	}
+}
+
+// runProgramUntil runs main in a directory of its own, waits for the
+// welcome item to complete, sends sig to the process, and checks that
+// main returned after stopping the worker.
+func runProgramUntil(t *testing.T, sig syscall.Signal) {
 	t.Chdir(t.TempDir())
 	done := make(chan struct{})
 	go func() { defer close(done); main() }()
@@ -58,13 +78,13 @@ func TestProgram_WelcomesThenStopsOnInterrupt(t *testing.T) {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
-	if err := syscall.Kill(os.Getpid(), syscall.SIGINT); err != nil {
+	if err := syscall.Kill(os.Getpid(), sig); err != nil {
 		t.Fatal(err)
 	}
 	select {
 	case <-done:
 	case <-time.After(20 * time.Second):
-		t.Fatal("the program did not stop on an interrupt")
+		t.Fatalf("the program did not stop on signal %d (%s)", sig, sig)
 	}
 	var got string
 	if err := store.DB().QueryRowContext(ctx, "SELECT result FROM plenum_items WHERE queue = 'email'").Scan(&got); err != nil {

@@ -7,10 +7,11 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strings"
 	"time"
 
 	"github.com/plenumdb/plenum/cmd/plenum/internal/chaos"
+	"github.com/plenumdb/plenum/internal/cmd/cmdline"
+	"github.com/plenumdb/plenum/sqlite"
 )
 
 const chaosAbout = `
@@ -33,14 +34,16 @@ temporary file.`
 
 // chaosOptions configure a chaos round.
 type chaosOptions struct {
-	Dialect, DSN, Prefix string
-	Workers, Slots       int
-	Duration, Drain      time.Duration
-	Items                int
-	Refill, Keep         bool
-	Faults               chaos.Faults
-	Seed                 uint64
-	StaleAfter           time.Duration
+	// Database names the database; with none, a temporary SQLite file.
+	// Its Prefix is the round's own (default chaos_ and a random tag).
+	cmdline.Database
+	Workers, Slots  int
+	Duration, Drain time.Duration
+	Items           int
+	Refill, Keep    bool
+	Faults          chaos.Faults
+	Seed            uint64
+	StaleAfter      time.Duration
 }
 
 func runChaosCmd(ctx context.Context, e env, args []string) error {
@@ -50,10 +53,9 @@ func runChaosCmd(ctx context.Context, e env, args []string) error {
 		}
 		return chaos.RunWorker(ctx, spec, e.stdout)
 	}
-	o := chaosOptions{Dialect: "sqlite", Workers: 4, Slots: 8, Duration: time.Minute, Drain: 2 * time.Minute, Faults: chaos.DefaultFaults()}
+	o := chaosOptions{Workers: 4, Slots: 8, Duration: time.Minute, Drain: 2 * time.Minute, Faults: chaos.DefaultFaults()}
 	fs := newFlags(e, "chaos", "chaos [--dialect NAME --dsn DSN] [flags]", chaosAbout)
-	fs.StringVar(&o.Dialect, "dialect", o.Dialect, "database dialect: "+strings.Join(openable(), ", "))
-	fs.StringVar(&o.DSN, "dsn", "", "database to run on (for sqlite, a file path; default a temporary file)")
+	o.Register(fs, "", "to run on (default: a temporary SQLite file)")
 	fs.StringVar(&o.Prefix, "prefix", "", "table name prefix (default chaos_ and a random tag)")
 	fs.IntVar(&o.Workers, "workers", o.Workers, "worker processes at once")
 	fs.IntVar(&o.Slots, "slots", o.Slots, "handlers each worker runs at once")
@@ -80,11 +82,12 @@ func runChaosCmd(ctx context.Context, e env, args []string) error {
 var errViolations = errors.New("chaos: the check found violations")
 
 func runChaos(ctx context.Context, e env, o chaosOptions) error {
-	if _, err := lookupRegistration(o.Dialect); err != nil {
+	r, dsn, err := o.Resolve(sqlite.Name)
+	if err != nil {
 		return err
 	}
 	if o.Prefix != "" {
-		if err := checkPrefix(o.Prefix); err != nil {
+		if err := o.CheckPrefix(); err != nil {
 			return err
 		}
 	}
@@ -102,23 +105,20 @@ func runChaos(ctx context.Context, e env, o chaosOptions) error {
 	case o.Items < 0:
 		return usagef("--items %d: want zero or more", o.Items)
 	}
-	if o.DSN == "" {
-		if o.Dialect != "sqlite" {
-			return usagef("missing --dsn for --dialect %s", o.Dialect)
-		}
+	if dsn == "" { // a file dialect given no file
 		dir, err := os.MkdirTemp("", "plenum-chaos-")
 		if err != nil {
 			return fmt.Errorf("chaos: temporary directory: %w", err)
 		}
 		defer os.RemoveAll(dir)
-		o.DSN = filepath.Join(dir, "chaos.db")
+		dsn = filepath.Join(dir, "chaos.db")
 	}
 	self, err := os.Executable()
 	if err != nil {
 		return fmt.Errorf("chaos: find this program to start workers: %w", err)
 	}
 	cfg := chaos.Config{
-		Dialect: o.Dialect, DSN: o.DSN, Prefix: o.Prefix, Workers: o.Workers, Slots: o.Slots,
+		Dialect: r.Dialect.Name(), DSN: dsn, Prefix: o.Prefix, Workers: o.Workers, Slots: o.Slots,
 		Duration: o.Duration, Drain: o.Drain, Faults: o.Faults, Seed: o.Seed, Keep: o.Keep,
 		Command: func() *exec.Cmd { return exec.Command(self, "chaos") },
 		Log:     e.stdout, Refill: o.Items == 0, Timing: chaos.TimingFor(o.StaleAfter),

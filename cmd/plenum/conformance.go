@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/plenumdb/plenum/conformance"
+	"github.com/plenumdb/plenum/internal/cmd/cmdline"
 )
 
 const conformanceAbout = `
@@ -40,15 +41,17 @@ could not run.`
 
 // conformanceOptions configure a conformance run.
 type conformanceOptions struct {
-	Dialect, DSN string
-	Run          string // regexp selecting subtests
-	Verbose      bool
-	List         bool
-	Scale        float64
-	Serial       bool
-	MaxConns     int
-	FailFast     bool
-	Timeout      time.Duration
+	// Database names the database the suite runs on, under tables of its
+	// own (it takes no --prefix).
+	cmdline.Database
+	Run      string // regexp selecting subtests
+	Verbose  bool
+	List     bool
+	Scale    float64
+	Serial   bool
+	MaxConns int
+	FailFast bool
+	Timeout  time.Duration
 }
 
 // runSuite runs tests the way "go test" would and exits the process with
@@ -82,9 +85,8 @@ func matchRegexp(pat, str string) (bool, error) {
 
 func runConformanceCmd(ctx context.Context, e env, args []string) error {
 	o := conformanceOptions{Scale: 1, Timeout: 30 * time.Minute, MaxConns: defaultMaxConns}
-	fs := newFlags(e, "conformance", "conformance --dialect NAME --dsn DSN [flags]", conformanceAbout)
-	fs.StringVar(&o.Dialect, "dialect", "", "database dialect (required)")
-	fs.StringVar(&o.DSN, "dsn", "", "database to test (required; for sqlite a file path)")
+	fs := newFlags(e, "conformance", "conformance ([--dialect NAME] --dsn DSN | --db FILE) [flags]", conformanceAbout)
+	o.Register(fs, "", "to test")
 	fs.StringVar(&o.Run, "run", "", "run only the guarantees matching `regexp` (see -list)")
 	fs.BoolVar(&o.Verbose, "v", false, "print every subtest as it runs")
 	fs.BoolVar(&o.List, "list", false, "list the guarantees and exit")
@@ -175,13 +177,12 @@ func conformancePlan(ctx context.Context, o conformanceOptions) (conformanceRun,
 		}
 		run = strings.Join(alts, "|")
 	}
-	db, d, err := openDialect(o.Dialect, o.DSN)
+	r, dsn, err := o.Resolve("")
 	if err != nil {
 		return conformanceRun{}, err
 	}
-	r, err := lookupRegistration(d.Name())
+	db, d, err := openDialect(r.Dialect.Name(), dsn)
 	if err != nil {
-		db.Close()
 		return conformanceRun{}, err
 	}
 	version, err := preflight(ctx, db, r)
@@ -189,7 +190,7 @@ func conformancePlan(ctx context.Context, o conformanceOptions) (conformanceRun,
 	if err != nil {
 		return conformanceRun{}, err
 	}
-	open, dsn := r.Open, o.DSN
+	open := r.Open
 	perGuarantee, parallel := connBudget(o.MaxConns, o.Serial)
 	cfg := conformance.Config{
 		Dialect: d,

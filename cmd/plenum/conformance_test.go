@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"github.com/plenumdb/plenum/internal/cmd/cmdline"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -28,7 +29,8 @@ func TestConformance_FlagErrors(t *testing.T) {
 		code int
 		want string
 	}{
-		{[]string{"--dsn", path}, exitUsage, "missing --dialect (known: "},
+		{nil, exitUsage, "missing --dialect (known: "},
+		{[]string{"--dsn", "neither-url-nor-file"}, exitUsage, "give --dialect (known: "},
 		{[]string{"--dialect", "sqlite"}, exitUsage, "missing --dsn"},
 		{[]string{"--dialect", "oracle", "--dsn", "x"}, exitFailure, "oracle: invalid DSN"},
 		{[]string{"--dialect", "db2", "--dsn", "x"}, exitUsage, `unknown dialect "db2"`},
@@ -51,7 +53,7 @@ func TestConformance_FlagErrors(t *testing.T) {
 // passes the options on as test flags.
 func TestConformance_Plan(t *testing.T) {
 	t.Parallel()
-	o := conformanceOptions{Dialect: "sqlite", DSN: filepath.Join(t.TempDir(), "c.db"), Run: "FanIn", Verbose: true,
+	o := conformanceOptions{Database: cmdline.Database{Dialect: "sqlite", DSN: filepath.Join(t.TempDir(), "c.db")}, Run: "FanIn", Verbose: true,
 		Scale: 0.5, Serial: true, FailFast: true, MaxConns: 25}
 	plan, err := conformancePlan(t.Context(), o)
 	if err != nil {

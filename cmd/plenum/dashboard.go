@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/plenumdb/plenum/dashboard"
-	"github.com/plenumdb/plenum/migrations"
+	"github.com/plenumdb/plenum/internal/cmd/cmdline"
 )
 
 const dashboardAbout = `
@@ -43,10 +43,8 @@ An SQLite file is named with --db; a server database with --dialect and
 
 // dashboardOptions configure a dashboard run.
 type dashboardOptions struct {
-	Dialect  string
-	DSN      string
-	DB       string
-	Prefix   string // table name prefix
+	// Database names the database and the tables' prefix, as inspect's.
+	cmdline.Database
 	Listen   string
 	BasePath string // URL path the dashboard is served under
 	Actions  bool
@@ -59,12 +57,10 @@ type dashboardOptions struct {
 }
 
 func runDashboardCmd(ctx context.Context, e env, args []string) error {
-	o := dashboardOptions{Prefix: migrations.DefaultPrefix, Listen: "127.0.0.1:8080"}
-	fs := newFlags(e, "dashboard", "dashboard (--db FILE | --dialect NAME --dsn DSN) [flags]", dashboardAbout)
-	fs.StringVar(&o.DB, "db", "", "SQLite database `file`")
-	fs.StringVar(&o.Dialect, "dialect", "", "database dialect: "+strings.Join(openable(), ", ")+" (default sqlite)")
-	fs.StringVar(&o.DSN, "dsn", "", "database to show (for sqlite, a file path: the same as --db)")
-	fs.StringVar(&o.Prefix, "prefix", o.Prefix, "table name prefix")
+	o := dashboardOptions{Listen: "127.0.0.1:8080"}
+	fs := newFlags(e, "dashboard", "dashboard (--db FILE | [--dialect NAME] --dsn DSN) [flags]", dashboardAbout)
+	o.Register(fs, "", "to show")
+	o.RegisterPrefix(fs)
 	fs.StringVar(&o.Listen, "listen", o.Listen, "`address` to listen on (host:port)")
 	fs.StringVar(&o.BasePath, "base-path", "", "URL `path` to serve the dashboard under, e.g. /plenum (default the root)")
 	fs.BoolVar(&o.Actions, "actions", false, "enable revive, cancel and signal (loopback addresses only)")
@@ -82,7 +78,7 @@ func runDashboardCmd(ctx context.Context, e env, args []string) error {
 // runDashboard serves the dashboard until ctx ends, then shuts the server
 // down gracefully. Warnings go to errw.
 func runDashboard(ctx context.Context, w, errw io.Writer, o dashboardOptions) error {
-	if err := checkPrefix(o.Prefix); err != nil {
+	if err := o.CheckPrefix(); err != nil {
 		return err
 	}
 	host, _, err := net.SplitHostPort(o.Listen)
@@ -112,7 +108,7 @@ func runDashboard(ctx context.Context, w, errw io.Writer, o dashboardOptions) er
 	if err := opts.Validate(); err != nil {
 		return usagef("%s", strings.NewReplacer("Prefix", "--base-path", "AllowedHosts", "--allow-host").Replace(err.Error()))
 	}
-	src := inspectOptions{Dialect: o.Dialect, DSN: o.DSN, DB: o.DB, Prefix: o.Prefix}
+	src := inspectOptions{Database: o.Database}
 	db, _, where, _, st, err := src.openStore(ctx)
 	if err != nil {
 		return err

@@ -37,12 +37,6 @@ func openDialect(name, dsn string) (*sql.DB, dialect.Dialect, error) {
 	return cmdline.OpenDialect(name, dsn)
 }
 
-// dsnOrDB reconciles --dsn and --db for the dialect r: --db is another
-// spelling of --dsn where the DSN is a file path, and only there.
-func dsnOrDB(r dialect.Registration, dsn, db string) (string, error) {
-	return cmdline.DSNOrDB(r, dsn, db)
-}
-
 // openExisting opens the database file at path with r, a dialect whose
 // DSNs are file paths, when the file exists already: commands that only
 // read should not leave an empty database behind a typo.

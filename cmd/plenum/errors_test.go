@@ -36,6 +36,8 @@ func init() {
 		panic(err)
 	}
 	r.Dialect = clockless{sqlite.Dialect()}
+	// Named only: a DSN's form names sqlite, never this planted copy.
+	r.DSN.Schemes, r.DSN.Recognize = nil, nil
 	dialect.Register(r)
 }
 
@@ -66,7 +68,7 @@ func TestCLI_ErrorsNameTheFlag(t *testing.T) {
 	for _, cmd := range []string{"inspect", "bench", "conformance"} {
 		wantStderr(t, []string{cmd, "--dialect", "db2", "--dsn", "x"}, exitUsage, []string{"--dialect", `unknown dialect "db2"`, "known: "})
 	}
-	wantStderr(t, []string{"conformance", "--dsn", "x"}, exitUsage, []string{"missing --dialect"})
+	wantStderr(t, []string{"conformance", "--dsn", "x"}, exitUsage, []string{"give --dialect"})
 	wantStderr(t, []string{"inspect", "--dialect", "postgres"}, exitUsage, []string{"missing --dsn", "postgres://"})
 	wantStderr(t, []string{"inspect", "--dialect", "mysql", "--dsn", "garbage"}, exitFailure, []string{"--dsn", "invalid DSN"})
 	wantStderr(t, []string{"inspect", "--dialect", "postgres", "--dsn", "postgres://u:secret@127.0.0.1:5432/db?sslmode=bogus"}, exitFailure,
@@ -90,7 +92,7 @@ func TestCLI_ErrorsNameTheFlag(t *testing.T) {
 func TestCLI_InspectWithoutFlagsNamesBothWays(t *testing.T) {
 	t.Parallel()
 	wantStderr(t, []string{"inspect"}, exitUsage, []string{"--db FILE", "--dialect NAME --dsn DSN", "sqlite"})
-	wantStderr(t, []string{"inspect", "--dsn", "postgres://x"}, exitUsage, []string{"--dsn needs --dialect"})
+	wantStderr(t, []string{"inspect", "--dsn", "x"}, exitUsage, []string{"--dsn: its form names no one dialect", "give --dialect"})
 }
 
 // A PostgreSQL server that refuses the role is not "unreachable".

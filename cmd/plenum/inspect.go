@@ -14,6 +14,7 @@ import (
 
 	"github.com/plenumdb/plenum/core"
 	"github.com/plenumdb/plenum/dialect"
+	"github.com/plenumdb/plenum/internal/cmd/cmdline"
 	"github.com/plenumdb/plenum/migrations"
 	"github.com/plenumdb/plenum/sqlite"
 )
@@ -26,25 +27,24 @@ clock (the only clock Plenum trusts). It only reads. Names are printed as they a
 them prints; any other name is shown quoted, with its control characters,
 bidirectional overrides and invalid bytes escaped as in Go ("\x1b").
 
-An SQLite file is named with --db; a server database with --dialect and
---dsn, as for bench.`
+An SQLite file is named with --db; a server database with --dsn (or
+--dsn-env, --dsn-file) and, where the DSN's form does not say which,
+--dialect, as for every command.`
 
 // inspectOptions configure an inspect run.
 type inspectOptions struct {
-	Dialect string // registered dialect name; "" means sqlite
-	DSN     string // the database; for sqlite a file path, as DB
-	DB      string // an SQLite file that must exist
-	Prefix  string
-	Limit   int // barriers and owners shown
+	// Database names the database and the tables' prefix; without a
+	// dialect or a DSN whose form names one, the database is an SQLite
+	// file, which must exist.
+	cmdline.Database
+	Limit int // barriers and owners shown
 }
 
 func runInspectCmd(ctx context.Context, e env, args []string) error {
-	o := inspectOptions{Prefix: migrations.DefaultPrefix, Limit: 20}
-	fs := newFlags(e, "inspect", "inspect (--db FILE | --dialect NAME --dsn DSN) [flags]", inspectAbout)
-	fs.StringVar(&o.DB, "db", "", "SQLite database `file`")
-	fs.StringVar(&o.Dialect, "dialect", "", "database dialect: "+strings.Join(openable(), ", ")+" (default sqlite)")
-	fs.StringVar(&o.DSN, "dsn", "", "database to read (for sqlite, a file path: the same as --db)")
-	fs.StringVar(&o.Prefix, "prefix", o.Prefix, "table name prefix")
+	o := inspectOptions{Limit: 20}
+	fs := newFlags(e, "inspect", "inspect (--db FILE | [--dialect NAME] --dsn DSN) [flags]", inspectAbout)
+	o.Register(fs, "", "to read")
+	o.RegisterPrefix(fs)
 	fs.IntVar(&o.Limit, "limit", o.Limit, "most barriers and owners to list")
 	if err := parseFlags(fs, args); err != nil {
 		return err
@@ -54,7 +54,7 @@ func runInspectCmd(ctx context.Context, e env, args []string) error {
 
 // runInspect prints the state of the tables under o.Prefix in o.DB to w.
 func runInspect(ctx context.Context, w io.Writer, o inspectOptions) error {
-	if err := checkPrefix(o.Prefix); err != nil {
+	if err := o.CheckPrefix(); err != nil {
 		return err
 	}
 	if o.Limit < 1 || o.Limit > 10000 {
@@ -111,21 +111,10 @@ func (o inspectOptions) openStore(ctx context.Context) (db *sql.DB, d dialect.Di
 // password, so it is not printed). An SQLite file must exist already:
 // inspect only reads, and should not leave an empty file behind a typo.
 func (o inspectOptions) open() (*sql.DB, dialect.Dialect, string, error) {
-	if o.Dialect == "" && o.DSN == "" && o.DB == "" {
+	if o.Dialect == "" && o.DSN == "" && o.DB == "" && o.DSNEnv == "" && o.DSNFile == "" {
 		return nil, nil, "", usagef("inspect needs a database: --db FILE for an SQLite file, or --dialect NAME --dsn DSN for any database (dialects: %s)", strings.Join(openable(), ", "))
 	}
-	if o.Dialect == "" && o.DSN != "" && o.DB == "" {
-		return nil, nil, "", usagef("--dsn needs --dialect, to say what kind of database it names (dialects: %s); an SQLite file can be named with --db alone", strings.Join(openable(), ", "))
-	}
-	name := o.Dialect
-	if name == "" {
-		name = sqlite.Name
-	}
-	r, err := lookupRegistration(name)
-	if err != nil {
-		return nil, nil, "", err
-	}
-	dsn, err := dsnOrDB(r, o.DSN, o.DB)
+	r, dsn, err := o.Resolve(sqlite.Name)
 	if err != nil {
 		return nil, nil, "", err
 	}
@@ -133,7 +122,7 @@ func (o inspectOptions) open() (*sql.DB, dialect.Dialect, string, error) {
 		db, err := openExisting(r, dsn)
 		return db, r.Dialect, dsn, err
 	}
-	db, d, err := openDialect(name, dsn)
+	db, d, err := openDialect(r.Dialect.Name(), dsn)
 	if err != nil {
 		return nil, nil, "", err
 	}

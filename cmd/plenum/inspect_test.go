@@ -5,6 +5,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"github.com/plenumdb/plenum/internal/cmd/cmdline"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -45,7 +46,7 @@ func onEachDatabase(t *testing.T, check func(t *testing.T, db *sql.DB, d dialect
 			t.Fatal(err)
 		}
 		defer db.Close()
-		check(t, db, sqlite.Dialect(), "plenum_", inspectOptions{DB: path}, "in "+path+":")
+		check(t, db, sqlite.Dialect(), "plenum_", inspectOptions{Database: cmdline.Database{DB: path}}, "in "+path+":")
 	})
 	for _, name := range []string{postgres.Name, mysql.Name} {
 		t.Run(name, func(t *testing.T) {
@@ -72,7 +73,7 @@ func onEachDatabase(t *testing.T, check func(t *testing.T, db *sql.DB, d dialect
 					t.Errorf("drop %s tables: %v", prefix, err)
 				}
 			})
-			check(t, db, d, prefix, inspectOptions{Dialect: name, DSN: dsn}, "in the "+name+" database:")
+			check(t, db, d, prefix, inspectOptions{Database: cmdline.Database{Dialect: name, DSN: dsn}}, "in the "+name+" database:")
 		})
 	}
 }
@@ -121,15 +122,15 @@ func TestInspect_Errors(t *testing.T) {
 		o    inspectOptions
 		want string
 	}{
-		{inspectOptions{DB: filepath.Join(dir, "missing.db"), Prefix: "plenum_", Limit: 5}, "no database file at"},
-		{inspectOptions{DB: dir, Prefix: "plenum_", Limit: 5}, "is a directory"},
-		{inspectOptions{DB: empty, Prefix: "plenum_", Limit: 5}, "no Plenum tables under prefix plenum_"},
-		{inspectOptions{DB: empty, Prefix: "-", Limit: 5}, "--prefix"},
-		{inspectOptions{Prefix: "plenum_", Limit: 5}, "--db FILE for an SQLite file, or --dialect NAME --dsn DSN"},
-		{inspectOptions{DSN: "postgres://x", Prefix: "plenum_", Limit: 5}, "--dsn needs --dialect"},
-		{inspectOptions{Dialect: "postgres", DB: empty, Prefix: "plenum_", Limit: 5}, "--db names a database file; for postgres give --dsn"},
-		{inspectOptions{Dialect: "mysql", Prefix: "plenum_", Limit: 5}, "missing --dsn"},
-		{inspectOptions{Dialect: "oracle", DSN: "x", Prefix: "plenum_", Limit: 5}, "oracle: invalid DSN"},
+		{inspectOptions{Database: cmdline.Database{DB: filepath.Join(dir, "missing.db"), Prefix: "plenum_"}, Limit: 5}, "no database file at"},
+		{inspectOptions{Database: cmdline.Database{DB: dir, Prefix: "plenum_"}, Limit: 5}, "is a directory"},
+		{inspectOptions{Database: cmdline.Database{DB: empty, Prefix: "plenum_"}, Limit: 5}, "no Plenum tables under prefix plenum_"},
+		{inspectOptions{Database: cmdline.Database{DB: empty, Prefix: "-"}, Limit: 5}, "--prefix"},
+		{inspectOptions{Database: cmdline.Database{Prefix: "plenum_"}, Limit: 5}, "--db FILE for an SQLite file, or --dialect NAME --dsn DSN"},
+		{inspectOptions{Database: cmdline.Database{DSN: "x", Prefix: "plenum_"}, Limit: 5}, "give --dialect"},
+		{inspectOptions{Database: cmdline.Database{Dialect: "postgres", DB: empty, Prefix: "plenum_"}, Limit: 5}, "--db names a database file; for postgres give --dsn"},
+		{inspectOptions{Database: cmdline.Database{Dialect: "mysql", Prefix: "plenum_"}, Limit: 5}, "missing --dsn"},
+		{inspectOptions{Database: cmdline.Database{Dialect: "oracle", DSN: "x", Prefix: "plenum_"}, Limit: 5}, "oracle: invalid DSN"},
 	} {
 		err := runInspect(context.Background(), &bytes.Buffer{}, c.o)
 		if err == nil || !strings.Contains(err.Error(), c.want) {

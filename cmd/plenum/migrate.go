@@ -9,6 +9,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/plenumdb/plenum/internal/cmd/cmdline"
 	"github.com/plenumdb/plenum/migrations"
 )
 
@@ -117,29 +118,24 @@ opened later sees the schema as current.`)
 	return nil
 }
 
-// dbFlags are the flags of every command that works on a database's
-// schema.
-type dbFlags struct {
-	dialect, dsn, prefix string
-}
-
-func (f *dbFlags) register(fs *flag.FlagSet) {
-	fs.StringVar(&f.dialect, "dialect", "", "database dialect (required)")
-	fs.StringVar(&f.dsn, "dsn", "", "database (required; for sqlite a file path)")
-	fs.StringVar(&f.prefix, "prefix", migrations.DefaultPrefix, "table name prefix")
+// schemaFlags registers the database flags every migrate command takes on
+// fs: the database, and its tables' prefix.
+func schemaFlags(fs *flag.FlagSet, f *cmdline.Database) {
+	f.Register(fs, "", "to migrate")
+	f.RegisterPrefix(fs)
 }
 
 func runMigrateUp(ctx context.Context, e env, name string, args []string) error {
-	var f dbFlags
+	var f cmdline.Database
 	var to int
-	fs := newFlags(e, name, name+" --dialect NAME --dsn DSN [flags]", `
+	fs := newFlags(e, name, name+" (--dialect NAME --dsn DSN | --db FILE) [flags]", `
 Applies the pending schema versions to the database (every one, or up to
 --to), under the dialect's migration lock, and prints the versions it
 applied. Running it again does nothing. A version that an earlier run left
 partly applied (where DDL is not transactional: MySQL, MariaDB,
 CockroachDB) is completed. For sqlite the DSN is a database file path
 (created if missing).`)
-	f.register(fs)
+	schemaFlags(fs, &f)
 	fs.IntVar(&to, "to", migrations.LatestVersion, fmt.Sprintf("the version to bring the schema up to (1 to %d)", migrations.LatestVersion))
 	if err := parseFlags(fs, args); err != nil {
 		return err
@@ -147,40 +143,40 @@ CockroachDB) is completed. For sqlite the DSN is a database file path
 	if to < 1 || to > migrations.LatestVersion {
 		return usagef("--to %d: want a version from 1 to %d", to, migrations.LatestVersion)
 	}
-	if err := checkPrefix(f.prefix); err != nil {
+	if err := f.CheckPrefix(); err != nil {
 		return err
 	}
-	db, d, err := openDialect(f.dialect, f.dsn)
+	db, d, err := f.Open()
 	if err != nil {
 		return err
 	}
 	defer db.Close()
-	applied, err := migrations.Up(ctx, db, d, f.prefix, to)
+	applied, err := migrations.Up(ctx, db, d, f.Prefix, to)
 	if err != nil {
 		return err
 	}
-	v, err := migrations.Version(ctx, db, d, f.prefix)
+	v, err := migrations.Version(ctx, db, d, f.Prefix)
 	if err != nil {
 		return err
 	}
 	if len(applied) == 0 {
-		fmt.Fprintf(e.stdout, "schema %s* already at version %d: nothing to apply\n", f.prefix, v)
+		fmt.Fprintf(e.stdout, "schema %s* already at version %d: nothing to apply\n", f.Prefix, v)
 		return nil
 	}
-	fmt.Fprintf(e.stdout, "applied %s; schema %s* now at version %d\n", versionList(applied), f.prefix, v)
+	fmt.Fprintf(e.stdout, "applied %s; schema %s* now at version %d\n", versionList(applied), f.Prefix, v)
 	return nil
 }
 
 func runMigrateDown(ctx context.Context, e env, args []string) error {
-	var f dbFlags
+	var f cmdline.Database
 	to := -1
-	fs := newFlags(e, "migrate down", "migrate down --dialect NAME --dsn DSN [--to N]", `
+	fs := newFlags(e, "migrate down", "migrate down (--dialect NAME --dsn DSN | --db FILE) [--to N]", `
 Rolls back the newest applied schema version, or with --to every version
 above N, newest first, under the dialect's migration lock. Rolling back a
 version drops what it added, with its data: version 1's down drops every
 Plenum table, so it runs only when asked for by name (--to 0). A rollback
 that an earlier run left half done is completed.`)
-	f.register(fs)
+	schemaFlags(fs, &f)
 	fs.IntVar(&to, "to", -1, "roll back every version above this one (0 drops everything); default: the newest version only")
 	if err := parseFlags(fs, args); err != nil {
 		return err
@@ -188,16 +184,16 @@ that an earlier run left half done is completed.`)
 	if to != -1 && (to < 0 || to > migrations.LatestVersion) {
 		return usagef("--to %d: want a version from 0 to %d", to, migrations.LatestVersion)
 	}
-	if err := checkPrefix(f.prefix); err != nil {
+	if err := f.CheckPrefix(); err != nil {
 		return err
 	}
-	db, d, err := openDialect(f.dialect, f.dsn)
+	db, d, err := f.Open()
 	if err != nil {
 		return err
 	}
 	defer db.Close()
 	if to == -1 {
-		st, err := migrations.Status(ctx, db, d, f.prefix)
+		st, err := migrations.Status(ctx, db, d, f.Prefix)
 		if err != nil {
 			return err
 		}
@@ -209,53 +205,53 @@ that an earlier run left half done is completed.`)
 		}
 		switch newest {
 		case 0:
-			fmt.Fprintf(e.stdout, "schema %s* has no version applied: nothing to roll back\n", f.prefix)
+			fmt.Fprintf(e.stdout, "schema %s* has no version applied: nothing to roll back\n", f.Prefix)
 			return nil
 		case 1:
-			return usagef("the newest version is 1, whose rollback drops every Plenum table under %s* with its data: say --to 0 to do that", f.prefix)
+			return usagef("the newest version is 1, whose rollback drops every Plenum table under %s* with its data: say --to 0 to do that", f.Prefix)
 		}
 		to = newest - 1
 	}
-	rolled, err := migrations.Down(ctx, db, d, f.prefix, to)
+	rolled, err := migrations.Down(ctx, db, d, f.Prefix, to)
 	if err != nil {
 		return err
 	}
 	if len(rolled) == 0 {
-		fmt.Fprintf(e.stdout, "schema %s* has no version above %d: nothing to roll back\n", f.prefix, to)
+		fmt.Fprintf(e.stdout, "schema %s* has no version above %d: nothing to roll back\n", f.Prefix, to)
 		return nil
 	}
-	fmt.Fprintf(e.stdout, "rolled back %s; schema %s* now at version %d\n", versionList(rolled), f.prefix, to)
+	fmt.Fprintf(e.stdout, "rolled back %s; schema %s* now at version %d\n", versionList(rolled), f.Prefix, to)
 	return nil
 }
 
 func runMigrateStatus(ctx context.Context, e env, args []string) error {
-	var f dbFlags
-	fs := newFlags(e, "migrate status", "migrate status --dialect NAME --dsn DSN [flags]", `
+	var f cmdline.Database
+	fs := newFlags(e, "migrate status", "migrate status (--dialect NAME --dsn DSN | --db FILE) [flags]", `
 Lists every schema version this build knows, and any newer one the database
 records: applied (with the time, on the database clock), pending, or left
 partly applied or partly rolled back by a run that failed half way, with
 what completes it. It only reads.`)
-	f.register(fs)
+	schemaFlags(fs, &f)
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
-	if err := checkPrefix(f.prefix); err != nil {
+	if err := f.CheckPrefix(); err != nil {
 		return err
 	}
-	db, d, err := openDialect(f.dialect, f.dsn)
+	db, d, err := f.Open()
 	if err != nil {
 		return err
 	}
 	defer db.Close()
-	st, err := migrations.Status(ctx, db, d, f.prefix)
+	st, err := migrations.Status(ctx, db, d, f.Prefix)
 	if err != nil {
 		return err
 	}
-	v, err := migrations.Version(ctx, db, d, f.prefix)
+	v, err := migrations.Version(ctx, db, d, f.Prefix)
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(e.stdout, "schema %s* (%s) at version %d; this build needs %d\n\n", f.prefix, d.Name(), v, migrations.LatestVersion)
+	fmt.Fprintf(e.stdout, "schema %s* (%s) at version %d; this build needs %d\n\n", f.Prefix, d.Name(), v, migrations.LatestVersion)
 	tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "VERSION\tNAME\tSTATE\tAT")
 	var todo []string

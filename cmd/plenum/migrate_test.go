@@ -94,6 +94,31 @@ func TestMigrationsUp_AppliesOnce(t *testing.T) {
 	}
 }
 
+// migrate names its database with the flags every command shares: --db
+// for an SQLite file, and the DSN from a file or the environment, with
+// the dialect its form says.
+func TestMigrate_TakesEveryCommandsDatabaseFlags(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "app.db")
+	code, out, errOut := cli(t, "migrate", "up", "--db", path)
+	if code != exitOK || !strings.Contains(out, "now at version") {
+		t.Fatalf("up --db: exit %d\n%s%s", code, out, errOut)
+	}
+	dsnFile := filepath.Join(dir, "dsn")
+	if err := os.WriteFile(dsnFile, []byte(path+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errOut = cli(t, "migrate", "status", "--dsn-file", dsnFile)
+	if code != exitOK || !strings.Contains(out, "(sqlite) at version") {
+		t.Fatalf("status --dsn-file: exit %d\n%s%s", code, out, errOut)
+	}
+	t.Setenv("PLENUM_TEST_MIGRATE_DSN", path)
+	code, out, errOut = cli(t, "migrate", "up", "--dsn-env", "PLENUM_TEST_MIGRATE_DSN")
+	if code != exitOK || !strings.Contains(out, "nothing to apply") {
+		t.Fatalf("up --dsn-env: exit %d\n%s%s", code, out, errOut)
+	}
+}
+
 // A command line the CLI refuses as a usage error touches nothing: the
 // database file it names is not created, let alone migrated. (A refused
 // "--to" that became a valid version once a schema version landed once
@@ -109,7 +134,9 @@ func TestMigrationsUp_Errors(t *testing.T) {
 			want string
 		}{
 			{[]string{"--dialect", "sqlite"}, exitUsage, "missing --dsn"},
-			{[]string{"--dsn", file}, exitUsage, "missing --dialect"},
+			{nil, exitUsage, "missing --dialect"},
+			{[]string{"--dsn", "neither-url-nor-file"}, exitUsage, "give --dialect"},
+			{[]string{"--dialect", "postgres", "--db", file}, exitUsage, "--db names a database file"},
 			{[]string{"--dialect", "oracle", "--dsn", "u:p@/db"}, exitFailure, "--dsn: oracle: invalid DSN: want oracle://"},
 			{[]string{"--dialect", "sqlite", "--dsn", file, "--prefix", "No"}, exitUsage, "--prefix"},
 			{[]string{"--dialect", "sqlite", "--dsn", ":memory:"}, exitFailure, "in-memory"},

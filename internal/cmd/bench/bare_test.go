@@ -151,7 +151,7 @@ func (l losingBare) complete(ctx context.Context, b *baseline, tx bareTx, ids []
 func TestBench_CountsStatementsPerItem(t *testing.T) {
 	t.Parallel()
 	var out bytes.Buffer
-	o := benchOptions{DB: filepath.Join(t.TempDir(), "bench.db"), Items: 95, Batch: 10, Workers: 2}
+	o := benchOptions{Database: cmdline.Database{DB: filepath.Join(t.TempDir(), "bench.db")}, Items: 95, Batch: 10, Workers: 2}
 	rep, err := runBench(t.Context(), &out, o)
 	if err != nil {
 		t.Fatalf("runBench: %v\n%s", err, out.String())
@@ -183,7 +183,7 @@ func TestBench_CountsStatementsPerItem(t *testing.T) {
 func TestBench_SQLAndShapesFlags(t *testing.T) {
 	t.Parallel()
 	var out bytes.Buffer
-	o := benchOptions{DB: filepath.Join(t.TempDir(), "bench.db"), Items: 60, Batch: 10, Workers: 2, SQL: true, Shapes: true}
+	o := benchOptions{Database: cmdline.Database{DB: filepath.Join(t.TempDir(), "bench.db")}, Items: 60, Batch: 10, Workers: 2, SQL: true, Shapes: true}
 	rep, err := runBench(t.Context(), &out, o)
 	if err != nil {
 		t.Fatalf("runBench: %v\n%s", err, out.String())
@@ -215,7 +215,7 @@ func TestBench_SQLAndShapesFlags(t *testing.T) {
 func TestBench_ShapeFlag(t *testing.T) {
 	t.Parallel()
 	var out bytes.Buffer
-	o := benchOptions{DB: filepath.Join(t.TempDir(), "bench.db"), Items: 30, Batch: 10, Workers: 2, Shape: "prepared json_each"}
+	o := benchOptions{Database: cmdline.Database{DB: filepath.Join(t.TempDir(), "bench.db")}, Items: 30, Batch: 10, Workers: 2, Shape: "prepared json_each"}
 	rep, err := runBench(t.Context(), &out, o)
 	if err != nil || rep.Shape != "prepared json_each" {
 		t.Fatalf("runBench: shape %q, %v\n%s", rep.Shape, err, out.String())
@@ -232,7 +232,7 @@ func TestBench_ScaleFlags(t *testing.T) {
 	t.Parallel()
 	var out bytes.Buffer
 	// Small, for CI: more filler than one purge pass takes.
-	o := benchOptions{DB: filepath.Join(t.TempDir(), "bench.db"), Items: 40, Batch: 10, Workers: 2,
+	o := benchOptions{Database: cmdline.Database{DB: filepath.Join(t.TempDir(), "bench.db")}, Items: 40, Batch: 10, Workers: 2,
 		Rounds: 2, Scale: scaleOptions{NoTable: true, FanOut: 300, Completed: 1200, Retention: true, PurgeLimit: 50}}
 	rep, err := runBench(t.Context(), &out, o)
 	if err != nil {

@@ -92,9 +92,9 @@ is felt). This is a measurement, never a pass/fail on timing.`, latencyPoll, str
 
 // benchOptions configure a bench run.
 type benchOptions struct {
-	Dialect string // registered dialect name; "" means sqlite
-	DSN     string // database to measure on; "" only for a file dialect (a new file is made)
-	DB      string // another spelling of DSN for dialects whose DSN is a file
+	// Database names the database to measure on; with none, a new SQLite
+	// file in a temporary directory.
+	cmdline.Database
 	Items   int
 	Batch   int
 	Workers int
@@ -116,7 +116,7 @@ type benchOptions struct {
 }
 
 func defaultBenchOptions() benchOptions {
-	return benchOptions{Dialect: sqlite.Name, Items: 20000, Batch: 100, Workers: 4, Pickups: 30, Rounds: 1}
+	return benchOptions{Items: 20000, Batch: 100, Workers: 4, Pickups: 30, Rounds: 1}
 }
 
 func (o benchOptions) validate() error {
@@ -139,19 +139,7 @@ func (o benchOptions) validate() error {
 // name. The DSN is "" only for a dialect whose databases are files: bench
 // then makes one.
 func (o benchOptions) target() (dialect.Registration, string, error) {
-	name := o.Dialect
-	if name == "" {
-		name = sqlite.Name
-	}
-	r, err := cmdline.LookupRegistration(name)
-	if err != nil {
-		return dialect.Registration{}, "", err
-	}
-	dsn, err := cmdline.DSNOrDB(r, o.DSN, o.DB)
-	if err != nil {
-		return dialect.Registration{}, "", err
-	}
-	return r, dsn, nil
+	return o.Resolve(sqlite.Name)
 }
 
 // openBenchDB opens the database of the options, making a new file in a
@@ -210,10 +198,8 @@ func checkpointFor(d dialect.Dialect) func(context.Context, *sql.DB) error {
 // its exit status. "plenum bench" and the program bench/plenum both run it.
 func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	o := defaultBenchOptions()
-	fs := cmdline.NewFlags(stderr, "bench", "bench [--dialect NAME --dsn DSN] [flags]", benchAbout())
-	fs.StringVar(&o.Dialect, "dialect", o.Dialect, "`name` of the database dialect to measure on")
-	fs.StringVar(&o.DSN, "dsn", "", "`DSN` of the database to measure on (required, except for sqlite, where it is a file path as for --db)")
-	fs.StringVar(&o.DB, "db", "", "SQLite database `file` to use (default: one in a new temporary directory)")
+	fs := cmdline.NewFlags(stderr, "bench", "bench [[--dialect NAME] --dsn DSN | --db FILE] [flags]", benchAbout())
+	o.Register(fs, "", "to measure on (default: a new SQLite file in a temporary directory)")
 	fs.IntVar(&o.Items, "items", o.Items, "items per measurement")
 	fs.IntVar(&o.Batch, "batch", o.Batch, "items claimed and completed per batch")
 	fs.IntVar(&o.Workers, "workers", o.Workers, "concurrent workers")

@@ -135,7 +135,7 @@ func TestBench_TinyRunMeasuresBothSides(t *testing.T) {
 	t.Parallel()
 	path := filepath.Join(t.TempDir(), "bench.db")
 	var out bytes.Buffer
-	rep, err := runBench(t.Context(), &out, benchOptions{DB: path, Items: 150, Batch: 20, Workers: 3, Pickups: 5})
+	rep, err := runBench(t.Context(), &out, benchOptions{Database: cmdline.Database{DB: path}, Items: 150, Batch: 20, Workers: 3, Pickups: 5})
 	if err != nil {
 		t.Fatalf("runBench: %v\n%s", err, out.String())
 	}
@@ -165,7 +165,7 @@ func TestBench_TinyRunOnEnvDialect(t *testing.T) {
 	t.Parallel()
 	name, dsn := envBenchTarget(t)
 	var out bytes.Buffer
-	rep, err := runBench(t.Context(), &out, benchOptions{Dialect: name, DSN: dsn, Items: 150, Batch: 20, Workers: 3, Pickups: 5})
+	rep, err := runBench(t.Context(), &out, benchOptions{Database: cmdline.Database{Dialect: name, DSN: dsn}, Items: 150, Batch: 20, Workers: 3, Pickups: 5})
 	if err != nil {
 		t.Fatalf("runBench: %v\n%s", err, out.String())
 	}
@@ -362,13 +362,13 @@ func TestBench_DBAndDSNFlags(t *testing.T) {
 		wantErr bool
 	}{
 		{"sqlite, nothing", benchOptions{}, "", false},
-		{"sqlite, --db", benchOptions{DB: "a.db"}, "a.db", false},
-		{"sqlite, --dsn", benchOptions{DSN: "a.db"}, "a.db", false},
-		{"sqlite, both alike", benchOptions{DB: "a.db", DSN: "a.db"}, "a.db", false},
-		{"sqlite, both differ", benchOptions{DB: "a.db", DSN: "b.db"}, "", true},
-		{"server, --dsn", benchOptions{Dialect: "server", DSN: "host=x"}, "host=x", false},
-		{"server, nothing", benchOptions{Dialect: "server"}, "", true},
-		{"server, --db", benchOptions{Dialect: "server", DB: "a.db"}, "", true},
+		{"sqlite, --db", benchOptions{Database: cmdline.Database{DB: "a.db"}}, "a.db", false},
+		{"sqlite, --dsn", benchOptions{Database: cmdline.Database{DSN: "a.db"}}, "a.db", false},
+		{"sqlite, both alike", benchOptions{Database: cmdline.Database{DB: "a.db", DSN: "a.db"}}, "a.db", false},
+		{"sqlite, both differ", benchOptions{Database: cmdline.Database{DB: "a.db", DSN: "b.db"}}, "", true},
+		{"server, --dsn", benchOptions{Database: cmdline.Database{Dialect: "server", DSN: "host=x"}}, "host=x", false},
+		{"server, nothing", benchOptions{Database: cmdline.Database{Dialect: "server"}}, "", true},
+		{"server, --db", benchOptions{Database: cmdline.Database{Dialect: "server", DB: "a.db"}}, "", true},
 	} {
 		r, err := dialect.Registered(sqlite.Name)
 		if err != nil {
@@ -399,7 +399,7 @@ func TestBench_DBAndDSNFlags(t *testing.T) {
 // Run: go test ./internal/cmd/bench -run '^$' -bench HotPath -benchtime 3x
 func BenchmarkHotPathVsBareSQL(b *testing.B) {
 	b.Run(sqlite.Name, func(b *testing.B) {
-		benchHotPath(b, benchOptions{DB: filepath.Join(b.TempDir(), "bench.db")})
+		benchHotPath(b, benchOptions{Database: cmdline.Database{DB: filepath.Join(b.TempDir(), "bench.db")}})
 	})
 	name := os.Getenv(envBenchDialect)
 	if name == "" {
@@ -407,7 +407,7 @@ func BenchmarkHotPathVsBareSQL(b *testing.B) {
 	}
 	b.Run(name, func(b *testing.B) {
 		name, dsn := envBenchTarget(b)
-		benchHotPath(b, benchOptions{Dialect: name, DSN: dsn})
+		benchHotPath(b, benchOptions{Database: cmdline.Database{Dialect: name, DSN: dsn}})
 	})
 }
 

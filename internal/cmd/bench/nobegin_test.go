@@ -27,7 +27,7 @@ func TestBench_NoBeginShapeOnPostgreSQL(t *testing.T) {
 
 	const shape = "array binds, no BEGIN"
 	var out bytes.Buffer
-	rep, err := runBench(t.Context(), &out, benchOptions{Dialect: "postgres", DSN: dsn, Items: 400, Batch: 10, Workers: 4, Shape: shape})
+	rep, err := runBench(t.Context(), &out, benchOptions{Database: cmdline.Database{Dialect: "postgres", DSN: dsn}, Items: 400, Batch: 10, Workers: 4, Shape: shape})
 	if err != nil {
 		t.Fatalf("runBench: %v\n%s", err, out.String())
 	}

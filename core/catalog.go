@@ -12,6 +12,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/plenumdb/plenum/dialect"
 	"github.com/plenumdb/plenum/internal/skipprobe"
+	"github.com/plenumdb/plenum/internal/storesql"
 	"github.com/plenumdb/plenum/migrations"
 )
 
@@ -50,10 +51,10 @@ const LargestSize = -1
 // dialect's Claim runs against a stand-in connection that records what it
 // is sent.
 type Catalog struct {
-	s       *Store
-	shapes  []shape // of catalog's entries, in order
-	mu      sync.Mutex
-	matched map[string]match
+	templates []storesql.Template
+	shapes    []shape // of templates, in order
+	mu        sync.Mutex
+	matched   map[string]match
 }
 
 type match struct {
@@ -79,11 +80,32 @@ func NewCatalog(d dialect.Dialect, opts Options) (*Catalog, error) {
 	s.purger, _ = d.(dialect.Purger)
 	s.expand = strings.NewReplacer(expansions(d, s.names, opts.ClockOffset)...)
 	s.claimFilter, s.claimSet = s.expand.Replace(claimFilter), s.expand.Replace(claimSet)
-	c := &Catalog{s: s, matched: map[string]match{}}
-	for _, e := range catalog {
-		c.shapes = append(c.shapes, shapeOf(s, e))
+	s.handle = &storesql.Handle{Dialect: d, SQL: s.sql, Read: s.read}
+	c := &Catalog{templates: s.templates(), matched: map[string]match{}}
+	if more, ok := storesql.Exposed[storesql.BrowseTemplates[Item, Run, Barrier]](); ok {
+		c.templates = append(c.templates, more(exposedStore(s))...)
+	}
+	for _, t := range c.templates {
+		c.shapes = append(c.shapes, shapeOf(t))
 	}
 	return c, nil
+}
+
+// templates are the entries of catalog that s sends, rendered as s
+// renders them.
+func (s *Store) templates() []storesql.Template {
+	var out []storesql.Template
+	for _, e := range catalog {
+		if !e.sends(s) {
+			continue
+		}
+		t := storesql.Template{Name: e.name, Render: func(n int) []string { return e.render(s, n) }}
+		if e.max != nil {
+			t.Largest = e.max(s)
+		}
+		out = append(out, t)
+	}
+	return out
 }
 
 // Statements renders every template: each fixed one once, and each
@@ -101,17 +123,14 @@ func (c *Catalog) Statements(sizes ...int) ([]Statement, error) {
 		}
 	}
 	var out []Statement
-	for _, e := range catalog {
-		if !e.sends(c.s) {
-			continue
-		}
-		if e.max == nil {
-			for _, q := range e.render(c.s, 0) {
-				out = append(out, Statement{Name: e.name, SQL: q})
+	for _, e := range c.templates {
+		if e.Largest == 0 {
+			for _, q := range e.Render(0) {
+				out = append(out, Statement{Name: e.Name, SQL: q})
 			}
 			continue
 		}
-		largest := e.max(c.s)
+		largest := e.Largest
 		var done []int
 		for _, n := range sizes {
 			if n == LargestSize || n > largest {
@@ -121,8 +140,8 @@ func (c *Catalog) Statements(sizes ...int) ([]Statement, error) {
 				continue
 			}
 			done = append(done, n)
-			for _, q := range e.render(c.s, n) {
-				out = append(out, Statement{Name: e.name, Size: n, SQL: q})
+			for _, q := range e.Render(n) {
+				out = append(out, Statement{Name: e.Name, Size: n, SQL: q})
 			}
 		}
 	}
@@ -149,19 +168,16 @@ func (c *Catalog) Match(sql string) (Statement, bool) {
 }
 
 func (c *Catalog) find(sql string) (Statement, bool) {
-	for k, e := range catalog {
-		if !e.sends(c.s) {
-			continue
-		}
-		if e.max == nil {
+	for k, e := range c.templates {
+		if e.Largest == 0 {
 			if slices.Contains(c.shapes[k].fixed, sql) {
-				return Statement{Name: e.name, SQL: sql}, true
+				return Statement{Name: e.Name, SQL: sql}, true
 			}
 			continue
 		}
 		for _, n := range c.sizesFor(k, sql) {
-			if slices.Contains(e.render(c.s, n), sql) {
-				return Statement{Name: e.name, Size: n, SQL: sql}, true
+			if slices.Contains(e.Render(n), sql) {
+				return Statement{Name: e.Name, Size: n, SQL: sql}, true
 			}
 		}
 	}
@@ -179,12 +195,12 @@ type shape struct {
 	largest  int
 }
 
-func shapeOf(s *Store, e entry) shape {
-	if e.max == nil {
-		return shape{fixed: e.render(s, 0)}
+func shapeOf(e storesql.Template) shape {
+	if e.Largest == 0 {
+		return shape{fixed: e.Render(0)}
 	}
-	one, two := e.render(s, 1), e.render(s, 2)
-	sh := shape{largest: e.max(s)}
+	one, two := e.Render(1), e.Render(2)
+	sh := shape{largest: e.Largest}
 	for i := range min(len(one), len(two)) {
 		p := sharedPrefix(one[i], two[i])
 		q := sharedSuffix(one[i][p:], two[i][p:])
@@ -199,7 +215,7 @@ func shapeOf(s *Store, e entry) shape {
 // shape sql has, the size at which that statement is as long as sql (a
 // statement grows with its size).
 func (c *Catalog) sizesFor(k int, sql string) []int {
-	e, sh := catalog[k], c.shapes[k]
+	e, sh := c.templates[k], c.shapes[k]
 	var out []int
 	for i := range sh.prefixes {
 		if len(sql) < len(sh.prefixes[i])+len(sh.suffixes[i]) || !strings.HasPrefix(sql, sh.prefixes[i]) || !strings.HasSuffix(sql, sh.suffixes[i]) {
@@ -213,7 +229,7 @@ func (c *Catalog) sizesFor(k int, sql string) []int {
 			}
 		}
 		length := func(n int) int {
-			qs := e.render(c.s, n)
+			qs := e.Render(n)
 			if i >= len(qs) {
 				return -1
 			}
@@ -458,66 +474,6 @@ var catalog = []entry{
 	fixed("revive.lock-barrier", qReviveLockBarrier),
 	fixed("revive.children", qReviveChildren),
 	fixed("barrier.rearm", qBarrierRearm),
-
-	{name: "browse.items", max: listMax, render: func(s *Store, n int) []string {
-		return shapesOf(s, itemShapes, n, itemStates, func(d dialect.Dialect, bits int, st State, n int) string {
-			if !pagedShape(bits) {
-				return ""
-			}
-			return qItemsPage(d, bits, st, n)
-		})
-	}},
-	{name: "browse.search-ids", render: func(s *Store, _ int) []string {
-		var out []string
-		for _, w := range searchWindows {
-			for _, st := range itemStates {
-				out = append(out, s.sql(qSearchIDs(s.d, st, w)))
-			}
-		}
-		return out
-	}},
-	{name: "browse.search-range", max: listMax, render: func(s *Store, n int) []string {
-		out := make([]string, len(itemStates))
-		for i, st := range itemStates {
-			out[i] = s.sql(qSearchRange(s.d, st, n))
-		}
-		return out
-	}},
-	{name: "browse.runs", max: listMax, render: func(s *Store, n int) []string {
-		return shapesOf(s, runShapes, n, runStates, func(d dialect.Dialect, bits int, st RunState, n int) string { return qRunsPage(d, bits, st, n) })
-	}},
-	sized("browse.run-barriers", listMax, func(s *Store, n int) string { return qRunBarriers(s.d, n) }),
-	sized("browse.owners", listMax, func(s *Store, n int) string { return qOwnerPage(s.d, n) }),
-	fixed("browse.queue-first", qQueueFirst),
-	fixed("browse.queue-next", qQueueNext),
-	sized("browse.queue-counts", countMax, func(s *Store, n int) string { return qQueueCounts(s.d, n) }),
-	{name: "browse.oldest-available", render: func(s *Store, _ int) []string { return []string{s.sql(qOldestAvailable(s.d))} }},
-	fixed("browse.oldest-available-scan", qOldestAvailableScan),
-	sized("browse.finished-window", countMax, func(s *Store, n int) string { return qFinishedWindow(s.d, n) }),
-}
-
-func listMax(*Store) int  { return MaxListLimit }
-func countMax(*Store) int { return MaxCountCap + 1 }
-
-// shapesOf renders a keyset page of n rows in each of its filter
-// combinations, those with a state (bit 2) once per state.
-// A combination whose q is "" is one the store does not send.
-func shapesOf[S ~string](s *Store, shapes, n int, states []S, q func(dialect.Dialect, int, S, int) string) []string {
-	var out []string
-	for bits := range shapes {
-		if bits&2 == 0 {
-			if t := q(s.d, bits, "", n); t != "" {
-				out = append(out, s.sql(t))
-			}
-			continue
-		}
-		for _, st := range states {
-			if t := q(s.d, bits, st, n); t != "" {
-				out = append(out, s.sql(t))
-			}
-		}
-	}
-	return out
 }
 
 // wakeMax is the most waiters one statement of Signal wakes.

@@ -5,6 +5,7 @@ import (
 
 	"github.com/plenumdb/plenum/dialect"
 	"github.com/plenumdb/plenum/dialect/sqlkit"
+	"github.com/plenumdb/plenum/internal/storesql"
 )
 
 // Every SQL template the core sends is named here, and only here: the call
@@ -146,11 +147,8 @@ func (s *Store) heldBy(n int, state State) string {
 }
 
 // oneState is "state = st" written as a range of one value, which matches
-// no partial index's predicate (see heldBy and searchRange).
-func oneState(st State) string {
-	v := "'" + string(st) + "'"
-	return "state >= " + v + " AND state <= " + v
-}
+// no partial index's predicate (see heldBy).
+func oneState(st State) string { return storesql.OneState(string(st)) }
 
 // qHeldLock locks, in id order, those of n items still claimed by a token.
 func (s *Store) qHeldLock(n int) string {

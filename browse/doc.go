@@ -21,6 +21,6 @@
 // and read retry, which core does not export: core exposes them to this
 // package alone through an internal seam (internal/storesql), where the
 // row scanning and the keyset reads are shared, so that a row reads the
-// same here as in core. Every statement it sends is in the store's
-// statement catalog too.
+// same here as in core. Every statement it sends is in the statement
+// catalog (internal/catalog) too: templates.go lists them.
 package browse

@@ -15,6 +15,7 @@ import (
 
 	"github.com/plenumdb/plenum/core"
 	"github.com/plenumdb/plenum/dialect"
+	"github.com/plenumdb/plenum/internal/catalog"
 	"github.com/plenumdb/plenum/migrations"
 	"github.com/plenumdb/plenum/sqlite"
 )
@@ -152,9 +153,9 @@ func TestCatalog_CoversEveryStatement(t *testing.T) {
 	for _, d := range []dialect.Dialect{sqlite.Dialect(), noReturning{sqlite.Dialect()}} {
 		t.Run(fmt.Sprintf("ReturningUpdate=%v", d.Capabilities().ReturningUpdate), func(t *testing.T) {
 			own := ownStatements(t, w, d)
-			var cats []*core.Catalog
+			var cats []*catalog.Catalog
 			for _, off := range []time.Duration{0, 2 * time.Hour, 4 * time.Hour} { // the workload's stores
-				c, err := core.NewCatalog(d, core.Options{ClockOffset: off})
+				c, err := catalog.New(d, core.Options{ClockOffset: off})
 				if err != nil {
 					t.Fatal(err)
 				}

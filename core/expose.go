@@ -9,6 +9,7 @@ import (
 // internal/storesql: core exposes it here, and exports nothing for them.
 func init() {
 	storesql.Expose(storesql.StoreOf[*Store, Item, Run, Barrier](exposedStore))
+	storesql.Expose(storesql.CoreTemplates[Options, Item, Run, Barrier](catalogTemplates))
 }
 
 // exposedStore is s as the browse package reads it; nil for a store Open

@@ -9,9 +9,10 @@ import (
 )
 
 // Every SQL template the core sends is named here, and only here: the call
-// sites use these names, and the catalog (catalog.go) enumerates them, so
-// that a test can render every statement the store can send and check it
-// against what it records the store sending.
+// sites use these names, and templates.go lists them for the statement
+// catalog (internal/catalog), so that a test can render every statement
+// the store can send and check it against what it records the store
+// sending.
 //
 // Templates are written with '?' and the placeholders of expansions
 // (sqltext.go). A fixed one is a constant, sent through Store.sql. One
@@ -20,8 +21,8 @@ import (
 //
 // Adding a statement: write its template here (a constant, or a function
 // of n for a size-dependent one), use the name at the call site, and add
-// one entry to catalog (catalog.go) that renders it the way the call site
-// sends it. TestCatalog_CoversEveryStatement fails on a statement sent that
+// one entry to templates (templates.go) that renders it the way the call
+// site sends it. TestCatalog_CoversEveryStatement fails on a statement sent that
 // no entry renders, and core/binds_test.go counts its binds.
 
 // Items.

@@ -66,6 +66,9 @@ type Store struct {
 	// handle is what the store's keyset reads, and the packages beside
 	// core that read its tables, go through (internal/storesql).
 	handle *storesql.Handle
+	// claims records what the dialect's Claim sends: set on the statement
+	// catalog's stand-in store only (templates.go).
+	claims storesql.ClaimRecorder
 }
 
 // Open returns a Store on db, which must be a database of dialect d (a

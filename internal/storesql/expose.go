@@ -32,9 +32,10 @@ type StoreOf[S, I, R, B any] func(S) *Store[I, R, B]
 
 // CoreTemplates gives every statement template core sends on a store of
 // d opened with options O (core.Options), rendered as that store renders
-// them, and the handle a stand-in store of those options renders with.
-// claims records what a dialect's Claim sends for a spec.
-type CoreTemplates[O any] func(d dialect.Dialect, opts O, claims ClaimRecorder) (*Handle, []Template, error)
+// them, and a stand-in store of those options, with no database behind
+// it, that renders statements as that store does. claims records what a
+// dialect's Claim sends for a spec.
+type CoreTemplates[O, I, R, B any] func(d dialect.Dialect, opts O, claims ClaimRecorder) (*Store[I, R, B], []Template, error)
 
 // BrowseTemplates gives every statement template the browse package sends
 // on s, a stand-in store that renders statements as a store of the same

@@ -12,7 +12,7 @@ import (
 )
 
 // ItemSearchRows is the largest and the default ItemFilter.SearchRows: the
-// rows one call of ItemsPage examines for a Kind filter, across the queues
+// rows one call of Items examines for a Kind filter, across the queues
 // and states it searches. Kinds are not indexed: an index costs every
 // write of the items table, the hot path.
 const ItemSearchRows = 10000
@@ -64,7 +64,7 @@ func (st *stream) low() uuid.UUID {
 	return st.ids[len(st.ids)-1]
 }
 
-// searchItems serves the filters no index leads with (ItemsPage): a state
+// searchItems serves the filters no index leads with (Items): a state
 // without a queue, and a kind. A kind's page searches a range of ids,
 // [floor, Before): searchFloor finds, from the (queue, state, id) index
 // alone, the floor under which that range holds SearchRows rows across

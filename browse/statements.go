@@ -9,9 +9,11 @@ import (
 	"github.com/plenumdb/plenum/internal/storesql"
 )
 
-// The dashboard's reads (browse*.go). See statements.go for how templates
-// are written and catalogued. Every one is a keyset page or a bounded
-// count, shaped so that an index serves it however large the tables grow.
+// The statements of this package's reads, written as core writes its own
+// (core's statements.go): with '?' and the placeholders a store expands
+// ({items}, {now}, ...), and listed for the catalog in templates.go. Every
+// one is a keyset page or a bounded count, shaped so that an index serves
+// it however large the tables grow.
 
 // itemStates and runStates are every state a row can be in: a page of one
 // queue's (or one pipeline's) rows in any state is the merge of one page
@@ -169,7 +171,7 @@ func qFinishedWindow(d dialect.Dialect, n int) string {
 // pagedShape reports whether Items reads the filter combination bits with
 // one qItemsPage statement from an index that leads with its filters. The
 // others (a state alone, a kind without a run) are searched per queue and
-// state (browsesearch.go).
+// state (search.go).
 func pagedShape(bits int) bool { return bits&8 != 0 || (bits&4 == 0 && bits != 2) }
 
 // qSearchIDs is the ids of the w newest of a queue's items in one state

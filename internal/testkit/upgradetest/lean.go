@@ -79,14 +79,14 @@ func upgradeFrom4WithData(t *testing.T, c Config) {
 		} {
 			page, err := browse.New(s).Items(ctx, f.filter)
 			if err != nil || len(page.Items) != f.want || page.Next != uuid.Nil {
-				t.Errorf("round %d: ItemsPage(%+v) = %d items, next %s, %v; want %d, the end", round, f.filter, len(page.Items), page.Next, err, f.want)
+				t.Errorf("round %d: Items(%+v) = %d items, next %s, %v; want %d, the end", round, f.filter, len(page.Items), page.Next, err, f.want)
 			}
 			for _, it := range page.Items {
 				if f.filter.Kind != "" && kinds[it.ID] != f.filter.Kind {
-					t.Errorf("round %d: ItemsPage(%+v) lists %s of kind %q", round, f.filter, it.ID, kinds[it.ID])
+					t.Errorf("round %d: Items(%+v) lists %s of kind %q", round, f.filter, it.ID, kinds[it.ID])
 				}
 				if where := items[it.ID]; where == "" || f.filter.State != "" && !strings.HasSuffix(where, "/"+string(f.filter.State)) {
-					t.Errorf("round %d: ItemsPage(%+v) lists %s (%q)", round, f.filter, it.ID, where)
+					t.Errorf("round %d: Items(%+v) lists %s (%q)", round, f.filter, it.ID, where)
 				}
 			}
 		}

@@ -22,8 +22,9 @@ import (
 // Adding a statement: write its template here (a constant, or a function
 // of n for a size-dependent one), use the name at the call site, and add
 // one entry to templates (templates.go) that renders it the way the call
-// site sends it. TestCatalog_CoversEveryStatement fails on a statement sent that
-// no entry renders, and core/binds_test.go counts its binds.
+// site sends it, and call it from internal/testkit/storeworkload.
+// TestCatalog_CoversEveryStatement (internal/catalog) fails on a statement
+// sent that no entry renders, and core/binds_test.go counts its binds.
 
 // Items.
 const (

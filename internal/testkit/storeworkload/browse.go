@@ -1,4 +1,4 @@
-package core_test
+package storeworkload
 
 import (
 	"context"
@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+
 	"github.com/plenumdb/plenum/browse"
 	"github.com/plenumdb/plenum/core"
 	"github.com/plenumdb/plenum/dialect"

@@ -1,4 +1,4 @@
-package core_test
+package catalog_test
 
 import (
 	"context"
@@ -16,6 +16,7 @@ import (
 	"github.com/plenumdb/plenum/core"
 	"github.com/plenumdb/plenum/dialect"
 	"github.com/plenumdb/plenum/internal/catalog"
+	"github.com/plenumdb/plenum/internal/testkit/storeworkload"
 	"github.com/plenumdb/plenum/migrations"
 	"github.com/plenumdb/plenum/sqlite"
 )
@@ -150,7 +151,7 @@ func TestCatalog_CoversEveryStatement(t *testing.T) {
 	w := registerWire()
 	reached := map[string]bool{}
 	var names []string
-	for _, d := range []dialect.Dialect{sqlite.Dialect(), noReturning{sqlite.Dialect()}} {
+	for _, d := range []dialect.Dialect{sqlite.Dialect(), storeworkload.NoReturning{Dialect: sqlite.Dialect()}} {
 		t.Run(fmt.Sprintf("ReturningUpdate=%v", d.Capabilities().ReturningUpdate), func(t *testing.T) {
 			own := ownStatements(t, w, d)
 			var cats []*catalog.Catalog
@@ -163,10 +164,7 @@ func TestCatalog_CoversEveryStatement(t *testing.T) {
 			}
 			db := openWire(t, "catalog.db")
 			w.take()
-			workload(t, db, d)
-			workloadMore(t, db, d)
-			workloadRuns(t, db, d)
-			workloadBrowse(t, db, d)
+			storeworkload.Run(t, db, d)
 			sent := w.take()
 			if len(sent) < 100 {
 				t.Fatalf("only %d statements recorded", len(sent))

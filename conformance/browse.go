@@ -11,6 +11,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/plenumdb/plenum/browse"
 	"github.com/plenumdb/plenum/core"
 )
 
@@ -43,7 +44,7 @@ func testBrowseItems(e *env) {
 		}
 	}
 	// The truth: every item as Get reads it, newest first.
-	all, err := e.s.Items(e.ctx, core.ItemFilter{Limit: core.MaxListLimit})
+	all, err := e.items(e.ctx, browse.ItemFilter{Limit: browse.MaxListLimit})
 	if err != nil {
 		e.t.Fatalf("Items: %v", err)
 	}
@@ -62,7 +63,7 @@ func testBrowseItems(e *env) {
 		for _, state := range []core.State{"", core.StateAvailable, core.StateClaimed, core.StateDead, core.StateCompleted, core.StateCancelled} {
 			for _, kind := range []string{"", "k1"} {
 				for _, run := range []uuid.UUID{uuid.Nil, rc.ID} {
-					f := core.ItemFilter{Queue: queue, State: state, Kind: kind, Run: run}
+					f := browse.ItemFilter{Queue: queue, State: state, Kind: kind, Run: run}
 					var want []uuid.UUID
 					for _, it := range all {
 						if (queue == "" || it.Queue == queue) && (state == "" || it.State == state) &&
@@ -90,21 +91,21 @@ func testBrowseItems(e *env) {
 // pageItems reads every page of f, following each page's Next, and
 // returns the ids in order. A page that is not a bounded search's is
 // short only at the end.
-func (e *env) pageItems(f core.ItemFilter) []uuid.UUID {
+func (e *env) pageItems(f browse.ItemFilter) []uuid.UUID {
 	e.t.Helper()
-	ids, _ := e.pageItemsWithin(f, 10*core.MaxListLimit)
+	ids, _ := e.pageItemsWithin(f, 10*browse.MaxListLimit)
 	return ids
 }
 
 // pageItemsWithin is pageItems that fails past maxPages pages, and says
 // how many pages it read.
-func (e *env) pageItemsWithin(f core.ItemFilter, maxPages int) (ids []uuid.UUID, pages int) {
+func (e *env) pageItemsWithin(f browse.ItemFilter, maxPages int) (ids []uuid.UUID, pages int) {
 	e.t.Helper()
 	var out []uuid.UUID
 	for {
-		page, err := e.s.ItemsPage(e.ctx, f)
+		page, err := e.reader().Items(e.ctx, f)
 		if err != nil {
-			e.t.Fatalf("ItemsPage(%+v): %v", f, err)
+			e.t.Fatalf("Items(%+v): %v", f, err)
 		}
 		pages++
 		for _, it := range page.Items {
@@ -112,15 +113,15 @@ func (e *env) pageItemsWithin(f core.ItemFilter, maxPages int) (ids []uuid.UUID,
 		}
 		limit := f.Limit
 		if limit == 0 {
-			limit = core.DefaultListLimit
+			limit = browse.DefaultListLimit
 		}
 		switch {
 		case page.Searched && (f.Kind == "" || len(page.Items) >= limit || page.Next == uuid.Nil):
-			e.t.Fatalf("ItemsPage(%+v) = %d items, Searched, Next %s", f, len(page.Items), page.Next)
+			e.t.Fatalf("Items(%+v) = %d items, Searched, Next %s", f, len(page.Items), page.Next)
 		case !page.Searched && (len(page.Items) < limit) != (page.Next == uuid.Nil):
-			e.t.Fatalf("ItemsPage(%+v) = %d items, Next %s", f, len(page.Items), page.Next)
+			e.t.Fatalf("Items(%+v) = %d items, Next %s", f, len(page.Items), page.Next)
 		case page.Searched && page.Examined < 1:
-			e.t.Fatalf("ItemsPage(%+v) searched %d rows", f, page.Examined)
+			e.t.Fatalf("Items(%+v) searched %d rows", f, page.Examined)
 		}
 		if page.Next == uuid.Nil {
 			return out, pages
@@ -155,7 +156,7 @@ func testBrowseItemsByKindBounded(e *env) {
 	}
 	// Enqueue assigns ids in order within a call: check rather than assume.
 	slices.SortFunc(rare, func(a, b uuid.UUID) int { return -strings.Compare(a.String(), b.String()) })
-	for _, f := range []core.ItemFilter{
+	for _, f := range []browse.ItemFilter{
 		{Kind: "rare", SearchRows: 10},
 		{Kind: "rare", State: core.StateAvailable, SearchRows: 8},
 		{Kind: "rare", Queue: "k-b", SearchRows: 3, Limit: 1},
@@ -171,7 +172,7 @@ func testBrowseItemsByKindBounded(e *env) {
 			e.t.Fatalf("Items(%+v) in pages = %v, want %v", f, got, want)
 		}
 	}
-	page, err := e.s.ItemsPage(e.ctx, core.ItemFilter{Kind: "nosuch", Queue: "k-c", SearchRows: 10})
+	page, err := e.reader().Items(e.ctx, browse.ItemFilter{Kind: "nosuch", Queue: "k-c", SearchRows: 10})
 	if err != nil {
 		e.t.Fatal(err)
 	}
@@ -179,7 +180,7 @@ func testBrowseItemsByKindBounded(e *env) {
 		e.t.Fatalf("a kind matching nothing, searched 10 rows of 30 = %d items, Searched %v, Next %s, Examined %d; want none, searched, a place to go on",
 			len(page.Items), page.Searched, page.Next, page.Examined)
 	}
-	if got := e.pageItems(core.ItemFilter{Kind: "nosuch", SearchRows: 10}); len(got) != 0 {
+	if got := e.pageItems(browse.ItemFilter{Kind: "nosuch", SearchRows: 10}); len(got) != 0 {
 		e.t.Fatalf("kind nosuch lists %v", got)
 	}
 	// Items of one state in several queues, paged across the queues.
@@ -189,7 +190,7 @@ func testBrowseItemsByKindBounded(e *env) {
 			e.complete(e.s, c, "")
 		}
 	}
-	all, err := e.s.Items(e.ctx, core.ItemFilter{Limit: core.MaxListLimit})
+	all, err := e.items(e.ctx, browse.ItemFilter{Limit: browse.MaxListLimit})
 	if err != nil {
 		e.t.Fatal(err)
 	}
@@ -201,7 +202,7 @@ func testBrowseItemsByKindBounded(e *env) {
 			}
 		}
 		for _, limit := range []int{1, 5, 0} {
-			if got := e.pageItems(core.ItemFilter{State: st, Limit: limit}); !slices.Equal(got, want) {
+			if got := e.pageItems(browse.ItemFilter{State: st, Limit: limit}); !slices.Equal(got, want) {
 				e.t.Fatalf("Items(state %s, limit %d) in pages = %v, want %v", st, limit, got, want)
 			}
 		}
@@ -244,10 +245,10 @@ func testBrowseItemsConcurrent(e *env) {
 	}
 	for _, state := range []core.State{"", core.StateAvailable} {
 		seen := map[uuid.UUID]int{}
-		f := core.ItemFilter{Queue: queue, State: state, Limit: 7}
+		f := browse.ItemFilter{Queue: queue, State: state, Limit: 7}
 		var last uuid.UUID
 		for {
-			page, err := e.s.Items(e.ctx, f)
+			page, err := e.items(e.ctx, f)
 			if err != nil {
 				e.t.Fatalf("Items: %v", err)
 			}
@@ -297,15 +298,15 @@ func testBrowseQueueSummaries(e *env) {
 	if err := e.s.PauseQueue(e.ctx, "s-c"); err != nil {
 		e.t.Fatalf("PauseQueue: %v", err)
 	}
-	sum := func(s *core.Store, p core.QueueSummaryParams) []core.QueueSummary {
+	sum := func(s *core.Store, p browse.QueueSummaryParams) []browse.QueueSummary {
 		e.t.Helper()
-		out, err := s.QueueSummaries(e.ctx, p)
+		out, err := browse.New(s).QueueSummaries(e.ctx, p)
 		if err != nil {
 			e.t.Fatalf("QueueSummaries(%+v): %v", p, err)
 		}
 		return out
 	}
-	all := sum(e.s, core.QueueSummaryParams{})
+	all := sum(e.s, browse.QueueSummaryParams{})
 	var names []string
 	for _, q := range all {
 		names = append(names, q.Queue)
@@ -318,7 +319,7 @@ func testBrowseQueueSummaries(e *env) {
 		if q.Now.Before(now.Add(-time.Minute)) || q.Now.After(now.Add(e.clockSlack())) {
 			e.t.Errorf("%s: Now %v is not the database clock (%v)", q.Queue, q.Now, now)
 		}
-		if q.Paused != (q.Queue == "s-c") || q.Window != core.DefaultSummaryWindow {
+		if q.Paused != (q.Queue == "s-c") || q.Window != browse.DefaultSummaryWindow {
 			e.t.Errorf("%s: Paused %v, Window %v", q.Queue, q.Paused, q.Window)
 		}
 	}
@@ -332,7 +333,7 @@ func testBrowseQueueSummaries(e *env) {
 	// The oldest available item is the earliest available_at of any
 	// priority, as Get reads it.
 	var oldest time.Time
-	items, err := e.s.Items(e.ctx, core.ItemFilter{Queue: "s-a", State: core.StateAvailable})
+	items, err := e.items(e.ctx, browse.ItemFilter{Queue: "s-a", State: core.StateAvailable})
 	if err != nil {
 		e.t.Fatal(err)
 	}
@@ -354,7 +355,7 @@ func testBrowseQueueSummaries(e *env) {
 		count  int64
 		capped bool
 	}{{5, 4, false}, {4, 4, false}, {3, 3, true}, {1, 1, true}} {
-		one := sum(e.s, core.QueueSummaryParams{Queue: "s-a", CountCap: c.cap})
+		one := sum(e.s, browse.QueueSummaryParams{Queue: "s-a", CountCap: c.cap})
 		if len(one) != 1 || one[0].Counts[core.StateAvailable] != c.count || one[0].Capped[core.StateAvailable] != c.capped {
 			e.t.Errorf("cap %d: %+v; want %d available, capped %v", c.cap, one, c.count, c.capped)
 		}
@@ -364,20 +365,20 @@ func testBrowseQueueSummaries(e *env) {
 	}
 	// The window is the database's: a store whose clock is an hour on sees
 	// nothing finished in the last half hour.
-	if later := sum(e.at(time.Hour), core.QueueSummaryParams{Queue: "s-a", Window: 30 * time.Minute}); len(later) != 1 || later[0].FinishedInWindow != 0 {
+	if later := sum(e.at(time.Hour), browse.QueueSummaryParams{Queue: "s-a", Window: 30 * time.Minute}); len(later) != 1 || later[0].FinishedInWindow != 0 {
 		e.t.Errorf("an hour later, finished in the last 30 minutes = %+v; want 0", later)
 	}
-	if later := sum(e.at(time.Hour), core.QueueSummaryParams{Queue: "s-a", Window: 2 * time.Hour}); len(later) != 1 || later[0].FinishedInWindow != 2 {
+	if later := sum(e.at(time.Hour), browse.QueueSummaryParams{Queue: "s-a", Window: 2 * time.Hour}); len(later) != 1 || later[0].FinishedInWindow != 2 {
 		e.t.Errorf("an hour later, finished in the last 2 hours = %+v; want 2", later)
 	}
 	// Pages of queues, and a queue that does not exist.
-	if p := sum(e.s, core.QueueSummaryParams{Limit: 2}); len(p) != 2 || p[1].Queue != "s-b" {
+	if p := sum(e.s, browse.QueueSummaryParams{Limit: 2}); len(p) != 2 || p[1].Queue != "s-b" {
 		e.t.Errorf("first page of 2 = %+v", p)
 	}
-	if p := sum(e.s, core.QueueSummaryParams{After: "s-b", Limit: 2}); len(p) != 1 || p[0].Queue != "s-c" {
+	if p := sum(e.s, browse.QueueSummaryParams{After: "s-b", Limit: 2}); len(p) != 1 || p[0].Queue != "s-c" {
 		e.t.Errorf("page after s-b = %+v", p)
 	}
-	if p := sum(e.s, core.QueueSummaryParams{Queue: "s-none"}); len(p) != 0 {
+	if p := sum(e.s, browse.QueueSummaryParams{Queue: "s-none"}); len(p) != 0 {
 		e.t.Errorf("summary of a queue with no items nor row = %+v", p)
 	}
 }
@@ -412,10 +413,10 @@ func testBrowseOwners(e *env) {
 	e.enqueue(e.s, core.ItemSpec{Queue: "o"}, core.ItemSpec{Queue: "o"}, core.ItemSpec{Queue: "o"}, core.ItemSpec{Queue: "o"})
 	cs := e.claimAll(e.s, fresh, "o", 4)
 	e.complete(e.s, cs[0], "")
-	var got []core.OwnerInfo
-	p := core.OwnersParams{Limit: 1}
+	var got []browse.OwnerInfo
+	p := browse.OwnersParams{Limit: 1}
 	for {
-		page, err := e.s.Owners(e.ctx, p)
+		page, err := e.reader().Owners(e.ctx, p)
 		if err != nil {
 			e.t.Fatalf("Owners: %v", err)
 		}
@@ -458,21 +459,21 @@ func testBrowseRuns(e *env) {
 		e.t.Fatalf("UpdateRun: %v %v", ok, err)
 	}
 	for _, c := range []struct {
-		f    core.RunFilter
+		f    browse.RunFilter
 		want []uuid.UUID
 	}{
-		{core.RunFilter{}, []uuid.UUID{ids[4], ids[3], ids[2], ids[1], ids[0]}},
-		{core.RunFilter{Name: "r-a"}, []uuid.UUID{ids[4], ids[2], ids[0]}},
-		{core.RunFilter{Name: "r-a", State: core.RunRunning}, []uuid.UUID{ids[4], ids[0]}},
-		{core.RunFilter{State: core.RunHalted}, []uuid.UUID{ids[2]}},
-		{core.RunFilter{Name: "r-c"}, nil},
+		{browse.RunFilter{}, []uuid.UUID{ids[4], ids[3], ids[2], ids[1], ids[0]}},
+		{browse.RunFilter{Name: "r-a"}, []uuid.UUID{ids[4], ids[2], ids[0]}},
+		{browse.RunFilter{Name: "r-a", State: core.RunRunning}, []uuid.UUID{ids[4], ids[0]}},
+		{browse.RunFilter{State: core.RunHalted}, []uuid.UUID{ids[2]}},
+		{browse.RunFilter{Name: "r-c"}, nil},
 	} {
 		for _, limit := range []int{1, 2, 0} {
 			f := c.f
 			f.Limit = limit
 			var got []uuid.UUID
 			for {
-				page, err := e.s.Runs(e.ctx, f)
+				page, err := e.reader().Runs(e.ctx, f)
 				if err != nil {
 					e.t.Fatalf("Runs(%+v): %v", f, err)
 				}
@@ -513,9 +514,9 @@ func testBrowseRuns(e *env) {
 	want := open("r0", "x", "y", "z")
 	open("r1", "x")
 	var got []uuid.UUID
-	p := core.RunBarriersParams{Run: ids[0], Limit: 2}
+	p := browse.RunBarriersParams{Run: ids[0], Limit: 2}
 	for {
-		page, err := e.s.RunBarriers(e.ctx, p)
+		page, err := e.reader().RunBarriers(e.ctx, p)
 		if err != nil {
 			e.t.Fatalf("RunBarriers: %v", err)
 		}
@@ -543,26 +544,26 @@ func testBrowseBadInput(e *env) {
 		field string
 		err   error
 	}{
-		{"Limit", e.err(e.s.Items(e.ctx, core.ItemFilter{Limit: -1}))},
-		{"Limit", e.err(e.s.Items(e.ctx, core.ItemFilter{Limit: core.MaxListLimit + 1}))},
-		{"State", e.err(e.s.Items(e.ctx, core.ItemFilter{State: "running"}))},
-		{"Queue", e.err(e.s.Items(e.ctx, core.ItemFilter{Queue: long}))},
-		{"Kind", e.err(e.s.Items(e.ctx, core.ItemFilter{Kind: long}))},
-		{"SearchRows", e.err(e.s.Items(e.ctx, core.ItemFilter{Kind: "k", SearchRows: -1}))},
-		{"SearchRows", e.err(e.s.Items(e.ctx, core.ItemFilter{Kind: "k", SearchRows: core.ItemSearchRows + 1}))},
-		{"Queue", e.err(e.s.Items(e.ctx, core.ItemFilter{Queue: "a\x00b"}))},
-		{"Limit", e.err(e.s.Runs(e.ctx, core.RunFilter{Limit: 1 << 30}))},
-		{"State", e.err(e.s.Runs(e.ctx, core.RunFilter{State: "dead"}))},
-		{"Name", e.err(e.s.Runs(e.ctx, core.RunFilter{Name: long}))},
-		{"Run", e.err(e.s.RunBarriers(e.ctx, core.RunBarriersParams{}))},
-		{"Limit", e.err(e.s.RunBarriers(e.ctx, core.RunBarriersParams{Run: uuid.New(), Limit: -5}))},
-		{"Limit", e.err(e.s.Owners(e.ctx, core.OwnersParams{Limit: -1}))},
-		{"CountCap", e.err(e.s.QueueSummaries(e.ctx, core.QueueSummaryParams{CountCap: -1}))},
-		{"CountCap", e.err(e.s.QueueSummaries(e.ctx, core.QueueSummaryParams{CountCap: core.MaxCountCap + 1}))},
-		{"Window", e.err(e.s.QueueSummaries(e.ctx, core.QueueSummaryParams{Window: -time.Second}))},
-		{"Queue", e.err(e.s.QueueSummaries(e.ctx, core.QueueSummaryParams{Queue: long}))},
-		{"After", e.err(e.s.QueueSummaries(e.ctx, core.QueueSummaryParams{After: long}))},
-		{"Limit", e.err(e.s.QueueSummaries(e.ctx, core.QueueSummaryParams{Limit: 501}))},
+		{"Limit", e.err(e.items(e.ctx, browse.ItemFilter{Limit: -1}))},
+		{"Limit", e.err(e.items(e.ctx, browse.ItemFilter{Limit: browse.MaxListLimit + 1}))},
+		{"State", e.err(e.items(e.ctx, browse.ItemFilter{State: "running"}))},
+		{"Queue", e.err(e.items(e.ctx, browse.ItemFilter{Queue: long}))},
+		{"Kind", e.err(e.items(e.ctx, browse.ItemFilter{Kind: long}))},
+		{"SearchRows", e.err(e.items(e.ctx, browse.ItemFilter{Kind: "k", SearchRows: -1}))},
+		{"SearchRows", e.err(e.items(e.ctx, browse.ItemFilter{Kind: "k", SearchRows: browse.ItemSearchRows + 1}))},
+		{"Queue", e.err(e.items(e.ctx, browse.ItemFilter{Queue: "a\x00b"}))},
+		{"Limit", e.err(e.reader().Runs(e.ctx, browse.RunFilter{Limit: 1 << 30}))},
+		{"State", e.err(e.reader().Runs(e.ctx, browse.RunFilter{State: "dead"}))},
+		{"Name", e.err(e.reader().Runs(e.ctx, browse.RunFilter{Name: long}))},
+		{"Run", e.err(e.reader().RunBarriers(e.ctx, browse.RunBarriersParams{}))},
+		{"Limit", e.err(e.reader().RunBarriers(e.ctx, browse.RunBarriersParams{Run: uuid.New(), Limit: -5}))},
+		{"Limit", e.err(e.reader().Owners(e.ctx, browse.OwnersParams{Limit: -1}))},
+		{"CountCap", e.err(e.reader().QueueSummaries(e.ctx, browse.QueueSummaryParams{CountCap: -1}))},
+		{"CountCap", e.err(e.reader().QueueSummaries(e.ctx, browse.QueueSummaryParams{CountCap: browse.MaxCountCap + 1}))},
+		{"Window", e.err(e.reader().QueueSummaries(e.ctx, browse.QueueSummaryParams{Window: -time.Second}))},
+		{"Queue", e.err(e.reader().QueueSummaries(e.ctx, browse.QueueSummaryParams{Queue: long}))},
+		{"After", e.err(e.reader().QueueSummaries(e.ctx, browse.QueueSummaryParams{After: long}))},
+		{"Limit", e.err(e.reader().QueueSummaries(e.ctx, browse.QueueSummaryParams{Limit: 501}))},
 	} {
 		var ie *core.InputError
 		if !errors.As(c.err, &ie) || ie.Field != c.field {
@@ -573,6 +574,15 @@ func testBrowseBadInput(e *env) {
 
 // err keeps the error of a read.
 func (e *env) err(_ any, err error) error { return err }
+
+// reader reads e's store as the dashboard does.
+func (e *env) reader() *browse.Reader { return browse.New(e.s) }
+
+// items is the items of the page of f.
+func (e *env) items(ctx context.Context, f browse.ItemFilter) ([]core.Item, error) {
+	page, err := e.reader().Items(ctx, f)
+	return page.Items, err
+}
 
 // A kind's search pages by the rows it searched, not by the matches it
 // found: each page examines at most SearchRows rows, and covers them all,
@@ -603,7 +613,7 @@ func testBrowseItemsByKindCoversPerPage(e *env) {
 			e.complete(e.s, c, "")
 		}
 	}
-	all, err := e.s.Items(e.ctx, core.ItemFilter{Limit: core.MaxListLimit})
+	all, err := e.items(e.ctx, browse.ItemFilter{Limit: browse.MaxListLimit})
 	if err != nil {
 		e.t.Fatal(err)
 	}
@@ -615,7 +625,7 @@ func testBrowseItemsByKindCoversPerPage(e *env) {
 	}
 	n := len(specs)
 	for _, limit := range []int{0, 3} {
-		f := core.ItemFilter{Kind: "rare", SearchRows: searchRows, Limit: limit}
+		f := browse.ItemFilter{Kind: "rare", SearchRows: searchRows, Limit: limit}
 		// Every row is searched once: n/searchRows pages, and one more
 		// per page cut short by the limit.
 		maxPages := (n+searchRows-1)/searchRows + 1
@@ -628,9 +638,9 @@ func testBrowseItemsByKindCoversPerPage(e *env) {
 		}
 	}
 	// Each page examines at most SearchRows rows.
-	f := core.ItemFilter{Kind: "nosuch", SearchRows: searchRows}
+	f := browse.ItemFilter{Kind: "nosuch", SearchRows: searchRows}
 	for pages := 0; ; pages++ {
-		page, err := e.s.ItemsPage(e.ctx, f)
+		page, err := e.reader().Items(e.ctx, f)
 		if err != nil {
 			e.t.Fatal(err)
 		}

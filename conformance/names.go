@@ -7,6 +7,7 @@ import (
 
 	"unicode/utf8"
 
+	"github.com/plenumdb/plenum/browse"
 	"github.com/plenumdb/plenum/core"
 )
 
@@ -189,11 +190,11 @@ func testNamesStoredBeforeReachable(e *env) {
 		if n := e.total(bad); n != 1 {
 			e.t.Errorf("Counts(%+q) total %d, want 1", bad, n)
 		}
-		page, err := e.s.Items(ctx, core.ItemFilter{Queue: bad, Kind: bad})
+		page, err := e.items(ctx, browse.ItemFilter{Queue: bad, Kind: bad})
 		if err != nil || len(page) != 1 || page[0].ID != id {
 			e.t.Errorf("Items(queue and kind %+q) = %d items, %v; want the one", bad, len(page), err)
 		}
-		sums, err := e.s.QueueSummaries(ctx, core.QueueSummaryParams{Queue: bad})
+		sums, err := e.reader().QueueSummaries(ctx, browse.QueueSummaryParams{Queue: bad})
 		if err != nil || len(sums) != 1 || sums[0].Queue != bad {
 			e.t.Errorf("QueueSummaries(%+q) = %+v, %v; want the queue", bad, sums, err)
 		}
@@ -217,7 +218,7 @@ func testNamesStoredBeforeReachable(e *env) {
 		e.complete(e.s, cs[0], "")
 	}
 	// A filter is still checked for what no database stores.
-	if _, err := e.s.Items(ctx, core.ItemFilter{Queue: "q\x00"}); !errors.Is(err, core.ErrInvalidInput) {
+	if _, err := e.items(ctx, browse.ItemFilter{Queue: "q\x00"}); !errors.Is(err, core.ErrInvalidInput) {
 		e.t.Errorf("Items(queue with NUL) = %v, want ErrInvalidInput", err)
 	}
 }

@@ -25,6 +25,7 @@ func TestDeps_CoreImportsNoDriver(t *testing.T) {
 var productionHelpers = []string{
 	"github.com/plenumdb/plenum/internal/fault",
 	"github.com/plenumdb/plenum/internal/skipprobe",
+	"github.com/plenumdb/plenum/internal/storesql",
 }
 
 // libraryPackages are what users import to run Plenum: the test suites
@@ -32,6 +33,7 @@ var productionHelpers = []string{
 // pipelinesuite, workertest) may use the test harnesses too.
 var libraryPackages = []string{
 	"github.com/plenumdb/plenum/core",
+	"github.com/plenumdb/plenum/browse",
 	"github.com/plenumdb/plenum/dialect/...",
 	"github.com/plenumdb/plenum/sqlite",
 	"github.com/plenumdb/plenum/postgres",

@@ -1,6 +1,8 @@
-// Package core is Plenum's dialect-agnostic store: claims, fences, owners
-// and their heartbeats, the reaper, fan-out and fan-in barriers, and the
-// retry of transient errors, on any database a dialect package describes.
+// Package core is Plenum's dialect-agnostic store, which writes under
+// transactions: claims, fences, leases, owners and their heartbeats, the
+// reaper, fan-out and fan-in barriers, runs and signals, retention, and
+// the retry of transient errors, on any database a dialect package
+// describes.
 //
 // Open a Store on a *sql.DB with one dialect (sqlite.Dialect(),
 // postgres.Dialect(), ...); every method takes a context first and a
@@ -115,7 +117,8 @@
 //     character (escape sequences, newlines, tabs, DEL), no
 //     bidirectional override or isolate (U+202A to U+202E, U+2066 to
 //     U+2069), no line or paragraph separator (U+2028, U+2029). A name
-//     that only selects rows (a claim's queue, a browse filter, Counts,
+//     that only selects rows (a claim's queue, a filter of package
+//     browse, Counts,
 //     PauseQueue, Subscribe) is checked as text only, so that rows
 //     stored before this rule can still be found, drained and paused.
 //
@@ -137,10 +140,20 @@
 // many '?' as it is given arguments; the tests count them for every
 // statement the store issues.
 //
-// Every template is named in one file (statements.go), and Catalog
-// enumerates them, rendered exactly as a store sends them at any size
-// (IN lists, CASE lists, multi-row VALUES, LIMIT), the dialect's claim
-// included: a grammar check of a database that does not run in CI can see
-// every statement the core can send, and a test that records what reaches
-// a server can tell whether each statement is one of them (Catalog.Match).
+// Every template is named in one file (statements.go) and listed in
+// another (templates.go), from which the statement catalog
+// (internal/catalog, for the grammar checks of sqlcheck and the tests
+// that record what reaches a server) renders every statement the store
+// sends, at every size, exactly as it sends it.
+//
+// # What is not here
+//
+// Core is the store that writes under transactions, and the reads those
+// writes depend on (Get, Counts, Children, RunItems, Signals, Attempts).
+// The dashboard's reads, keyset pages and bounded counts for people, are
+// package browse, built on core: browse.New(store). The statement
+// catalog is internal/catalog. Core imports neither: they reach the
+// store's handle, read retry and row scanning through
+// internal/storesql, where core exposes them, so that nothing in core's
+// exported API exists only to serve them.
 package core

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/jmoiron/sqlx"
+
 	"github.com/plenumdb/plenum/core"
 	"github.com/plenumdb/plenum/sqlite"
 )
@@ -198,23 +199,6 @@ func ExampleStore_UnfiredBarriers() {
 		fmt.Printf("%s: %d of %d children done, sealed %v\n", b.Name, b.Arrived+b.Failed, b.Expected, b.Sealed)
 	}
 	// Output: pages: 0 of 2 children done, sealed true
-}
-
-// Every statement the core sends on SQLite, at sizes 1 and 2 and the
-// largest it sends: what a grammar check enumerates; Match tells whether a
-// statement recorded on the wire is one of them.
-func ExampleCatalog() {
-	c, err := core.NewCatalog(sqlite.Dialect(), core.Options{Prefix: "jobs_"})
-	if err != nil {
-		log.Fatal(err)
-	}
-	all, err := c.Statements(1, 2, core.LargestSize)
-	if err != nil {
-		log.Fatal(err)
-	}
-	st, ok := c.Match("SELECT COUNT(*) FROM jobs_processes WHERE id = ?")
-	fmt.Println(len(all) > 100, st.Name, ok)
-	// Output: true owner.exists true
 }
 
 // A paused queue gives no claim anything, in any process, until it is

@@ -8,6 +8,7 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/plenumdb/plenum/dialect"
+	"github.com/plenumdb/plenum/internal/storesql"
 )
 
 // State is where an item is in its life.
@@ -87,7 +88,8 @@ const itemColumns = "id, queue, kind, unique_key, payload, priority, state, avai
 	"claim_token, claimed_by, claimed_at, lease_expires_at, barrier_id, join_barrier_id, result, last_error, created_at, finished_at, " +
 	"run_id, wait_name, wait_until"
 
-type scanner interface{ Scan(dest ...any) error }
+// scanner is a row to scan: a *sql.Row or a *sql.Rows.
+type scanner = storesql.Scanner
 
 func scanItem(d dialect.Dialect, r scanner) (Item, error) {
 	var (
@@ -174,11 +176,7 @@ type timeValue struct {
 }
 
 func (v *timeValue) Scan(src any) error {
-	if src == nil {
-		v.t = time.Time{}
-		return nil
-	}
-	t, err := v.d.ScanTime(src)
+	t, err := storesql.ScanTime(v.d, src)
 	if err != nil {
 		return err
 	}

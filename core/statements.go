@@ -5,12 +5,14 @@ import (
 
 	"github.com/plenumdb/plenum/dialect"
 	"github.com/plenumdb/plenum/dialect/sqlkit"
+	"github.com/plenumdb/plenum/internal/storesql"
 )
 
 // Every SQL template the core sends is named here, and only here: the call
-// sites use these names, and the catalog (catalog.go) enumerates them, so
-// that a test can render every statement the store can send and check it
-// against what it records the store sending.
+// sites use these names, and templates.go lists them for the statement
+// catalog (internal/catalog), so that a test can render every statement
+// the store can send and check it against what it records the store
+// sending.
 //
 // Templates are written with '?' and the placeholders of expansions
 // (sqltext.go). A fixed one is a constant, sent through Store.sql. One
@@ -19,9 +21,10 @@ import (
 //
 // Adding a statement: write its template here (a constant, or a function
 // of n for a size-dependent one), use the name at the call site, and add
-// one entry to catalog (catalog.go) that renders it the way the call site
-// sends it. TestCatalog_CoversEveryStatement fails on a statement sent that
-// no entry renders, and core/binds_test.go counts its binds.
+// one entry to templates (templates.go) that renders it the way the call
+// site sends it, and call it from internal/testkit/storeworkload.
+// TestCatalog_CoversEveryStatement (internal/catalog) fails on a statement
+// sent that no entry renders, and core/binds_test.go counts its binds.
 
 // Items.
 const (
@@ -146,11 +149,8 @@ func (s *Store) heldBy(n int, state State) string {
 }
 
 // oneState is "state = st" written as a range of one value, which matches
-// no partial index's predicate (see heldBy and searchRange).
-func oneState(st State) string {
-	v := "'" + string(st) + "'"
-	return "state >= " + v + " AND state <= " + v
-}
+// no partial index's predicate (see heldBy).
+func oneState(st State) string { return storesql.OneState(string(st)) }
 
 // qHeldLock locks, in id order, those of n items still claimed by a token.
 func (s *Store) qHeldLock(n int) string {

@@ -13,6 +13,7 @@ import (
 
 	"github.com/plenumdb/plenum/dialect"
 	"github.com/plenumdb/plenum/internal/fault"
+	"github.com/plenumdb/plenum/internal/storesql"
 	"github.com/plenumdb/plenum/migrations"
 )
 
@@ -62,6 +63,12 @@ type Store struct {
 	skipsLocked atomic.Bool
 	// ownsDB is set on a store OpenDSN opened: Close closes db.
 	ownsDB bool
+	// handle is what the store's keyset reads, and the packages beside
+	// core that read its tables, go through (internal/storesql).
+	handle *storesql.Handle
+	// claims records what the dialect's Claim sends: set on the statement
+	// catalog's stand-in store only (templates.go).
+	claims storesql.ClaimRecorder
 }
 
 // Open returns a Store on db, which must be a database of dialect d (a
@@ -123,6 +130,7 @@ func Open(ctx context.Context, db *sql.DB, d dialect.Dialect, opts Options) (*St
 	s.purger, _ = d.(dialect.Purger)
 	s.expand = strings.NewReplacer(expansions(d, s.names, opts.ClockOffset)...)
 	s.claimFilter, s.claimSet = s.expand.Replace(claimFilter), s.expand.Replace(claimSet)
+	s.handle = &storesql.Handle{DB: db, Dialect: d, SQL: s.sql, Read: s.read}
 	if n, ok := d.(dialect.Notifier); ok && !opts.DisableNotify {
 		// One channel per set of tables: stores on other prefixes are not
 		// woken by these items.

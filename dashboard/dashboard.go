@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/plenumdb/plenum/browse"
 	"github.com/plenumdb/plenum/core"
 )
 
@@ -96,8 +97,8 @@ type Options struct {
 	ReadWait time.Duration
 
 	// SearchRows bounds the rows the items list examines per page for a
-	// kind filter, which no index serves (core.ItemFilter.SearchRows): 1
-	// to core.ItemSearchRows; 0 means core.ItemSearchRows. A page that
+	// kind filter, which no index serves (browse.ItemFilter.SearchRows): 1
+	// to browse.ItemSearchRows; 0 means browse.ItemSearchRows. A page that
 	// stops there says so and links to where the search goes on.
 	SearchRows int
 }
@@ -129,7 +130,7 @@ func New(store *core.Store, opts Options) (http.Handler, error) {
 		opts.Title = "Plenum"
 	}
 	hosts, _ := newHostCheck(opts) // checked by Validate
-	h := &handler{store: store, opts: opts, csrf: csrfKey(secret), hosts: hosts}
+	h := &handler{store: store, read: browse.New(store), opts: opts, csrf: csrfKey(secret), hosts: hosts}
 	h.routes()
 	return h, nil
 }
@@ -146,8 +147,8 @@ func (opts Options) Validate() error {
 	if err := checkPrefix(opts.Prefix); err != nil {
 		return err
 	}
-	if opts.SearchRows < 0 || opts.SearchRows > core.ItemSearchRows {
-		return fmt.Errorf("dashboard: SearchRows %d is outside [0, %d]", opts.SearchRows, core.ItemSearchRows)
+	if opts.SearchRows < 0 || opts.SearchRows > browse.ItemSearchRows {
+		return fmt.Errorf("dashboard: SearchRows %d is outside [0, %d]", opts.SearchRows, browse.ItemSearchRows)
 	}
 	if opts.Secret != nil && len(opts.Secret) < 32 {
 		return errors.New("dashboard: Secret must be at least 32 bytes")

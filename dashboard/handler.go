@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"strings"
 
+	"github.com/plenumdb/plenum/browse"
 	"github.com/plenumdb/plenum/core"
 )
 
@@ -12,6 +13,8 @@ import (
 // headers and the Authorize hook.
 type handler struct {
 	store *core.Store
+	// read lists what the pages show, a keyset page at a time.
+	read  *browse.Reader
 	opts  Options
 	csrf  csrfKey
 	hosts hostCheck

@@ -3,13 +3,14 @@ package dashboard
 import (
 	"net/http"
 
+	"github.com/plenumdb/plenum/browse"
 	"github.com/plenumdb/plenum/core"
 )
 
 // itemsPage is the data of the items list.
 type itemsPage struct {
 	States []string
-	Filter core.ItemFilter
+	Filter browse.ItemFilter
 	Items  []core.Item
 	Pager  pager
 	// Searched is set when a kind's search stopped at its bound before
@@ -24,7 +25,7 @@ type itemsPage struct {
 // newest rows per page: a page short because of that bound says so.
 func (h *handler) items(w http.ResponseWriter, r *http.Request) {
 	q := newQuery(r.URL.RawQuery, "queue", "state", "kind", "run", "before", "limit")
-	f := core.ItemFilter{
+	f := browse.ItemFilter{
 		Queue:  q.text("queue"),
 		State:  core.State(q.oneOf("state", stateNames)),
 		Kind:   q.text("kind"),
@@ -38,7 +39,7 @@ func (h *handler) items(w http.ResponseWriter, r *http.Request) {
 		h.badQuery(w, r, q)
 		return
 	}
-	page, err := h.store.ItemsPage(r.Context(), f)
+	page, err := h.read.Items(r.Context(), f)
 	if err != nil {
 		h.storeFailed(w, r, "items", err)
 		return

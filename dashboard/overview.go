@@ -4,6 +4,7 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/plenumdb/plenum/browse"
 	"github.com/plenumdb/plenum/core"
 )
 
@@ -22,7 +23,7 @@ var stateNames = func() []string {
 // overviewPage is the data of the queues page.
 type overviewPage struct {
 	States []core.State
-	Queues []core.QueueSummary
+	Queues []browse.QueueSummary
 	Window time.Duration
 	Pager  pager
 }
@@ -36,7 +37,7 @@ func (h *handler) overview(w http.ResponseWriter, r *http.Request) {
 		h.badQuery(w, r, q)
 		return
 	}
-	sums, err := h.store.QueueSummaries(r.Context(), core.QueueSummaryParams{Queue: queue, After: after, Limit: limit})
+	sums, err := h.read.QueueSummaries(r.Context(), browse.QueueSummaryParams{Queue: queue, After: after, Limit: limit})
 	if err != nil {
 		h.storeFailed(w, r, "queues", err)
 		return

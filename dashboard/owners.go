@@ -5,12 +5,12 @@ import (
 
 	"github.com/google/uuid"
 
-	"github.com/plenumdb/plenum/core"
+	"github.com/plenumdb/plenum/browse"
 )
 
 // ownersPage is the data of the owners list.
 type ownersPage struct {
-	Owners []core.OwnerInfo
+	Owners []browse.OwnerInfo
 	Pager  pager
 }
 
@@ -23,7 +23,7 @@ func (h *handler) owners(w http.ResponseWriter, r *http.Request) {
 		h.badQuery(w, r, q)
 		return
 	}
-	list, err := h.store.Owners(r.Context(), core.OwnersParams{After: after, Limit: limit})
+	list, err := h.read.Owners(r.Context(), browse.OwnersParams{After: after, Limit: limit})
 	if err != nil {
 		h.storeFailed(w, r, "owners", err)
 		return

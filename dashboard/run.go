@@ -5,6 +5,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/plenumdb/plenum/browse"
 	"github.com/plenumdb/plenum/core"
 )
 
@@ -104,7 +105,7 @@ func (h *handler) runItems(r *http.Request, run uuid.UUID) ([]core.Item, bool, e
 // runBarriers reads up to runTreeCap barriers of the run, page by page.
 func (h *handler) runBarriers(r *http.Request, run uuid.UUID) ([]core.Barrier, bool, error) {
 	return upToTreeCap(func(after uuid.UUID, n int) ([]core.Barrier, error) {
-		return h.store.RunBarriers(r.Context(), core.RunBarriersParams{Run: run, After: after, Limit: n})
+		return h.read.RunBarriers(r.Context(), browse.RunBarriersParams{Run: run, After: after, Limit: n})
 	}, func(b core.Barrier) uuid.UUID { return b.ID })
 }
 

@@ -5,6 +5,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/plenumdb/plenum/browse"
 	"github.com/plenumdb/plenum/core"
 )
 
@@ -14,7 +15,7 @@ var runStateNames = []string{string(core.RunRunning), string(core.RunWaiting), s
 // runsPage is the data of the runs list.
 type runsPage struct {
 	States []string
-	Filter core.RunFilter
+	Filter browse.RunFilter
 	Runs   []core.Run
 	Pager  pager
 }
@@ -23,7 +24,7 @@ type runsPage struct {
 // keyset pages.
 func (h *handler) runs(w http.ResponseWriter, r *http.Request) {
 	q := newQuery(r.URL.RawQuery, "name", "state", "before", "limit")
-	f := core.RunFilter{
+	f := browse.RunFilter{
 		Name:   q.text("name"),
 		State:  core.RunState(q.oneOf("state", runStateNames)),
 		Before: q.id("before"),
@@ -33,7 +34,7 @@ func (h *handler) runs(w http.ResponseWriter, r *http.Request) {
 		h.badQuery(w, r, q)
 		return
 	}
-	list, err := h.store.Runs(r.Context(), f)
+	list, err := h.read.Runs(r.Context(), f)
 	if err != nil {
 		h.storeFailed(w, r, "runs", err)
 		return

@@ -5,7 +5,7 @@ import (
 )
 
 // dashboard4 is version 4: the indexes that serve a dashboard's reads
-// (core's Items, Runs and RunBarriers) in keyset pages and bounded counts,
+// (package browse's Items, Runs and RunBarriers) in keyset pages and bounded counts,
 // so that a page costs the same with a million items as with a thousand.
 // No table or column: only indexes, each costing every write of its table,
 // so as few and as narrow as the pages allow.

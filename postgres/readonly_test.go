@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/plenumdb/plenum/browse"
 	"github.com/plenumdb/plenum/conformance"
 	"github.com/plenumdb/plenum/core"
 	"github.com/plenumdb/plenum/migrations"
@@ -73,12 +74,15 @@ func TestReadOnlyRole_OpensAndReads(t *testing.T) {
 		t.Fatalf("core.Open as a read-only role: %v", err)
 	}
 	reads := map[string]func() error{
-		"Items":          func() error { _, err := r.Items(ctx, core.ItemFilter{Queue: "ro"}); return err },
-		"Runs":           func() error { _, err := r.Runs(ctx, core.RunFilter{Name: "ro"}); return err },
-		"RunBarriers":    func() error { _, err := r.RunBarriers(ctx, core.RunBarriersParams{Run: rc.ID}); return err },
+		"Items": func() error { _, err := browse.New(r).Items(ctx, browse.ItemFilter{Queue: "ro"}); return err },
+		"Runs":  func() error { _, err := browse.New(r).Runs(ctx, browse.RunFilter{Name: "ro"}); return err },
+		"RunBarriers": func() error {
+			_, err := browse.New(r).RunBarriers(ctx, browse.RunBarriersParams{Run: rc.ID})
+			return err
+		},
 		"RunItems":       func() error { _, err := r.RunItems(ctx, core.RunItemsParams{Run: rc.ID, Limit: 10}); return err },
-		"Owners":         func() error { _, err := r.Owners(ctx, core.OwnersParams{}); return err },
-		"QueueSummaries": func() error { _, err := r.QueueSummaries(ctx, core.QueueSummaryParams{}); return err },
+		"Owners":         func() error { _, err := browse.New(r).Owners(ctx, browse.OwnersParams{}); return err },
+		"QueueSummaries": func() error { _, err := browse.New(r).QueueSummaries(ctx, browse.QueueSummaryParams{}); return err },
 		"Queues":         func() error { _, err := r.Queues(ctx); return err },
 		"Counts":         func() error { _, err := r.Counts(ctx, "ro"); return err },
 		"GetRun":         func() error { _, err := r.GetRun(ctx, rc.ID); return err },

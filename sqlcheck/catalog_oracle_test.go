@@ -5,6 +5,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/plenumdb/plenum/internal/catalog"
+
 	"github.com/plenumdb/plenum/core"
 	"github.com/plenumdb/plenum/oracle"
 )
@@ -23,7 +25,7 @@ import (
 // read and by the core's own tests of the dialect's limits.
 func TestCatalog_Oracle(t *testing.T) {
 	t.Parallel()
-	c, err := core.NewCatalog(oracle.Dialect(), core.Options{ClockOffset: -time.Hour})
+	c, err := catalog.New(oracle.Dialect(), core.Options{ClockOffset: -time.Hour})
 	if err != nil {
 		t.Fatal(err)
 	}

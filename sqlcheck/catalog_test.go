@@ -4,6 +4,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/plenumdb/plenum/internal/catalog"
+
 	"github.com/plenumdb/plenum/cockroach"
 	"github.com/plenumdb/plenum/core"
 	"github.com/plenumdb/plenum/dialect"
@@ -14,15 +16,15 @@ import (
 // the largest the store sends, under the default prefix, with a clock
 // offset (a test's) and without (a production store's: its clock has
 // another shape).
-func catalogStatements(t *testing.T, d dialect.Dialect) []core.Statement {
+func catalogStatements(t *testing.T, d dialect.Dialect) []catalog.Statement {
 	t.Helper()
-	var out []core.Statement
+	var out []catalog.Statement
 	for _, off := range []time.Duration{0, -time.Hour} {
-		c, err := core.NewCatalog(d, core.Options{ClockOffset: off})
+		c, err := catalog.New(d, core.Options{ClockOffset: off})
 		if err != nil {
 			t.Fatal(err)
 		}
-		sts, err := c.Statements(1, 2, core.LargestSize)
+		sts, err := c.Statements(1, 2, catalog.LargestSize)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -75,7 +77,7 @@ func TestCatalog_MySQL8(t *testing.T) {
 // path for MySQL 8) is refused.
 func TestCatalog_PlantedStatementsRefused(t *testing.T) {
 	t.Parallel()
-	c, err := core.NewCatalog(returningMySQL{mysql.Dialect()}, core.Options{})
+	c, err := catalog.New(returningMySQL{mysql.Dialect()}, core.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

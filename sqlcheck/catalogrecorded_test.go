@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/plenumdb/plenum/internal/catalog"
+
 	"github.com/plenumdb/plenum/core"
 	"github.com/plenumdb/plenum/dialect"
 	"github.com/plenumdb/plenum/migrations"
@@ -81,12 +83,12 @@ func checkRecordedInCatalog(t *testing.T, rec *Recorder, d dialect.Dialect) map[
 		prefix string
 		offset int64
 	}
-	cats := map[key]*core.Catalog{}
-	catalog := func(k key) *core.Catalog {
+	cats := map[key]*catalog.Catalog{}
+	catalogOf := func(k key) *catalog.Catalog {
 		if c, ok := cats[k]; ok {
 			return c
 		}
-		c, err := core.NewCatalog(d, core.Options{Prefix: k.prefix, ClockOffset: time.Duration(k.offset) * time.Microsecond})
+		c, err := catalog.New(d, core.Options{Prefix: k.prefix, ClockOffset: time.Duration(k.offset) * time.Microsecond})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -130,7 +132,7 @@ next:
 			}
 		}
 		for _, off := range offsets {
-			if st, ok := catalog(key{prefix, off}).Match(raw); ok {
+			if st, ok := catalogOf(key{prefix, off}).Match(raw); ok {
 				used[st.Name] += n
 				continue next
 			}

@@ -101,9 +101,10 @@
 //     operation stops at its first failure on those answers, so a
 //     statement only a later step sends is not reached).
 //
-//  5. Every statement of the core's catalog (core.NewCatalog, whose
-//     Statements renders each template the core sends exactly as a store
-//     sends it), for the cockroach and mysql dialects, at sizes 1, 2 and
+//  5. Every statement of the statement catalog (package
+//     github.com/plenumdb/plenum/internal/catalog: catalog.New, whose
+//     Statements renders each template core and the browse package send
+//     exactly as a store sends it), for the cockroach and mysql dialects, at sizes 1, 2 and
 //     the largest the store sends (the bind-parameter and batch limits),
 //     with and without a clock offset (TestCatalog_Cockroach,
 //     TestCatalog_MySQL8): the statements and sizes the suite's run does
@@ -126,10 +127,10 @@
 // drivers' and the migrator's version table: they are checked by items 2
 // and 3, and not looked up in the catalog.
 //
-// A dialect with no server here (Oracle) can enumerate the core's
-// statements the same way: core.NewCatalog(d, core.Options{}) and
-// Statements(1, 2, core.LargestSize), each statement with its template's
-// Name and Size; the dialect's Claim is rendered by running it against a
+// A dialect with no server here (Oracle) can enumerate a store's
+// statements the same way: catalog.New(d, core.Options{}) and
+// Statements(1, 2, catalog.LargestSize), each statement with its
+// template's Name and Size; the dialect's Claim is rendered by running it against a
 // stand-in connection that gives it rows, so every step of a multi-step
 // claim is in the catalog.
 //

@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/plenumdb/plenum/core"
+	"github.com/plenumdb/plenum/browse"
 	"github.com/plenumdb/plenum/dialect"
 	"github.com/plenumdb/plenum/internal/testkit/testdb"
 	"github.com/plenumdb/plenum/sqlite"
@@ -66,7 +66,7 @@ func TestWorker_HeartbeatsBehindBusyWriters(t *testing.T) {
 			t.Fatalf("%d heartbeats behind the busy writers, want 12", len(seen))
 		case <-time.After(50 * time.Millisecond):
 		}
-		owners, err := store.Owners(ctx, core.OwnersParams{})
+		owners, err := browse.New(store).Owners(ctx, browse.OwnersParams{})
 		if err != nil {
 			t.Fatal(err)
 		}

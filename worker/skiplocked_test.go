@@ -4,6 +4,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/plenumdb/plenum/browse"
 	"github.com/plenumdb/plenum/core"
 	"github.com/plenumdb/plenum/internal/testkit/plantedclaim"
 	"github.com/plenumdb/plenum/internal/testkit/stoptest"
@@ -62,7 +63,7 @@ func TestStart_RefusesAClaimThatDoesNotSkipLockedRows(t *testing.T) {
 						t.Fatalf("Start: %v", rerr)
 					}
 					t.Logf("Start: %v", err)
-					if owners, err := store.Owners(ctx, core.OwnersParams{}); err != nil || len(owners) != 0 {
+					if owners, err := browse.New(store).Owners(ctx, browse.OwnersParams{}); err != nil || len(owners) != 0 {
 						t.Errorf("owners after a refused start: %+v, %v; want none", owners, err)
 					}
 				})

@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/plenumdb/plenum/core"
+	"github.com/plenumdb/plenum/browse"
 	"github.com/plenumdb/plenum/dialect"
 	"github.com/plenumdb/plenum/internal/testkit/stoptest"
 	"github.com/plenumdb/plenum/internal/testkit/testdb"
@@ -52,7 +52,7 @@ func TestStop_CancelsAStuckClaimAtItsDeadline(t *testing.T) {
 	if err := stoptest.Stop(t, w.Stop, 200*time.Millisecond); err != nil {
 		t.Errorf("Stop = %v, want nil", err)
 	}
-	if owners, err := store.Owners(ctx, core.OwnersParams{}); err != nil || len(owners) != 0 {
+	if owners, err := browse.New(store).Owners(ctx, browse.OwnersParams{}); err != nil || len(owners) != 0 {
 		t.Errorf("owners after Stop: %v, %v; want none (deregistered)", owners, err)
 	}
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/plenumdb/plenum/browse"
 	"github.com/plenumdb/plenum/core"
 	"github.com/plenumdb/plenum/internal/testkit/stoptest"
 	"github.com/plenumdb/plenum/worker"
@@ -92,7 +93,7 @@ func TestStart_OwnerCarriesTheName(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer func() { _ = stoptest.Stop(t, w.Stop, 10*time.Second) }()
-	owners, err := store.Owners(t.Context(), core.OwnersParams{})
+	owners, err := browse.New(store).Owners(t.Context(), browse.OwnersParams{})
 	if err != nil {
 		t.Fatal(err)
 	}

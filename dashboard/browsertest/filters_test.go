@@ -9,6 +9,7 @@ import (
 	"github.com/chromedp/chromedp"
 	"github.com/google/uuid"
 
+	"github.com/plenumdb/plenum/browse"
 	"github.com/plenumdb/plenum/core"
 )
 
@@ -114,10 +115,11 @@ func idsWhere(t *testing.T, store *core.Store, keep func(core.Item) bool) []stri
 	var out []string
 	before := uuid.Nil
 	for {
-		items, err := store.Items(context.Background(), core.ItemFilter{Before: before, Limit: 500})
+		page, err := browse.New(store).Items(context.Background(), browse.ItemFilter{Before: before, Limit: 500})
 		if err != nil {
 			t.Fatal(err)
 		}
+		items := page.Items
 		for _, it := range items {
 			if keep(it) {
 				out = append(out, it.ID.String())

@@ -12,6 +12,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/plenumdb/plenum/browse"
 	"github.com/plenumdb/plenum/core"
 	"github.com/plenumdb/plenum/pipeline"
 	"github.com/plenumdb/plenum/sqlite"
@@ -291,7 +292,7 @@ func newWorkload(t *testing.T) *workload {
 		t.Fatal(err)
 	}
 	waitFor(t, "one release branch signed off", func() (bool, error) {
-		bs, err := store.RunBarriers(ctx, core.RunBarriersParams{Run: wl.runRelease})
+		bs, err := browse.New(store).RunBarriers(ctx, browse.RunBarriersParams{Run: wl.runRelease})
 		return len(bs) == 1 && bs[0].Arrived == 1, err
 	})
 	waitFor(t, "the longjob step is claimed", func() (bool, error) {

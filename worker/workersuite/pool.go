@@ -8,6 +8,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/plenumdb/plenum/browse"
 	"github.com/plenumdb/plenum/core"
 	"github.com/plenumdb/plenum/internal/testkit/stoptest"
 	"github.com/plenumdb/plenum/worker"
@@ -110,7 +111,7 @@ func heartbeatWhileFencesHoldThePool(e *env) {
 // test if w has no owner row.
 func ownerHeartbeat(e *env, obs *core.Store, w *worker.Worker) time.Time {
 	e.t.Helper()
-	owners, err := obs.Owners(e.ctx, core.OwnersParams{})
+	owners, err := browse.New(obs).Owners(e.ctx, browse.OwnersParams{})
 	if err != nil {
 		e.t.Fatal(err)
 	}

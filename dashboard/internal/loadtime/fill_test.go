@@ -11,6 +11,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/plenumdb/plenum/browse"
 	"github.com/plenumdb/plenum/core"
 	"github.com/plenumdb/plenum/dialect"
 	"github.com/plenumdb/plenum/migrations"
@@ -70,7 +71,7 @@ func checkFill(t *testing.T, db *sql.DB, d dialect.Dialect) {
 	if _, _, err := extras(ctx, store, owner); err != nil {
 		t.Fatal(err)
 	}
-	sums, err := store.QueueSummaries(ctx, core.QueueSummaryParams{Window: time.Hour})
+	sums, err := browse.New(store).QueueSummaries(ctx, browse.QueueSummaryParams{Window: time.Hour})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -86,14 +87,15 @@ func checkFill(t *testing.T, db *sql.DB, d dialect.Dialect) {
 			t.Errorf("%s: %d items, want at least %d (%v)", st, total[st], c, total)
 		}
 	}
-	items, err := store.Items(ctx, core.ItemFilter{State: core.StateClaimed, Queue: "q2", Limit: 5})
+	page, err := browse.New(store).Items(ctx, browse.ItemFilter{State: core.StateClaimed, Queue: "q2", Limit: 5})
+	items := page.Items
 	if err != nil || len(items) == 0 {
 		t.Fatalf("claimed in q2: %v, %v", items, err)
 	}
 	if items[0].ClaimedBy != owner || items[0].LeaseExpiresAt.Before(time.Now()) {
 		t.Errorf("claimed item %+v: want held by %s, lease in the future", items[0], owner)
 	}
-	owners, err := store.Owners(ctx, core.OwnersParams{})
+	owners, err := browse.New(store).Owners(ctx, browse.OwnersParams{})
 	if err != nil || len(owners) != 1 || owners[0].Claims == 0 {
 		t.Errorf("owners %+v, %v: want one holding claims", owners, err)
 	}

@@ -28,6 +28,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/plenumdb/plenum/browse"
 	"github.com/plenumdb/plenum/core"
 	"github.com/plenumdb/plenum/dashboard"
 	"github.com/plenumdb/plenum/dialect"
@@ -168,12 +169,12 @@ func pageList(ctx context.Context, store *core.Store, root string) ([]page, erro
 	for _, st := range []core.State{core.StateAvailable, core.StateClaimed, core.StateCompleted, core.StateDead, core.StateCancelled} {
 		ps = append(ps, page{"items state=" + string(st), "/items?state=" + string(st)})
 		ps = append(ps, page{"items queue=q3 state=" + string(st), "/items?queue=q3&state=" + string(st)})
-		its, err := store.Items(ctx, core.ItemFilter{State: st, Limit: 1})
+		its, err := browse.New(store).Items(ctx, browse.ItemFilter{State: st, Limit: 1})
 		if err != nil {
 			return nil, err
 		}
-		if len(its) > 0 {
-			ps = append(ps, page{"item " + string(st), "/items/" + its[0].ID.String()})
+		if len(its.Items) > 0 {
+			ps = append(ps, page{"item " + string(st), "/items/" + its.Items[0].ID.String()})
 		}
 	}
 	for _, start := range []string{"/items", "/items?state=completed", "/items?queue=q3&state=completed"} {
@@ -184,7 +185,7 @@ func pageList(ctx context.Context, store *core.Store, root string) ([]page, erro
 		ps = append(ps, page{"deep page 21 of " + start, deep})
 	}
 	ps = append(ps, page{"runs", "/runs"}, page{"runs state=running", "/runs?state=running"}, page{"runs name=loadtime-1", "/runs?name=loadtime-1"})
-	runs, err := store.Runs(ctx, core.RunFilter{Limit: 1})
+	runs, err := browse.New(store).Runs(ctx, browse.RunFilter{Limit: 1})
 	if err != nil {
 		return nil, err
 	}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/plenumdb/plenum/browse"
 	"github.com/plenumdb/plenum/core"
 	"github.com/plenumdb/plenum/migrations"
 )
@@ -107,16 +108,17 @@ func checkDashboardReads(t *testing.T, s *core.Store, round int, run, barrier uu
 	t.Helper()
 	ctx := t.Context()
 	for _, f := range []struct {
-		filter core.ItemFilter
+		filter browse.ItemFilter
 		want   []string // queue/state of each item the filter matches
 	}{
-		{core.ItemFilter{}, []string{"steps/claimed", "mail/available", "mail/cancelled"}},
-		{core.ItemFilter{Queue: "mail"}, []string{"mail/available", "mail/cancelled"}},
-		{core.ItemFilter{Queue: "mail", State: core.StateAvailable}, []string{"mail/available"}},
-		{core.ItemFilter{State: core.StateCancelled}, []string{"mail/cancelled"}},
-		{core.ItemFilter{Run: run}, []string{"steps/claimed"}},
+		{browse.ItemFilter{}, []string{"steps/claimed", "mail/available", "mail/cancelled"}},
+		{browse.ItemFilter{Queue: "mail"}, []string{"mail/available", "mail/cancelled"}},
+		{browse.ItemFilter{Queue: "mail", State: core.StateAvailable}, []string{"mail/available"}},
+		{browse.ItemFilter{State: core.StateCancelled}, []string{"mail/cancelled"}},
+		{browse.ItemFilter{Run: run}, []string{"steps/claimed"}},
 	} {
-		got, err := s.Items(ctx, f.filter)
+		page, err := browse.New(s).Items(ctx, f.filter)
+		got := page.Items
 		if err != nil {
 			t.Fatalf("round %d: Items(%+v): %v", round, f.filter, err)
 		}
@@ -135,13 +137,13 @@ func checkDashboardReads(t *testing.T, s *core.Store, round int, run, barrier uu
 			}
 		}
 	}
-	if runs, err := s.Runs(ctx, core.RunFilter{Name: "upgrade", State: core.RunRunning}); err != nil || len(runs) != 1 || runs[0].ID != run {
+	if runs, err := browse.New(s).Runs(ctx, browse.RunFilter{Name: "upgrade", State: core.RunRunning}); err != nil || len(runs) != 1 || runs[0].ID != run {
 		t.Errorf("round %d: Runs = %+v, %v; want the run", round, runs, err)
 	}
-	if bs, err := s.RunBarriers(ctx, core.RunBarriersParams{Run: run}); err != nil || len(bs) != 1 || bs[0].ID != barrier {
+	if bs, err := browse.New(s).RunBarriers(ctx, browse.RunBarriersParams{Run: run}); err != nil || len(bs) != 1 || bs[0].ID != barrier {
 		t.Errorf("round %d: RunBarriers = %+v, %v; want the barrier", round, bs, err)
 	}
-	sums, err := s.QueueSummaries(ctx, core.QueueSummaryParams{})
+	sums, err := browse.New(s).QueueSummaries(ctx, browse.QueueSummaryParams{})
 	if err != nil || len(sums) != 2 || sums[0].Queue != "mail" || sums[0].Counts[core.StateAvailable] != 4 ||
 		sums[0].Counts[core.StateCancelled] != 1 || sums[1].Queue != "steps" || sums[1].Counts[core.StateClaimed] != 1 {
 		t.Errorf("round %d: QueueSummaries = %+v, %v", round, sums, err)

@@ -8,6 +8,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/plenumdb/plenum/browse"
 	"github.com/plenumdb/plenum/core"
 	"github.com/plenumdb/plenum/migrations"
 )
@@ -56,36 +57,36 @@ func upgradeFrom4WithData(t *testing.T, c Config) {
 		if err != nil {
 			t.Fatalf("round %d: core.Open at version 5: %v", round, err)
 		}
-		if runs, err := s.Runs(ctx, core.RunFilter{Name: "upgrade"}); err != nil || len(runs) != 1 || runs[0].ID != run {
+		if runs, err := browse.New(s).Runs(ctx, browse.RunFilter{Name: "upgrade"}); err != nil || len(runs) != 1 || runs[0].ID != run {
 			t.Errorf("round %d: Runs = %+v, %v; want the run", round, runs, err)
 		}
-		if bs, err := s.RunBarriers(ctx, core.RunBarriersParams{Run: run}); err != nil || len(bs) != 1 || bs[0].ID != barrier {
+		if bs, err := browse.New(s).RunBarriers(ctx, browse.RunBarriersParams{Run: run}); err != nil || len(bs) != 1 || bs[0].ID != barrier {
 			t.Errorf("round %d: RunBarriers = %+v, %v; want the barrier", round, bs, err)
 		}
 		for _, f := range []struct {
-			filter core.ItemFilter
+			filter browse.ItemFilter
 			want   int
 		}{
-			{core.ItemFilter{Kind: "mail.send"}, 2},
-			{core.ItemFilter{Kind: "mail.bounce"}, 1},
-			{core.ItemFilter{Kind: "mail.bounce", State: core.StateAvailable}, 0},
-			{core.ItemFilter{Kind: "mail.send", Queue: "hooks", State: core.StateAvailable}, 2},
-			{core.ItemFilter{}, len(items)},
-			{core.ItemFilter{State: core.StateAvailable}, 6},
-			{core.ItemFilter{State: core.StateCancelled}, 2},
-			{core.ItemFilter{State: core.StateClaimed}, 1},
-			{core.ItemFilter{Queue: "hooks"}, 3},
+			{browse.ItemFilter{Kind: "mail.send"}, 2},
+			{browse.ItemFilter{Kind: "mail.bounce"}, 1},
+			{browse.ItemFilter{Kind: "mail.bounce", State: core.StateAvailable}, 0},
+			{browse.ItemFilter{Kind: "mail.send", Queue: "hooks", State: core.StateAvailable}, 2},
+			{browse.ItemFilter{}, len(items)},
+			{browse.ItemFilter{State: core.StateAvailable}, 6},
+			{browse.ItemFilter{State: core.StateCancelled}, 2},
+			{browse.ItemFilter{State: core.StateClaimed}, 1},
+			{browse.ItemFilter{Queue: "hooks"}, 3},
 		} {
-			page, err := s.ItemsPage(ctx, f.filter)
+			page, err := browse.New(s).Items(ctx, f.filter)
 			if err != nil || len(page.Items) != f.want || page.Next != uuid.Nil {
-				t.Errorf("round %d: ItemsPage(%+v) = %d items, next %s, %v; want %d, the end", round, f.filter, len(page.Items), page.Next, err, f.want)
+				t.Errorf("round %d: Items(%+v) = %d items, next %s, %v; want %d, the end", round, f.filter, len(page.Items), page.Next, err, f.want)
 			}
 			for _, it := range page.Items {
 				if f.filter.Kind != "" && kinds[it.ID] != f.filter.Kind {
-					t.Errorf("round %d: ItemsPage(%+v) lists %s of kind %q", round, f.filter, it.ID, kinds[it.ID])
+					t.Errorf("round %d: Items(%+v) lists %s of kind %q", round, f.filter, it.ID, kinds[it.ID])
 				}
 				if where := items[it.ID]; where == "" || f.filter.State != "" && !strings.HasSuffix(where, "/"+string(f.filter.State)) {
-					t.Errorf("round %d: ItemsPage(%+v) lists %s (%q)", round, f.filter, it.ID, where)
+					t.Errorf("round %d: Items(%+v) lists %s (%q)", round, f.filter, it.ID, where)
 				}
 			}
 		}

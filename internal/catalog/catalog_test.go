@@ -1,4 +1,4 @@
-package core_test
+package catalog_test
 
 import (
 	"errors"
@@ -9,6 +9,7 @@ import (
 	"github.com/plenumdb/plenum/cockroach"
 	"github.com/plenumdb/plenum/core"
 	"github.com/plenumdb/plenum/dialect"
+	"github.com/plenumdb/plenum/internal/catalog"
 	"github.com/plenumdb/plenum/mysql"
 	"github.com/plenumdb/plenum/postgres"
 	"github.com/plenumdb/plenum/sqlite"
@@ -22,11 +23,11 @@ func TestCatalog_MatchFindsEveryRendering(t *testing.T) {
 	for _, d := range []dialect.Dialect{sqlite.Dialect(), postgres.Dialect(), mysql.Dialect(), cockroach.Dialect()} {
 		t.Run(d.Name(), func(t *testing.T) {
 			t.Parallel()
-			c, err := core.NewCatalog(d, core.Options{Prefix: "cat_", ClockOffset: time.Hour})
+			c, err := catalog.New(d, core.Options{Prefix: "cat_", ClockOffset: time.Hour})
 			if err != nil {
 				t.Fatal(err)
 			}
-			all, err := c.Statements(1, 2, 7, core.LargestSize)
+			all, err := c.Statements(1, 2, 7, catalog.LargestSize)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -65,13 +66,13 @@ func TestCatalog_MatchFindsEveryRendering(t *testing.T) {
 func TestCatalog_RefusesBadInput(t *testing.T) {
 	t.Parallel()
 	var in *core.InputError
-	if _, err := core.NewCatalog(nil, core.Options{}); !errors.As(err, &in) {
+	if _, err := catalog.New(nil, core.Options{}); !errors.As(err, &in) {
 		t.Errorf("nil dialect: %v", err)
 	}
-	if _, err := core.NewCatalog(sqlite.Dialect(), core.Options{Prefix: "bad prefix"}); !errors.As(err, &in) {
+	if _, err := catalog.New(sqlite.Dialect(), core.Options{Prefix: "bad prefix"}); !errors.As(err, &in) {
 		t.Errorf("bad prefix: %v", err)
 	}
-	c, err := core.NewCatalog(sqlite.Dialect(), core.Options{})
+	c, err := catalog.New(sqlite.Dialect(), core.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,283 +1,60 @@
 package core
 
 import (
-	"context"
-	"fmt"
-	"slices"
-	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/google/uuid"
+
 	"github.com/plenumdb/plenum/dialect"
 	"github.com/plenumdb/plenum/internal/skipprobe"
+	"github.com/plenumdb/plenum/internal/storesql"
 	"github.com/plenumdb/plenum/migrations"
 )
 
-// Statement is one statement a Store can send, rendered exactly as the store
-// sends it on its dialect: tables named under the prefix, the clock and lock
-// clause expanded, placeholders rebound.
-type Statement struct {
-	// Name names the template in the core ("lost", "item.get", "claim",
-	// ...). One template may render to several statements at one size
-	// (the dialect's claim, where it takes more than one).
-	Name string
-	// Size is the count the statement was rendered at (rows of an INSERT,
-	// values of an IN list, branches of a CASE, a LIMIT): 0 for a template
-	// that takes none.
-	Size int
-	// SQL is the text as sent.
-	SQL string
-}
-
-// LargestSize, passed to Catalog.Statements, renders each size-dependent
-// statement at the largest size the store sends it at on the dialect
-// (within the bind-parameter and IN-list limits, and the batch sizes the
-// store splits its work into).
-const LargestSize = -1
-
-// Catalog is the enumeration of every statement template the core sends,
-// for one dialect and one store's options. It exists so that a test can see
-// every statement the store can send (to check it with a database's
-// grammar, say), and tell whether a statement recorded on the wire is one
-// of them. Statements the dialect writes itself (its Check, Begin, Lock and
-// DDL) and the migrations package's are not in it; the claim statements
-// are, as the dialect's Claim writes them, and so are the skip-locked
-// probe's (ProveSkipLocked), which the migrator sends too.
-//
-// A Catalog is safe for concurrent use. It never touches a database: a
-// dialect's Claim runs against a stand-in connection that records what it
-// is sent.
-type Catalog struct {
-	s       *Store
-	shapes  []shape // of catalog's entries, in order
-	mu      sync.Mutex
-	matched map[string]match
-}
-
-type match struct {
-	st Statement
-	ok bool
-}
-
-// NewCatalog returns the catalog of the statements a store opened with d and
-// opts sends. Only opts.Prefix and opts.ClockOffset change the text.
-func NewCatalog(d dialect.Dialect, opts Options) (*Catalog, error) {
+// catalogTemplates are the templates a store opened with d and opts sends,
+// rendered as it renders them, and the stand-in store they render on
+// (no database behind it), for the statement catalog (internal/catalog).
+// claims records what the dialect's Claim sends. Only opts.Prefix and
+// opts.ClockOffset change the text.
+func catalogTemplates(d dialect.Dialect, opts Options, claims storesql.ClaimRecorder) (*storesql.Store[Item, Run, Barrier], []storesql.Template, error) {
 	if d == nil {
-		return nil, invalid("dialect", "nil dialect")
+		return nil, nil, invalid("dialect", "nil dialect")
 	}
 	if err := opts.validate(); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	opts = opts.withDefaults()
 	if err := migrations.ValidatePrefix(opts.Prefix); err != nil {
-		return nil, &InputError{Field: "Prefix", Reason: err.Error()}
+		return nil, nil, &InputError{Field: "Prefix", Reason: err.Error()}
 	}
-	s := &Store{d: d, caps: d.Capabilities(), opts: opts, log: opts.Logger, names: migrations.NamesFor(opts.Prefix)}
+	s := &Store{d: d, caps: d.Capabilities(), opts: opts, log: opts.Logger, names: migrations.NamesFor(opts.Prefix), claims: claims}
 	s.lister, _ = d.(dialect.UUIDLister)
 	s.purger, _ = d.(dialect.Purger)
 	s.expand = strings.NewReplacer(expansions(d, s.names, opts.ClockOffset)...)
 	s.claimFilter, s.claimSet = s.expand.Replace(claimFilter), s.expand.Replace(claimSet)
-	c := &Catalog{s: s, matched: map[string]match{}}
-	for _, e := range catalog {
-		c.shapes = append(c.shapes, shapeOf(s, e))
-	}
-	return c, nil
+	s.handle = &storesql.Handle{Dialect: d, SQL: s.sql, Read: s.read}
+	return exposedStore(s), s.sentTemplates(), nil
 }
 
-// Statements renders every template: each fixed one once, and each
-// size-dependent one at every size given (LargestSize for its largest; a
-// size above a template's largest renders the largest). With no sizes, it
-// renders them at 1, 2 and LargestSize. Sizes below 1 other than
-// LargestSize are an *InputError.
-func (c *Catalog) Statements(sizes ...int) ([]Statement, error) {
-	if len(sizes) == 0 {
-		sizes = []int{1, 2, LargestSize}
-	}
-	for i, n := range sizes {
-		if n < 1 && n != LargestSize {
-			return nil, invalid(fmt.Sprintf("sizes[%d]", i), "%d: a size is at least 1, or LargestSize", n)
-		}
-	}
-	var out []Statement
-	for _, e := range catalog {
-		if !e.sends(c.s) {
+// sentTemplates are the entries of templates that s sends, rendered as s
+// renders them.
+func (s *Store) sentTemplates() []storesql.Template {
+	var out []storesql.Template
+	for _, e := range templates {
+		if !e.sends(s) {
 			continue
 		}
-		if e.max == nil {
-			for _, q := range e.render(c.s, 0) {
-				out = append(out, Statement{Name: e.name, SQL: q})
-			}
-			continue
+		t := storesql.Template{Name: e.name, Render: func(n int) []string { return e.render(s, n) }}
+		if e.max != nil {
+			t.Largest = e.max(s)
 		}
-		largest := e.max(c.s)
-		var done []int
-		for _, n := range sizes {
-			if n == LargestSize || n > largest {
-				n = largest
-			}
-			if slices.Contains(done, n) {
-				continue
-			}
-			done = append(done, n)
-			for _, q := range e.render(c.s, n) {
-				out = append(out, Statement{Name: e.name, Size: n, SQL: q})
-			}
-		}
-	}
-	return out, nil
-}
-
-// Match returns the catalog statement whose text is exactly sql, at
-// whatever size, and whether there is one. A statement of the dialect's own
-// (Check, Begin, DDL) or of the migrations package is not matched. The
-// answer for each text is remembered: Match is for tests that look up the
-// statements of a run, many times each.
-func (c *Catalog) Match(sql string) (Statement, bool) {
-	c.mu.Lock()
-	m, seen := c.matched[sql]
-	c.mu.Unlock()
-	if seen {
-		return m.st, m.ok
-	}
-	m.st, m.ok = c.find(sql)
-	c.mu.Lock()
-	c.matched[sql] = m
-	c.mu.Unlock()
-	return m.st, m.ok
-}
-
-func (c *Catalog) find(sql string) (Statement, bool) {
-	for k, e := range catalog {
-		if !e.sends(c.s) {
-			continue
-		}
-		if e.max == nil {
-			if slices.Contains(c.shapes[k].fixed, sql) {
-				return Statement{Name: e.name, SQL: sql}, true
-			}
-			continue
-		}
-		for _, n := range c.sizesFor(k, sql) {
-			if slices.Contains(e.render(c.s, n), sql) {
-				return Statement{Name: e.name, Size: n, SQL: sql}, true
-			}
-		}
-	}
-	return Statement{}, false
-}
-
-// shape is what an entry's renderings share, to pass over the entries a
-// statement cannot be cheaply: a fixed entry's statements, or, for each
-// statement a sized one renders, the text before and after what its size
-// changes.
-type shape struct {
-	fixed    []string
-	prefixes []string
-	suffixes []string
-	largest  int
-}
-
-func shapeOf(s *Store, e entry) shape {
-	if e.max == nil {
-		return shape{fixed: e.render(s, 0)}
-	}
-	one, two := e.render(s, 1), e.render(s, 2)
-	sh := shape{largest: e.max(s)}
-	for i := range min(len(one), len(two)) {
-		p := sharedPrefix(one[i], two[i])
-		q := sharedSuffix(one[i][p:], two[i][p:])
-		sh.prefixes = append(sh.prefixes, one[i][:p])
-		sh.suffixes = append(sh.suffixes, one[i][len(one[i])-q:])
-	}
-	return sh
-}
-
-// sizesFor are the sizes at which entry k might render sql: the numbers
-// written in it (a LIMIT), and, for each statement the entry renders whose
-// shape sql has, the size at which that statement is as long as sql (a
-// statement grows with its size).
-func (c *Catalog) sizesFor(k int, sql string) []int {
-	e, sh := catalog[k], c.shapes[k]
-	var out []int
-	for i := range sh.prefixes {
-		if len(sql) < len(sh.prefixes[i])+len(sh.suffixes[i]) || !strings.HasPrefix(sql, sh.prefixes[i]) || !strings.HasSuffix(sql, sh.suffixes[i]) {
-			continue
-		}
-		if len(out) == 0 {
-			for _, n := range countsIn(sql) {
-				if n >= 1 && n <= sh.largest && !slices.Contains(out, n) {
-					out = append(out, n)
-				}
-			}
-		}
-		length := func(n int) int {
-			qs := e.render(c.s, n)
-			if i >= len(qs) {
-				return -1
-			}
-			return len(qs[i])
-		}
-		// The smallest n whose statement is at least as long as sql.
-		hi := 1
-		for hi < sh.largest && length(hi) < len(sql) {
-			hi = min(2*hi, sh.largest)
-		}
-		lo := max(1, hi/2)
-		for lo < hi {
-			mid := (lo + hi) / 2
-			if length(mid) < len(sql) {
-				lo = mid + 1
-			} else {
-				hi = mid
-			}
-		}
-		if !slices.Contains(out, hi) {
-			out = append(out, hi)
-		}
+		out = append(out, t)
 	}
 	return out
 }
 
-// countsIn are the numbers written in sql as words of their own (after a
-// space or a parenthesis, as a LIMIT's), not those of numbered
-// placeholders ($1, :1), which would make every placeholder a candidate.
-func countsIn(sql string) []int {
-	var out []int
-	for i := 0; i < len(sql); i++ {
-		if sql[i] < '0' || sql[i] > '9' || (i > 0 && sql[i-1] != ' ' && sql[i-1] != '(') {
-			continue
-		}
-		j := i
-		for j < len(sql) && sql[j] >= '0' && sql[j] <= '9' {
-			j++
-		}
-		if n, err := strconv.Atoi(sql[i:j]); err == nil {
-			out = append(out, n)
-		}
-		i = j
-	}
-	return out
-}
-
-func sharedSuffix(a, b string) int {
-	n := 0
-	for n < len(a) && n < len(b) && a[len(a)-1-n] == b[len(b)-1-n] {
-		n++
-	}
-	return n
-}
-
-func sharedPrefix(a, b string) int {
-	n := 0
-	for n < len(a) && n < len(b) && a[n] == b[n] {
-		n++
-	}
-	return n
-}
-
-// entry is one template of the catalog: render gives the statements it
+// entry is one template the core sends: render gives the statements it
 // sends at size n (0 for a fixed one, whose max is nil).
 type entry struct {
 	name   string
@@ -331,9 +108,9 @@ func (s *Store) keysLookupMax() int {
 	return min(s.keysMax(), s.insertRowsMax())
 }
 
-// catalog is every template the core sends. Adding a statement to the core
-// means adding its entry here: see statements.go.
-var catalog = []entry{
+// templates is every template the core sends. Adding a statement to the
+// core means adding its entry here: see statements.go.
+var templates = []entry{
 	{name: "now", render: func(s *Store, _ int) []string { return []string{s.sql(s.nowSQL())} }},
 	fixed("item.get", qItemGet),
 	fixed("item.lock", qItemLock),
@@ -458,66 +235,6 @@ var catalog = []entry{
 	fixed("revive.lock-barrier", qReviveLockBarrier),
 	fixed("revive.children", qReviveChildren),
 	fixed("barrier.rearm", qBarrierRearm),
-
-	{name: "browse.items", max: listMax, render: func(s *Store, n int) []string {
-		return shapesOf(s, itemShapes, n, itemStates, func(d dialect.Dialect, bits int, st State, n int) string {
-			if !pagedShape(bits) {
-				return ""
-			}
-			return qItemsPage(d, bits, st, n)
-		})
-	}},
-	{name: "browse.search-ids", render: func(s *Store, _ int) []string {
-		var out []string
-		for _, w := range searchWindows {
-			for _, st := range itemStates {
-				out = append(out, s.sql(qSearchIDs(s.d, st, w)))
-			}
-		}
-		return out
-	}},
-	{name: "browse.search-range", max: listMax, render: func(s *Store, n int) []string {
-		out := make([]string, len(itemStates))
-		for i, st := range itemStates {
-			out[i] = s.sql(qSearchRange(s.d, st, n))
-		}
-		return out
-	}},
-	{name: "browse.runs", max: listMax, render: func(s *Store, n int) []string {
-		return shapesOf(s, runShapes, n, runStates, func(d dialect.Dialect, bits int, st RunState, n int) string { return qRunsPage(d, bits, st, n) })
-	}},
-	sized("browse.run-barriers", listMax, func(s *Store, n int) string { return qRunBarriers(s.d, n) }),
-	sized("browse.owners", listMax, func(s *Store, n int) string { return qOwnerPage(s.d, n) }),
-	fixed("browse.queue-first", qQueueFirst),
-	fixed("browse.queue-next", qQueueNext),
-	sized("browse.queue-counts", countMax, func(s *Store, n int) string { return qQueueCounts(s.d, n) }),
-	{name: "browse.oldest-available", render: func(s *Store, _ int) []string { return []string{s.sql(qOldestAvailable(s.d))} }},
-	fixed("browse.oldest-available-scan", qOldestAvailableScan),
-	sized("browse.finished-window", countMax, func(s *Store, n int) string { return qFinishedWindow(s.d, n) }),
-}
-
-func listMax(*Store) int  { return MaxListLimit }
-func countMax(*Store) int { return MaxCountCap + 1 }
-
-// shapesOf renders a keyset page of n rows in each of its filter
-// combinations, those with a state (bit 2) once per state.
-// A combination whose q is "" is one the store does not send.
-func shapesOf[S ~string](s *Store, shapes, n int, states []S, q func(dialect.Dialect, int, S, int) string) []string {
-	var out []string
-	for bits := range shapes {
-		if bits&2 == 0 {
-			if t := q(s.d, bits, "", n); t != "" {
-				out = append(out, s.sql(t))
-			}
-			continue
-		}
-		for _, st := range states {
-			if t := q(s.d, bits, st, n); t != "" {
-				out = append(out, s.sql(t))
-			}
-		}
-	}
-	return out
 }
 
 // wakeMax is the most waiters one statement of Signal wakes.
@@ -528,48 +245,14 @@ func (s *Store) wakeMax() int { return s.inListMax(1) }
 // dialect that claims in several steps may send other statements then).
 func (s *Store) claimStatements(n int) []string {
 	p := ClaimParams{Queue: "q", Owner: uuid.Nil, Limit: n, Lease: time.Minute}
-	return recordClaims(s.d, s.claimSpec(p, uuid.Nil))
+	return s.claims(s.d, s.claimSpec(p, uuid.Nil))
 }
 
 // probeClaimStatements are the statements of the skip-locked probe's
 // claim of one row, as the migrator sends them too (with the claim's
 // index whatever the store's).
 func (s *Store) probeClaimStatements(int) []string {
-	return recordClaims(s.d, skipprobe.Spec(s.d, s.names.Items, migrations.ClaimIndex(s.opts.Prefix), 0))
+	return s.claims(s.d, skipprobe.Spec(s.d, s.names.Items, migrations.ClaimIndex(s.opts.Prefix), 0))
 }
 
 func rowLocks(c dialect.Capabilities) bool { return !c.SingleWriter }
-
-// recordClaims are the statements d's Claim sends for spec: once with
-// spec.Limit rows to take, and once with none.
-func recordClaims(d dialect.Dialect, spec dialect.ClaimSpec) []string {
-	var out []string
-	for _, rows := range []int{spec.Limit, 0} {
-		for _, q := range recordClaim(d, spec, rows) {
-			if !slices.Contains(out, q) {
-				out = append(out, q)
-			}
-		}
-	}
-	return out
-}
-
-// recordClaim runs d's Claim for spec against a stand-in connection on
-// which every query returns rows rows, and returns the statements sent.
-func recordClaim(d dialect.Dialect, spec dialect.ClaimSpec, rows int) []string {
-	r := &recorder{rows: rows}
-	db := openRecorder(r)
-	defer db.Close()
-	ctx := context.Background()
-	conn, err := db.Conn(ctx)
-	if err != nil {
-		return nil
-	}
-	defer conn.Close()
-	if rs, err := d.Claim(ctx, conn, spec); err == nil {
-		for rs.Next() {
-		}
-		rs.Close()
-	}
-	return r.sent()
-}

@@ -1,4 +1,4 @@
-package core
+package browse
 
 import (
 	"context"
@@ -8,6 +8,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/plenumdb/plenum/dialect"
+	"github.com/plenumdb/plenum/internal/storesql"
 )
 
 // OwnersParams page through the registered owners.
@@ -42,27 +43,30 @@ type OwnerInfo struct {
 // Owners lists the registered owners in id order (registration order: ids
 // are UUIDv7), one keyset page at a time, each with the age of its
 // heartbeat on the database clock and the number of claims it holds.
-func (s *Store) Owners(ctx context.Context, p OwnersParams) ([]OwnerInfo, error) {
+func (r *Reader) Owners(ctx context.Context, p OwnersParams) ([]OwnerInfo, error) {
+	if err := r.ready(); err != nil {
+		return nil, err
+	}
 	limit, err := listLimit(p.Limit)
 	if err != nil {
 		return nil, err
 	}
-	return readRows(ctx, s, "owners", s.sql(qOwnerPage(s.d, limit)), s.scanOwner, s.d.UUID(p.After))
+	return storesql.Rows(ctx, r.s.Handle, "owners", r.s.SQL(qOwnerPage(r.s.Dialect, limit)), r.scanOwner, r.s.Dialect.UUID(p.After))
 }
 
-func (s *Store) scanOwner(r scanner) (OwnerInfo, error) {
+func (r *Reader) scanOwner(row storesql.Scanner) (OwnerInfo, error) {
 	var (
 		o                   OwnerInfo
 		name, host          sql.NullString
 		pid                 int64
-		started, beat, now1 = timeValue{d: s.d}, timeValue{d: s.d}, timeValue{d: s.d}
+		started, beat, now1 = storesql.Time{Dialect: r.s.Dialect}, storesql.Time{Dialect: r.s.Dialect}, storesql.Time{Dialect: r.s.Dialect}
 	)
-	if err := r.Scan(&o.ID, &name, &host, &pid, &started, &beat, &now1, &o.Claims); err != nil {
+	if err := row.Scan(&o.ID, &name, &host, &pid, &started, &beat, &now1, &o.Claims); err != nil {
 		return OwnerInfo{}, err
 	}
 	o.Name, o.Host, o.PID = name.String, host.String, int(pid)
-	o.StartedAt, o.LastHeartbeatAt = started.t, beat.t
-	o.HeartbeatAge = now1.t.Sub(beat.t)
+	o.StartedAt, o.LastHeartbeatAt = started.T, beat.T
+	o.HeartbeatAge = now1.T.Sub(beat.T)
 	return o, nil
 }
 

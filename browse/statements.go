@@ -1,22 +1,26 @@
-package core
+package browse
 
 import (
 	"strconv"
 	"strings"
 
+	"github.com/plenumdb/plenum/core"
 	"github.com/plenumdb/plenum/dialect"
+	"github.com/plenumdb/plenum/internal/storesql"
 )
 
-// The dashboard's reads (browse*.go). See statements.go for how templates
-// are written and catalogued. Every one is a keyset page or a bounded
-// count, shaped so that an index serves it however large the tables grow.
+// The statements of this package's reads, written as core writes its own
+// (core's statements.go): with '?' and the placeholders a store expands
+// ({items}, {now}, ...), and listed for the catalog in templates.go. Every
+// one is a keyset page or a bounded count, shaped so that an index serves
+// it however large the tables grow.
 
 // itemStates and runStates are every state a row can be in: a page of one
 // queue's (or one pipeline's) rows in any state is the merge of one page
 // per state, each read in order from the (queue, state, id) index.
 var (
-	itemStates = []State{StateAvailable, StateClaimed, StateCompleted, StateDead, StateCancelled}
-	runStates  = []RunState{RunRunning, RunWaiting, RunHalted, RunCompleted, RunCancelled}
+	itemStates = []core.State{core.StateAvailable, core.StateClaimed, core.StateCompleted, core.StateDead, core.StateCancelled}
+	runStates  = []core.RunState{core.RunRunning, core.RunWaiting, core.RunHalted, core.RunCompleted, core.RunCancelled}
 )
 
 // listShape is which equality filters a keyset page has: the columns
@@ -64,7 +68,7 @@ func qNewestFirst(d dialect.Dialect, cols, table string, sh listShape, n int) st
 // 2, kind 4, run 8.
 const itemShapes = 16
 
-func itemShape(bits int, state State) listShape {
+func itemShape(bits int, state core.State) listShape {
 	var sh listShape
 	if bits&1 != 0 {
 		sh.eq = append(sh.eq, "queue")
@@ -91,14 +95,14 @@ func itemShape(bits int, state State) listShape {
 
 // qItemsPage is one page of n items of the filter combination bits (and
 // the state, when bits has one).
-func qItemsPage(d dialect.Dialect, bits int, state State, n int) string {
-	return qNewestFirst(d, itemColumns, "{items}", itemShape(bits, state), n)
+func qItemsPage(s *seam, bits int, state core.State, n int) string {
+	return qNewestFirst(s.Dialect, s.ItemColumns, "{items}", itemShape(bits, state), n)
 }
 
 // runShapes are the filter combinations of Runs, by bit: name 1, state 2.
 const runShapes = 4
 
-func runShape(bits int, state RunState) listShape {
+func runShape(bits int, state core.RunState) listShape {
 	var sh listShape
 	if bits&1 != 0 {
 		sh.eq = append(sh.eq, "name")
@@ -117,13 +121,13 @@ func runShape(bits int, state RunState) listShape {
 
 // qRunsPage is one page of n runs of the filter combination bits (and
 // the state, when bits has one).
-func qRunsPage(d dialect.Dialect, bits int, state RunState, n int) string {
-	return qNewestFirst(d, runColumns, "{runs}", runShape(bits, state), n)
+func qRunsPage(s *seam, bits int, state core.RunState, n int) string {
+	return qNewestFirst(s.Dialect, s.RunColumns, "{runs}", runShape(bits, state), n)
 }
 
 // qRunBarriers is one page of n barriers of a run, in id order.
-func qRunBarriers(d dialect.Dialect, n int) string {
-	return "SELECT " + barrierColumns + " FROM {barriers} WHERE run_id = ? AND id > ? ORDER BY id" + d.Limit(n)
+func qRunBarriers(s *seam, n int) string {
+	return "SELECT " + s.BarrierColumns + " FROM {barriers} WHERE run_id = ? AND id > ? ORDER BY id" + s.Dialect.Limit(n)
 }
 
 // The distinct queues, one index probe each (a loose index scan): the
@@ -167,13 +171,13 @@ func qFinishedWindow(d dialect.Dialect, n int) string {
 // pagedShape reports whether Items reads the filter combination bits with
 // one qItemsPage statement from an index that leads with its filters. The
 // others (a state alone, a kind without a run) are searched per queue and
-// state (browsesearch.go).
+// state (search.go).
 func pagedShape(bits int) bool { return bits&8 != 0 || (bits&4 == 0 && bits != 2) }
 
 // qSearchIDs is the ids of the w newest of a queue's items in one state
 // below a bound id, newest first: where a kind's search may go, read from
 // the (queue, state, id) index alone.
-func qSearchIDs(d dialect.Dialect, st State, w int) string {
+func qSearchIDs(d dialect.Dialect, st core.State, w int) string {
 	return "SELECT id FROM {items} WHERE " + searchRange(st) + d.Limit(w)
 }
 
@@ -181,8 +185,8 @@ func qSearchIDs(d dialect.Dialect, st State, w int) string {
 // from a low id (included) to a bound id (excluded), newest first, at most
 // n of them: a range of the (queue, state, id) index whose rows qSearchIDs
 // counted, the kind a residual filter on them.
-func qSearchRange(d dialect.Dialect, st State, n int) string {
-	return "SELECT " + itemColumns + " FROM {items} WHERE " + searchWhere(st) + " AND id >= ? AND kind = ?" + searchOrder(st) + d.Limit(n)
+func qSearchRange(s *seam, st core.State, n int) string {
+	return "SELECT " + s.ItemColumns + " FROM {items} WHERE " + searchWhere(st) + " AND id >= ? AND kind = ?" + searchOrder(st) + s.Dialect.Limit(n)
 }
 
 // searchRange is a queue's items of one state below a bound id, newest
@@ -195,19 +199,19 @@ func qSearchRange(d dialect.Dialect, st State, n int) string {
 // that the bound id is no longer where the index read starts: a deep page
 // steps over the newer claimed items, which are as many as the claims
 // held, not as the table's rows.
-func searchRange(st State) string { return searchWhere(st) + searchOrder(st) }
+func searchRange(st core.State) string { return searchWhere(st) + searchOrder(st) }
 
 // searchWhere is searchRange's condition: a queue, a state, below an id.
-func searchWhere(st State) string {
-	if st == StateClaimed {
-		return "queue = ? AND " + oneState(st) + " AND id < ?"
+func searchWhere(st core.State) string {
+	if st == core.StateClaimed {
+		return "queue = ? AND " + storesql.OneState(string(st)) + " AND id < ?"
 	}
 	return "queue = ? AND state = '" + string(st) + "' AND id < ?"
 }
 
 // searchOrder is searchRange's order, the index's.
-func searchOrder(st State) string {
-	if st == StateClaimed {
+func searchOrder(st core.State) string {
+	if st == core.StateClaimed {
 		return " ORDER BY state DESC, id DESC"
 	}
 	return " ORDER BY id DESC"

@@ -1,19 +1,13 @@
-package core
+package browse
 
 import (
 	"context"
 
 	"github.com/google/uuid"
-	"github.com/plenumdb/plenum/migrations"
-)
 
-// Page sizes of the dashboard's reads (Items, Runs, Owners, RunBarriers,
-// QueueSummaries).
-const (
-	// MaxListLimit is the largest page a list read returns.
-	MaxListLimit = 500
-	// DefaultListLimit is the page size of a Limit of 0.
-	DefaultListLimit = 50
+	"github.com/plenumdb/plenum/core"
+	"github.com/plenumdb/plenum/internal/storesql"
+	"github.com/plenumdb/plenum/migrations"
 )
 
 // ItemFilter chooses the items Items lists. Zero fields match any item.
@@ -22,7 +16,7 @@ type ItemFilter struct {
 	// characters.
 	Queue string
 	// State, when set, is one of the five item states.
-	State State
+	State core.State
 	// Kind, when set, lists only items of that kind: up to 128
 	// characters.
 	Kind string
@@ -35,24 +29,14 @@ type ItemFilter struct {
 	// DefaultListLimit.
 	Limit int
 	// SearchRows bounds the rows a Kind filter (without a Run) examines
-	// in one call of ItemsPage: 1 to ItemSearchRows; 0 means
+	// in one call of Items: 1 to ItemSearchRows; 0 means
 	// ItemSearchRows. The other filters ignore it.
 	SearchRows int
 }
 
-// Items lists the items matching f, newest first (ids are UUIDv7: creation
-// order), one keyset page at a time: pass the last id of a page as the
-// next page's Before. It is ItemsPage's Items: see ItemsPage for what a
-// page costs, and for a Kind filter, whose page may be short before the
-// end (ItemPage.Next says where to go on).
-func (s *Store) Items(ctx context.Context, f ItemFilter) ([]Item, error) {
-	p, err := s.ItemsPage(ctx, f)
-	return p.Items, err
-}
-
 // ItemPage is one page of Items, and where the next one starts.
 type ItemPage struct {
-	Items []Item
+	Items []core.Item
 	// Next is the Before of the next page: the last item's id when the
 	// page is full, the bound of the rows searched when a Kind filter's
 	// search stopped there (Searched), and uuid.Nil at the end.
@@ -68,8 +52,10 @@ type ItemPage struct {
 	Examined int
 }
 
-// ItemsPage lists the items matching f, newest first, as Items does, and
-// says where the next page starts. A page costs the same however deep it
+// Items lists the items matching f, newest first (ids are UUIDv7:
+// creation order), one keyset page at a time, and says where the next
+// page starts: pass Next as the next page's Before (a Kind filter's page
+// may be short before the end: see ItemPage). A page costs the same however deep it
 // is and however many items the table holds:
 //
 //   - a queue, with or without a state, and a run are read in id order
@@ -92,18 +78,21 @@ type ItemPage struct {
 // An item inserted while paging has a newer id than the pages already
 // read, so it never shows up in a later page, and paging never repeats or
 // skips an item that existed, in the state filtered on, when it began.
-func (s *Store) ItemsPage(ctx context.Context, f ItemFilter) (ItemPage, error) {
+func (r *Reader) Items(ctx context.Context, f ItemFilter) (ItemPage, error) {
+	if err := r.ready(); err != nil {
+		return ItemPage{}, err
+	}
 	limit, err := listLimit(f.Limit)
 	if err != nil {
 		return ItemPage{}, err
 	}
-	if err := lookupName("Queue", f.Queue, migrations.MaxQueueLen, false); err != nil {
+	if err := r.s.LookupName("Queue", f.Queue, migrations.MaxQueueLen); err != nil {
 		return ItemPage{}, err
 	}
 	if err := validState("State", f.State); err != nil {
 		return ItemPage{}, err
 	}
-	if err := lookupName("Kind", f.Kind, migrations.MaxKindLen, false); err != nil {
+	if err := r.s.LookupName("Kind", f.Kind, migrations.MaxKindLen); err != nil {
 		return ItemPage{}, err
 	}
 	if f.SearchRows == 0 {
@@ -127,14 +116,14 @@ func (s *Store) ItemsPage(ctx context.Context, f ItemFilter) (ItemPage, error) {
 	}
 	if f.Run != uuid.Nil {
 		bits |= 8
-		eq = append(eq, s.d.UUID(f.Run))
+		eq = append(eq, r.s.Dialect.UUID(f.Run))
 	}
 	if !pagedShape(bits) {
 		f.Limit = limit
-		return s.searchItems(ctx, f)
+		return r.searchItems(ctx, f)
 	}
-	args := s.pageArgs(itemShape(bits, f.State), eq, f.Before)
-	items, err := readRows(ctx, s, "items", s.sql(qItemsPage(s.d, bits, f.State, limit)), func(r scanner) (Item, error) { return scanItem(s.d, r) }, args...)
+	args := r.pageArgs(itemShape(bits, f.State), eq, f.Before)
+	items, err := storesql.Rows(ctx, r.s.Handle, "items", r.s.SQL(qItemsPage(r.s, bits, f.State, limit)), r.s.ScanItem, args...)
 	if err != nil {
 		return ItemPage{}, err
 	}
@@ -142,7 +131,7 @@ func (s *Store) ItemsPage(ctx context.Context, f ItemFilter) (ItemPage, error) {
 }
 
 // fullPage is a page that ends where it is short of limit.
-func fullPage(items []Item, limit int) ItemPage {
+func fullPage(items []core.Item, limit int) ItemPage {
 	p := ItemPage{Items: items}
 	if len(items) == limit {
 		p.Next = items[len(items)-1].ID
@@ -152,11 +141,11 @@ func fullPage(items []Item, limit int) ItemPage {
 
 // pageArgs are the arguments of a qNewestFirst page: the equality values
 // and the bound id, once per merged page.
-func (s *Store) pageArgs(sh listShape, eq []any, before uuid.UUID) []any {
+func (r *Reader) pageArgs(sh listShape, eq []any, before uuid.UUID) []any {
 	if before == uuid.Nil {
 		before = uuid.Max
 	}
-	one := append(eq, s.d.UUID(before))
+	one := append(eq, r.s.Dialect.UUID(before))
 	if sh.split == "" {
 		return one
 	}
@@ -165,50 +154,4 @@ func (s *Store) pageArgs(sh listShape, eq []any, before uuid.UUID) []any {
 		args = append(args, one...)
 	}
 	return args
-}
-
-// listLimit is a page size: 0 gives the default, and anything outside
-// [1, MaxListLimit] an *InputError.
-func listLimit(n int) (int, error) {
-	if n == 0 {
-		return DefaultListLimit, nil
-	}
-	if n < 1 || n > MaxListLimit {
-		return 0, invalid("Limit", "%d is outside [1, %d]", n, MaxListLimit)
-	}
-	return n, nil
-}
-
-// validState accepts "" (any state) and the five item states.
-func validState(field string, st State) error {
-	if st == "" {
-		return nil
-	}
-	for _, v := range itemStates {
-		if st == v {
-			return nil
-		}
-	}
-	return invalid(field, "%q is not an item state", truncated(string(st)))
-}
-
-// validRunState accepts "" (any state) and the five run states.
-func validRunState(field string, st RunState) error {
-	if st == "" {
-		return nil
-	}
-	for _, v := range runStates {
-		if st == v {
-			return nil
-		}
-	}
-	return invalid(field, "%q is not a run state", truncated(string(st)))
-}
-
-// truncated keeps an error about a refused value short.
-func truncated(v string) string {
-	if r := []rune(v); len(r) > 32 {
-		return string(r[:32]) + "..."
-	}
-	return v
 }

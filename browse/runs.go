@@ -1,9 +1,12 @@
-package core
+package browse
 
 import (
 	"context"
 
 	"github.com/google/uuid"
+
+	"github.com/plenumdb/plenum/core"
+	"github.com/plenumdb/plenum/internal/storesql"
 	"github.com/plenumdb/plenum/migrations"
 )
 
@@ -13,7 +16,7 @@ type RunFilter struct {
 	// up to 128 characters.
 	Name string
 	// State, when set, is one of the five run states.
-	State RunState
+	State core.RunState
 	// Before is the id of the last run of the previous page; uuid.Nil for
 	// the first page.
 	Before uuid.UUID
@@ -26,12 +29,15 @@ type RunFilter struct {
 // keyset page at a time: pass the last id of a page as the next page's
 // Before. Each filter combination is read in id order from an index, as
 // Items' are.
-func (s *Store) Runs(ctx context.Context, f RunFilter) ([]Run, error) {
+func (r *Reader) Runs(ctx context.Context, f RunFilter) ([]core.Run, error) {
+	if err := r.ready(); err != nil {
+		return nil, err
+	}
 	limit, err := listLimit(f.Limit)
 	if err != nil {
 		return nil, err
 	}
-	if err := lookupName("Name", f.Name, migrations.MaxRunNameLen, false); err != nil {
+	if err := r.s.LookupName("Name", f.Name, migrations.MaxRunNameLen); err != nil {
 		return nil, err
 	}
 	if err := validRunState("State", f.State); err != nil {
@@ -46,8 +52,8 @@ func (s *Store) Runs(ctx context.Context, f RunFilter) ([]Run, error) {
 	if f.State != "" {
 		bits |= 2
 	}
-	args := s.pageArgs(runShape(bits, f.State), eq, f.Before)
-	return readRows(ctx, s, "runs", s.sql(qRunsPage(s.d, bits, f.State, limit)), func(r scanner) (Run, error) { return scanRun(s.d, r) }, args...)
+	args := r.pageArgs(runShape(bits, f.State), eq, f.Before)
+	return storesql.Rows(ctx, r.s.Handle, "runs", r.s.SQL(qRunsPage(r.s, bits, f.State, limit)), r.s.ScanRun, args...)
 }
 
 // RunBarriersParams page through the barriers of a run.
@@ -67,7 +73,10 @@ type RunBarriersParams struct {
 // barrier's owner (the step that fanned out), its join and its
 // arrived/expected counts, a page can draw the run's tree of steps and
 // barriers.
-func (s *Store) RunBarriers(ctx context.Context, p RunBarriersParams) ([]Barrier, error) {
+func (r *Reader) RunBarriers(ctx context.Context, p RunBarriersParams) ([]core.Barrier, error) {
+	if err := r.ready(); err != nil {
+		return nil, err
+	}
 	limit, err := listLimit(p.Limit)
 	if err != nil {
 		return nil, err
@@ -75,5 +84,5 @@ func (s *Store) RunBarriers(ctx context.Context, p RunBarriersParams) ([]Barrier
 	if p.Run == uuid.Nil {
 		return nil, invalid("Run", "must be a run's id")
 	}
-	return readRows(ctx, s, "run barriers", s.sql(qRunBarriers(s.d, limit)), func(r scanner) (Barrier, error) { return scanBarrier(s.d, r) }, s.d.UUID(p.Run), s.d.UUID(p.After))
+	return storesql.Rows(ctx, r.s.Handle, "run barriers", r.s.SQL(qRunBarriers(r.s, limit)), r.s.ScanBarrier, r.s.Dialect.UUID(p.Run), r.s.Dialect.UUID(p.After))
 }

@@ -1,11 +1,13 @@
-package core
+package browse
 
 import (
 	"context"
 	"database/sql"
 	"time"
 
+	"github.com/plenumdb/plenum/core"
 	"github.com/plenumdb/plenum/dialect/sqlkit"
+	"github.com/plenumdb/plenum/internal/storesql"
 	"github.com/plenumdb/plenum/migrations"
 )
 
@@ -50,8 +52,8 @@ type QueueSummary struct {
 	// Counts holds the number of the queue's items in each of the five
 	// states, exact up to the CountCap; Capped says which counts stopped
 	// there (the count is then the cap: there are at least that many).
-	Counts map[State]int64
-	Capped map[State]bool
+	Counts map[core.State]int64
+	Capped map[core.State]bool
 	// OldestAvailable is the available_at of the queue's oldest available
 	// item (the one waiting longest, or due soonest), zero if it has none.
 	OldestAvailable time.Time
@@ -76,15 +78,18 @@ type QueueSummary struct {
 // p.CountCap, the oldest available item from the claim index, and the
 // finished items from the finished index. A queue's summary costs the
 // same with a million items as with a thousand.
-func (s *Store) QueueSummaries(ctx context.Context, p QueueSummaryParams) ([]QueueSummary, error) {
+func (r *Reader) QueueSummaries(ctx context.Context, p QueueSummaryParams) ([]QueueSummary, error) {
+	if err := r.ready(); err != nil {
+		return nil, err
+	}
 	limit, err := listLimit(p.Limit)
 	if err != nil {
 		return nil, err
 	}
-	if err := lookupName("Queue", p.Queue, migrations.MaxQueueLen, false); err != nil {
+	if err := r.s.LookupName("Queue", p.Queue, migrations.MaxQueueLen); err != nil {
 		return nil, err
 	}
-	if err := lookupName("After", p.After, migrations.MaxQueueLen, false); err != nil {
+	if err := r.s.LookupName("After", p.After, migrations.MaxQueueLen); err != nil {
 		return nil, err
 	}
 	if p.CountCap == 0 {
@@ -99,17 +104,17 @@ func (s *Store) QueueSummaries(ctx context.Context, p QueueSummaryParams) ([]Que
 	if p.Window < 0 || p.Window > MaxSummaryWindow {
 		return nil, invalid("Window", "%v is outside [0, %v]", p.Window, MaxSummaryWindow)
 	}
-	now, err := s.Now(ctx)
+	now, err := r.store.Now(ctx)
 	if err != nil {
 		return nil, err
 	}
 	names := []string{p.Queue}
 	if p.Queue == "" {
-		if names, err = s.queueNames(ctx, p.After, limit); err != nil {
+		if names, err = r.queueNames(ctx, p.After, limit); err != nil {
 			return nil, err
 		}
 	}
-	queues, err := s.Queues(ctx)
+	queues, err := r.store.Queues(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -118,7 +123,7 @@ func (s *Store) QueueSummaries(ctx context.Context, p QueueSummaryParams) ([]Que
 	for _, q := range queues {
 		paused[q.Name], listed[q.Name] = q.Paused, true
 	}
-	finished, finishedCapped, err := s.finishedInWindow(ctx, p.Window, p.CountCap)
+	finished, finishedCapped, err := r.finishedInWindow(ctx, p.Window, p.CountCap)
 	if err != nil {
 		return nil, err
 	}
@@ -127,14 +132,14 @@ func (s *Store) QueueSummaries(ctx context.Context, p QueueSummaryParams) ([]Que
 		qs := QueueSummary{Queue: name, Window: p.Window, Now: now, Paused: paused[name],
 			FinishedInWindow: finished[name], FinishedCapped: finishedCapped}
 		var has bool
-		if qs.Counts, qs.Capped, has, err = s.queueCounts(ctx, name, p.CountCap); err != nil {
+		if qs.Counts, qs.Capped, has, err = r.queueCounts(ctx, name, p.CountCap); err != nil {
 			return nil, err
 		}
 		if !has && !listed[name] {
 			continue // p.Queue names no queue
 		}
-		if qs.Counts[StateAvailable] > 0 {
-			if qs.OldestAvailable, err = s.oldestAvailable(ctx, name); err != nil {
+		if qs.Counts[core.StateAvailable] > 0 {
+			if qs.OldestAvailable, err = r.oldestAvailable(ctx, name); err != nil {
 				return nil, err
 			}
 		}
@@ -144,18 +149,18 @@ func (s *Store) QueueSummaries(ctx context.Context, p QueueSummaryParams) ([]Que
 }
 
 // queueNames lists up to limit queue names after after, one probe each.
-func (s *Store) queueNames(ctx context.Context, after string, limit int) ([]string, error) {
+func (r *Reader) queueNames(ctx context.Context, after string, limit int) ([]string, error) {
 	var out []string
-	err := s.read(ctx, "queue names", func() error {
+	err := r.s.Read(ctx, "queue names", func() error {
 		out = out[:0]
 		cur := after
 		for len(out) < limit {
 			var name sql.NullString
 			var err error
 			if cur == "" {
-				err = s.db.QueryRowContext(ctx, s.sql(qQueueFirst)).Scan(&name)
+				err = r.s.DB.QueryRowContext(ctx, r.s.SQL(qQueueFirst)).Scan(&name)
 			} else {
-				err = s.db.QueryRowContext(ctx, s.sql(qQueueNext), cur, cur).Scan(&name)
+				err = r.s.DB.QueryRowContext(ctx, r.s.SQL(qQueueNext), cur, cur).Scan(&name)
 			}
 			if err != nil {
 				return err
@@ -173,15 +178,15 @@ func (s *Store) queueNames(ctx context.Context, after string, limit int) ([]stri
 
 // queueCounts counts a queue's items per state, each up to capN, and says
 // whether the queue has any.
-func (s *Store) queueCounts(ctx context.Context, queue string, capN int64) (map[State]int64, map[State]bool, bool, error) {
-	counts, capped := map[State]int64{}, map[State]bool{}
+func (r *Reader) queueCounts(ctx context.Context, queue string, capN int64) (map[core.State]int64, map[core.State]bool, bool, error) {
+	counts, capped := map[core.State]int64{}, map[core.State]bool{}
 	var has bool
 	args := make([]any, len(itemStates))
 	for i := range args {
 		args[i] = queue
 	}
-	err := s.read(ctx, "queue counts", func() error {
-		rows, err := s.db.QueryContext(ctx, s.sql(qQueueCounts(s.d, int(capN)+1)), args...)
+	err := r.s.Read(ctx, "queue counts", func() error {
+		rows, err := r.s.DB.QueryContext(ctx, r.s.SQL(qQueueCounts(r.s.Dialect, int(capN)+1)), args...)
 		if err != nil {
 			return err
 		}
@@ -196,7 +201,7 @@ func (s *Store) queueCounts(ctx context.Context, queue string, capN int64) (map[
 			if n > 0 {
 				has = true
 			}
-			counts[State(st)], capped[State(st)] = min(n, capN), n > capN
+			counts[core.State(st)], capped[core.State(st)] = min(n, capN), n > capN
 		}
 		return rows.Err()
 	})
@@ -205,31 +210,31 @@ func (s *Store) queueCounts(ctx context.Context, queue string, capN int64) (map[
 
 // oldestAvailable probes the claim index priority by priority for the
 // earliest available_at of the queue's available items.
-func (s *Store) oldestAvailable(ctx context.Context, queue string) (time.Time, error) {
+func (r *Reader) oldestAvailable(ctx context.Context, queue string) (time.Time, error) {
 	var oldest time.Time
-	err := s.read(ctx, "oldest available", func() error {
+	err := r.s.Read(ctx, "oldest available", func() error {
 		oldest = time.Time{}
-		from := int64(-MaxPriority)
+		from := int64(-core.MaxPriority)
 		for range oldestProbes {
 			var prio int64
-			at := timeValue{d: s.d}
-			err := s.db.QueryRowContext(ctx, s.sql(qOldestAvailable(s.d)), queue, from).Scan(&prio, &at)
+			at := storesql.Time{Dialect: r.s.Dialect}
+			err := r.s.DB.QueryRowContext(ctx, r.s.SQL(qOldestAvailable(r.s.Dialect)), queue, from).Scan(&prio, &at)
 			if sqlkit.IsNoRows(err) {
 				return nil
 			}
 			if err != nil {
 				return err
 			}
-			if oldest.IsZero() || at.t.Before(oldest) {
-				oldest = at.t
+			if oldest.IsZero() || at.T.Before(oldest) {
+				oldest = at.T
 			}
 			from = prio + 1
 		}
-		at := timeValue{d: s.d}
-		if err := s.db.QueryRowContext(ctx, s.sql(qOldestAvailableScan), queue).Scan(&at); err != nil {
+		at := storesql.Time{Dialect: r.s.Dialect}
+		if err := r.s.DB.QueryRowContext(ctx, r.s.SQL(qOldestAvailableScan), queue).Scan(&at); err != nil {
 			return err
 		}
-		oldest = at.t
+		oldest = at.T
 		return nil
 	})
 	return oldest, err
@@ -237,15 +242,15 @@ func (s *Store) oldestAvailable(ctx context.Context, queue string) (time.Time, e
 
 // finishedInWindow counts the items finished in the window by queue,
 // reading at most capN+1 of them: capped says it stopped there.
-func (s *Store) finishedInWindow(ctx context.Context, window time.Duration, capN int64) (map[string]int64, bool, error) {
+func (r *Reader) finishedInWindow(ctx context.Context, window time.Duration, capN int64) (map[string]int64, bool, error) {
 	out := map[string]int64{}
 	var total int64
 	// One queue is read from the same bounded range of the finished index
 	// as all of them: with the queue in the condition, a planner may
 	// prefer an index on the queue and read all of the queue's items.
-	q, args := s.sql(qFinishedWindow(s.d, int(capN)+1)), []any{-micros(window)}
-	err := s.read(ctx, "finished in window", func() error {
-		rows, err := s.db.QueryContext(ctx, q, args...)
+	q, args := r.s.SQL(qFinishedWindow(r.s.Dialect, int(capN)+1)), []any{-window.Microseconds()}
+	err := r.s.Read(ctx, "finished in window", func() error {
+		rows, err := r.s.DB.QueryContext(ctx, q, args...)
 		if err != nil {
 			return err
 		}

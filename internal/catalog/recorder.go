@@ -1,4 +1,4 @@
-package core
+package catalog
 
 import (
 	"context"
@@ -6,7 +6,10 @@ import (
 	"database/sql/driver"
 	"errors"
 	"io"
+	"slices"
 	"sync"
+
+	"github.com/plenumdb/plenum/dialect"
 )
 
 // recorder is a stand-in database/sql connection for the catalog: it
@@ -87,4 +90,38 @@ func (r *recorderRows) Next(dest []driver.Value) error {
 		dest[i] = make([]byte, 16)
 	}
 	return nil
+}
+
+// recordClaims are the statements d's Claim sends for spec: once with
+// spec.Limit rows to take, and once with none (a storesql.ClaimRecorder).
+func recordClaims(d dialect.Dialect, spec dialect.ClaimSpec) []string {
+	var out []string
+	for _, rows := range []int{spec.Limit, 0} {
+		for _, q := range recordClaim(d, spec, rows) {
+			if !slices.Contains(out, q) {
+				out = append(out, q)
+			}
+		}
+	}
+	return out
+}
+
+// recordClaim runs d's Claim for spec against a stand-in connection on
+// which every query returns rows rows, and returns the statements sent.
+func recordClaim(d dialect.Dialect, spec dialect.ClaimSpec, rows int) []string {
+	r := &recorder{rows: rows}
+	db := openRecorder(r)
+	defer db.Close()
+	ctx := context.Background()
+	conn, err := db.Conn(ctx)
+	if err != nil {
+		return nil
+	}
+	defer conn.Close()
+	if rs, err := d.Claim(ctx, conn, spec); err == nil {
+		for rs.Next() {
+		}
+		rs.Close()
+	}
+	return r.sent()
 }

@@ -1,4 +1,4 @@
-package core_test
+package storeworkload
 
 import (
 	"context"
@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+
+	"github.com/plenumdb/plenum/browse"
 	"github.com/plenumdb/plenum/core"
 	"github.com/plenumdb/plenum/dialect"
 )
@@ -26,6 +28,7 @@ func workloadBrowse(t *testing.T, db *sql.DB, d dialect.Dialect) {
 	}
 	s, err := core.Open(ctx, db, d, core.Options{})
 	must(err)
+	b := browse.New(s)
 	var specs []core.ItemSpec
 	for p := range 20 {
 		specs = append(specs, core.ItemSpec{Queue: "browse-prio", Kind: "k", Priority: p})
@@ -38,7 +41,7 @@ func workloadBrowse(t *testing.T, db *sql.DB, d dialect.Dialect) {
 		for _, state := range []core.State{"", core.StateAvailable} {
 			for _, kind := range []string{"", "k"} {
 				for _, r := range []uuid.UUID{uuid.Nil, run.ID} {
-					_, err := s.Items(ctx, core.ItemFilter{Queue: queue, State: state, Kind: kind, Run: r, Limit: 2})
+					_, err := b.Items(ctx, browse.ItemFilter{Queue: queue, State: state, Kind: kind, Run: r, Limit: 2})
 					must(err)
 				}
 			}
@@ -46,16 +49,16 @@ func workloadBrowse(t *testing.T, db *sql.DB, d dialect.Dialect) {
 	}
 	for _, name := range []string{"", "browse"} {
 		for _, state := range []core.RunState{"", core.RunRunning} {
-			_, err := s.Runs(ctx, core.RunFilter{Name: name, State: state})
+			_, err := b.Runs(ctx, browse.RunFilter{Name: name, State: state})
 			must(err)
 		}
 	}
-	_, err = s.RunBarriers(ctx, core.RunBarriersParams{Run: run.ID})
+	_, err = b.RunBarriers(ctx, browse.RunBarriersParams{Run: run.ID})
 	must(err)
-	_, err = s.Owners(ctx, core.OwnersParams{})
+	_, err = b.Owners(ctx, browse.OwnersParams{})
 	must(err)
-	_, err = s.QueueSummaries(ctx, core.QueueSummaryParams{Window: time.Hour})
+	_, err = b.QueueSummaries(ctx, browse.QueueSummaryParams{Window: time.Hour})
 	must(err)
-	_, err = s.QueueSummaries(ctx, core.QueueSummaryParams{Queue: "browse-prio", CountCap: 5})
+	_, err = b.QueueSummaries(ctx, browse.QueueSummaryParams{Queue: "browse-prio", CountCap: 5})
 	must(err)
 }

@@ -1,10 +1,12 @@
-package core
+package browse
 
 import (
 	"slices"
 	"testing"
 
 	"github.com/google/uuid"
+
+	"github.com/plenumdb/plenum/core"
 )
 
 // An item whose state changed between the reads of two streams is read by
@@ -12,13 +14,13 @@ import (
 func TestSearchPage_ItemReadByTwoStreamsShowsOnce(t *testing.T) {
 	t.Parallel()
 	id := func(b byte) uuid.UUID { return uuid.UUID{b} }
-	moved := Item{ID: id(5), State: StateClaimed}
-	found := []Item{
-		{ID: id(7), State: StateAvailable},
-		{ID: id(5), State: StateAvailable}, // the same item, read before it moved
-		{ID: id(3), State: StateAvailable},
+	moved := core.Item{ID: id(5), State: core.StateClaimed}
+	found := []core.Item{
+		{ID: id(7), State: core.StateAvailable},
+		{ID: id(5), State: core.StateAvailable}, // the same item, read before it moved
+		{ID: id(3), State: core.StateAvailable},
 		moved,
-		{ID: id(2), State: StateCompleted},
+		{ID: id(2), State: core.StateCompleted},
 	}
 	page := searchPage(found, uuid.Nil, 3)
 	got := make([]uuid.UUID, len(page.Items))

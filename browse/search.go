@@ -1,4 +1,4 @@
-package core
+package browse
 
 import (
 	"bytes"
@@ -6,10 +6,13 @@ import (
 	"slices"
 
 	"github.com/google/uuid"
+
+	"github.com/plenumdb/plenum/core"
+	"github.com/plenumdb/plenum/internal/storesql"
 )
 
 // ItemSearchRows is the largest and the default ItemFilter.SearchRows: the
-// rows one call of ItemsPage examines for a Kind filter, across the queues
+// rows one call of Items examines for a Kind filter, across the queues
 // and states it searches. Kinds are not indexed: an index costs every
 // write of the items table, the hot path.
 const ItemSearchRows = 10000
@@ -44,7 +47,7 @@ func widerWindow(w int) int {
 // stream is one queue and state a kind's search reads, newest first.
 type stream struct {
 	queue string
-	state State
+	state core.State
 	// ids are the ids read so far, newest first.
 	ids []uuid.UUID
 	// window is the size of the last read.
@@ -61,7 +64,7 @@ func (st *stream) low() uuid.UUID {
 	return st.ids[len(st.ids)-1]
 }
 
-// searchItems serves the filters no index leads with (ItemsPage): a state
+// searchItems serves the filters no index leads with (Items): a state
 // without a queue, and a kind. A kind's page searches a range of ids,
 // [floor, Before): searchFloor finds, from the (queue, state, id) index
 // alone, the floor under which that range holds SearchRows rows across
@@ -69,24 +72,24 @@ func (st *stream) low() uuid.UUID {
 // for the kind over exactly that range. The next page starts at the floor:
 // a page covers the rows it examined, however unevenly they are spread
 // over the queues and states.
-func (s *Store) searchItems(ctx context.Context, f ItemFilter) (ItemPage, error) {
+func (r *Reader) searchItems(ctx context.Context, f ItemFilter) (ItemPage, error) {
 	queues := []string{f.Queue}
 	if f.Queue == "" {
 		var err error
-		if queues, err = s.allQueueNames(ctx); err != nil {
+		if queues, err = r.allQueueNames(ctx); err != nil {
 			return ItemPage{}, err
 		}
 	}
 	states := itemStates
 	if f.State != "" {
-		states = []State{f.State}
+		states = []core.State{f.State}
 	}
 	before := f.Before
 	if before == uuid.Nil {
 		before = uuid.Max
 	}
 	if f.Kind == "" {
-		return s.mergeQueues(ctx, queues, f.State, before, f.Limit)
+		return r.mergeQueues(ctx, queues, f.State, before, f.Limit)
 	}
 	streams := make([]*stream, 0, len(queues)*len(states))
 	for _, q := range queues {
@@ -94,20 +97,20 @@ func (s *Store) searchItems(ctx context.Context, f ItemFilter) (ItemPage, error)
 			streams = append(streams, &stream{queue: q, state: st})
 		}
 	}
-	floor, examined, err := s.searchFloor(ctx, streams, before, f.SearchRows)
+	floor, examined, err := r.searchFloor(ctx, streams, before, f.SearchRows)
 	if err != nil {
 		return ItemPage{}, err
 	}
-	var found []Item
-	scan := func(r scanner) (Item, error) { return scanItem(s.d, r) }
+	var found []core.Item
+	scan := r.s.ScanItem
 	for _, st := range streams {
 		// A stream with no id read at or above the floor has no row in
 		// the range: every row of it above its lowest id read was read.
 		if len(st.ids) == 0 || idLess(st.ids[0], floor) {
 			continue
 		}
-		matches, err := readRows(ctx, s, "items by kind", s.sql(qSearchRange(s.d, st.state, f.Limit)), scan,
-			st.queue, s.d.UUID(before), s.d.UUID(floor), f.Kind)
+		matches, err := storesql.Rows(ctx, r.s.Handle, "items by kind", r.s.SQL(qSearchRange(r.s, st.state, f.Limit)), scan,
+			st.queue, r.s.Dialect.UUID(before), r.s.Dialect.UUID(floor), f.Kind)
 		if err != nil {
 			return ItemPage{}, err
 		}
@@ -128,10 +131,10 @@ func (s *Store) searchItems(ctx context.Context, f ItemFilter) (ItemPage, error)
 // double, up to what is missing. The rows examined are bounded; the ids
 // read from the index are at most about three times the bound (or one per
 // stream).
-func (s *Store) searchFloor(ctx context.Context, streams []*stream, before uuid.UUID, bound int) (uuid.UUID, int, error) {
+func (r *Reader) searchFloor(ctx context.Context, streams []*stream, before uuid.UUID, bound int) (uuid.UUID, int, error) {
 	first := searchWindow(len(streams), bound)
 	for _, st := range streams {
-		if err := s.readStream(ctx, st, before, first); err != nil {
+		if err := r.readStream(ctx, st, before, first); err != nil {
 			return uuid.Nil, 0, err
 		}
 	}
@@ -165,19 +168,19 @@ func (s *Store) searchFloor(ctx context.Context, streams []*stream, before uuid.
 			return uuid.Nil, len(certain), nil
 		}
 		w := min(widerWindow(neck.window), searchWindow(1, bound-len(certain)))
-		if err := s.readStream(ctx, neck, neck.low(), w); err != nil {
+		if err := r.readStream(ctx, neck, neck.low(), w); err != nil {
 			return uuid.Nil, 0, err
 		}
 	}
 }
 
 // readStream reads the next w ids of st below from.
-func (s *Store) readStream(ctx context.Context, st *stream, from uuid.UUID, w int) error {
-	ids, err := readRows(ctx, s, "items by kind", s.sql(qSearchIDs(s.d, st.state, w)), func(r scanner) (uuid.UUID, error) {
+func (r *Reader) readStream(ctx context.Context, st *stream, from uuid.UUID, w int) error {
+	ids, err := storesql.Rows(ctx, r.s.Handle, "items by kind", r.s.SQL(qSearchIDs(r.s.Dialect, st.state, w)), func(row storesql.Scanner) (uuid.UUID, error) {
 		var id uuid.UUID
-		err := r.Scan(&id)
+		err := row.Scan(&id)
 		return id, err
-	}, st.queue, s.d.UUID(from))
+	}, st.queue, r.s.Dialect.UUID(from))
 	if err != nil {
 		return err
 	}
@@ -190,12 +193,12 @@ func (s *Store) readStream(ctx context.Context, st *stream, from uuid.UUID, w in
 // searchPage makes the page of a search from the matches of every stream
 // in the range it searched, whose lowest id is floor (uuid.Nil: the
 // search reached the end).
-func searchPage(found []Item, floor uuid.UUID, limit int) ItemPage {
+func searchPage(found []core.Item, floor uuid.UUID, limit int) ItemPage {
 	// Each stream is its own statement: an item that changed state
 	// between two of them can be read in both.
-	found = slices.DeleteFunc(found, func(it Item) bool { return idLess(it.ID, floor) })
+	found = slices.DeleteFunc(found, func(it core.Item) bool { return idLess(it.ID, floor) })
 	sortNewestFirst(found)
-	found = slices.CompactFunc(found, func(a, b Item) bool { return a.ID == b.ID })
+	found = slices.CompactFunc(found, func(a, b core.Item) bool { return a.ID == b.ID })
 	if len(found) >= limit {
 		found = found[:limit]
 		return ItemPage{Items: found, Next: found[len(found)-1].ID}
@@ -205,11 +208,11 @@ func searchPage(found []Item, floor uuid.UUID, limit int) ItemPage {
 
 // mergeQueues is a page of one state's items across queues: one page per
 // queue, merged newest first.
-func (s *Store) mergeQueues(ctx context.Context, queues []string, st State, before uuid.UUID, limit int) (ItemPage, error) {
-	var all []Item
-	q := s.sql(qItemsPage(s.d, 1|2, st, limit))
+func (r *Reader) mergeQueues(ctx context.Context, queues []string, st core.State, before uuid.UUID, limit int) (ItemPage, error) {
+	var all []core.Item
+	q := r.s.SQL(qItemsPage(r.s, 1|2, st, limit))
 	for _, queue := range queues {
-		items, err := readRows(ctx, s, "items", q, func(r scanner) (Item, error) { return scanItem(s.d, r) }, queue, s.d.UUID(before))
+		items, err := storesql.Rows(ctx, r.s.Handle, "items", q, r.s.ScanItem, queue, r.s.Dialect.UUID(before))
 		if err != nil {
 			return ItemPage{}, err
 		}
@@ -220,14 +223,14 @@ func (s *Store) mergeQueues(ctx context.Context, queues []string, st State, befo
 }
 
 // allQueueNames lists every queue, one index probe each.
-func (s *Store) allQueueNames(ctx context.Context) ([]string, error) {
+func (r *Reader) allQueueNames(ctx context.Context) ([]string, error) {
 	var out []string
 	for {
 		after := ""
 		if len(out) > 0 {
 			after = out[len(out)-1]
 		}
-		names, err := s.queueNames(ctx, after, MaxListLimit)
+		names, err := r.queueNames(ctx, after, MaxListLimit)
 		if err != nil {
 			return nil, err
 		}
@@ -241,6 +244,6 @@ func (s *Store) allQueueNames(ctx context.Context) ([]string, error) {
 // idLess orders ids as the databases do: byte by byte.
 func idLess(a, b uuid.UUID) bool { return bytes.Compare(a[:], b[:]) < 0 }
 
-func sortNewestFirst(items []Item) {
-	slices.SortFunc(items, func(a, b Item) int { return bytes.Compare(b.ID[:], a.ID[:]) })
+func sortNewestFirst(items []core.Item) {
+	slices.SortFunc(items, func(a, b core.Item) int { return bytes.Compare(b.ID[:], a.ID[:]) })
 }

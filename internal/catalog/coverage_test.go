@@ -1,4 +1,4 @@
-package core_test
+package catalog_test
 
 import (
 	"context"
@@ -15,6 +15,8 @@ import (
 
 	"github.com/plenumdb/plenum/core"
 	"github.com/plenumdb/plenum/dialect"
+	"github.com/plenumdb/plenum/internal/catalog"
+	"github.com/plenumdb/plenum/internal/testkit/storeworkload"
 	"github.com/plenumdb/plenum/migrations"
 	"github.com/plenumdb/plenum/sqlite"
 )
@@ -149,12 +151,12 @@ func TestCatalog_CoversEveryStatement(t *testing.T) {
 	w := registerWire()
 	reached := map[string]bool{}
 	var names []string
-	for _, d := range []dialect.Dialect{sqlite.Dialect(), noReturning{sqlite.Dialect()}} {
+	for _, d := range []dialect.Dialect{sqlite.Dialect(), storeworkload.NoReturning{Dialect: sqlite.Dialect()}} {
 		t.Run(fmt.Sprintf("ReturningUpdate=%v", d.Capabilities().ReturningUpdate), func(t *testing.T) {
 			own := ownStatements(t, w, d)
-			var cats []*core.Catalog
+			var cats []*catalog.Catalog
 			for _, off := range []time.Duration{0, 2 * time.Hour, 4 * time.Hour} { // the workload's stores
-				c, err := core.NewCatalog(d, core.Options{ClockOffset: off})
+				c, err := catalog.New(d, core.Options{ClockOffset: off})
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -162,10 +164,7 @@ func TestCatalog_CoversEveryStatement(t *testing.T) {
 			}
 			db := openWire(t, "catalog.db")
 			w.take()
-			workload(t, db, d)
-			workloadMore(t, db, d)
-			workloadRuns(t, db, d)
-			workloadBrowse(t, db, d)
+			storeworkload.Run(t, db, d)
 			sent := w.take()
 			if len(sent) < 100 {
 				t.Fatalf("only %d statements recorded", len(sent))

@@ -1,0 +1,270 @@
+package catalog
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+
+	_ "github.com/plenumdb/plenum/browse" // exposes its statement templates
+	"github.com/plenumdb/plenum/core"
+	"github.com/plenumdb/plenum/dialect"
+	"github.com/plenumdb/plenum/internal/storesql"
+)
+
+// Statement is one statement a store can send, rendered exactly as the store
+// sends it on its dialect: tables named under the prefix, the clock and lock
+// clause expanded, placeholders rebound.
+type Statement struct {
+	// Name names the template ("lost", "item.get", "claim",
+	// "browse.items", ...). One template may render to several statements at one size
+	// (the dialect's claim, where it takes more than one).
+	Name string
+	// Size is the count the statement was rendered at (rows of an INSERT,
+	// values of an IN list, branches of a CASE, a LIMIT): 0 for a template
+	// that takes none.
+	Size int
+	// SQL is the text as sent.
+	SQL string
+}
+
+// LargestSize, passed to Catalog.Statements, renders each size-dependent
+// statement at the largest size the store sends it at on the dialect
+// (within the bind-parameter and IN-list limits, and the batch sizes the
+// store splits its work into).
+const LargestSize = -1
+
+// Catalog is the enumeration of every statement template a store sends
+// (core's, and the browse package's reads), for one dialect and one
+// store's options. It exists so that a test can see
+// every statement the store can send (to check it with a database's
+// grammar, say), and tell whether a statement recorded on the wire is one
+// of them. Statements the dialect writes itself (its Check, Begin, Lock and
+// DDL) and the migrations package's are not in it; the claim statements
+// are, as the dialect's Claim writes them, and so are the skip-locked
+// probe's (ProveSkipLocked), which the migrator sends too.
+//
+// A Catalog is safe for concurrent use. It never touches a database: a
+// dialect's Claim runs against a stand-in connection that records what it
+// is sent.
+type Catalog struct {
+	templates []storesql.Template
+	shapes    []shape // of templates, in order
+	mu        sync.Mutex
+	matched   map[string]match
+}
+
+type match struct {
+	st Statement
+	ok bool
+}
+
+// New returns the catalog of the statements a store opened with d and
+// opts sends: core's, and the browse package's. Only opts.Prefix and
+// opts.ClockOffset change the text.
+func New(d dialect.Dialect, opts core.Options) (*Catalog, error) {
+	coreTemplates, ok := storesql.Exposed[storesql.CoreTemplates[core.Options, core.Item, core.Run, core.Barrier]]()
+	if !ok {
+		return nil, errors.New("plenum: catalog: core exposes no statement templates")
+	}
+	s, templates, err := coreTemplates(d, opts, recordClaims)
+	if err != nil {
+		return nil, err
+	}
+	browseTemplates, ok := storesql.Exposed[storesql.BrowseTemplates[core.Item, core.Run, core.Barrier]]()
+	if !ok {
+		return nil, errors.New("plenum: catalog: the browse package exposes no statement templates")
+	}
+	c := &Catalog{templates: append(templates, browseTemplates(s)...), matched: map[string]match{}}
+	for _, t := range c.templates {
+		c.shapes = append(c.shapes, shapeOf(t))
+	}
+	return c, nil
+}
+
+// Statements renders every template: each fixed one once, and each
+// size-dependent one at every size given (LargestSize for its largest; a
+// size above a template's largest renders the largest). With no sizes, it
+// renders them at 1, 2 and LargestSize. Sizes below 1 other than
+// LargestSize are an *InputError.
+func (c *Catalog) Statements(sizes ...int) ([]Statement, error) {
+	if len(sizes) == 0 {
+		sizes = []int{1, 2, LargestSize}
+	}
+	for i, n := range sizes {
+		if n < 1 && n != LargestSize {
+			return nil, &core.InputError{Field: fmt.Sprintf("sizes[%d]", i), Reason: fmt.Sprintf("%d: a size is at least 1, or LargestSize", n)}
+		}
+	}
+	var out []Statement
+	for _, e := range c.templates {
+		if e.Largest == 0 {
+			for _, q := range e.Render(0) {
+				out = append(out, Statement{Name: e.Name, SQL: q})
+			}
+			continue
+		}
+		largest := e.Largest
+		var done []int
+		for _, n := range sizes {
+			if n == LargestSize || n > largest {
+				n = largest
+			}
+			if slices.Contains(done, n) {
+				continue
+			}
+			done = append(done, n)
+			for _, q := range e.Render(n) {
+				out = append(out, Statement{Name: e.Name, Size: n, SQL: q})
+			}
+		}
+	}
+	return out, nil
+}
+
+// Match returns the catalog statement whose text is exactly sql, at
+// whatever size, and whether there is one. A statement of the dialect's own
+// (Check, Begin, DDL) or of the migrations package is not matched. The
+// answer for each text is remembered: Match is for tests that look up the
+// statements of a run, many times each.
+func (c *Catalog) Match(sql string) (Statement, bool) {
+	c.mu.Lock()
+	m, seen := c.matched[sql]
+	c.mu.Unlock()
+	if seen {
+		return m.st, m.ok
+	}
+	m.st, m.ok = c.find(sql)
+	c.mu.Lock()
+	c.matched[sql] = m
+	c.mu.Unlock()
+	return m.st, m.ok
+}
+
+func (c *Catalog) find(sql string) (Statement, bool) {
+	for k, e := range c.templates {
+		if e.Largest == 0 {
+			if slices.Contains(c.shapes[k].fixed, sql) {
+				return Statement{Name: e.Name, SQL: sql}, true
+			}
+			continue
+		}
+		for _, n := range c.sizesFor(k, sql) {
+			if slices.Contains(e.Render(n), sql) {
+				return Statement{Name: e.Name, Size: n, SQL: sql}, true
+			}
+		}
+	}
+	return Statement{}, false
+}
+
+// shape is what an entry's renderings share, to pass over the entries a
+// statement cannot be cheaply: a fixed entry's statements, or, for each
+// statement a sized one renders, the text before and after what its size
+// changes.
+type shape struct {
+	fixed    []string
+	prefixes []string
+	suffixes []string
+	largest  int
+}
+
+func shapeOf(e storesql.Template) shape {
+	if e.Largest == 0 {
+		return shape{fixed: e.Render(0)}
+	}
+	one, two := e.Render(1), e.Render(2)
+	sh := shape{largest: e.Largest}
+	for i := range min(len(one), len(two)) {
+		p := sharedPrefix(one[i], two[i])
+		q := sharedSuffix(one[i][p:], two[i][p:])
+		sh.prefixes = append(sh.prefixes, one[i][:p])
+		sh.suffixes = append(sh.suffixes, one[i][len(one[i])-q:])
+	}
+	return sh
+}
+
+// sizesFor are the sizes at which entry k might render sql: the numbers
+// written in it (a LIMIT), and, for each statement the entry renders whose
+// shape sql has, the size at which that statement is as long as sql (a
+// statement grows with its size).
+func (c *Catalog) sizesFor(k int, sql string) []int {
+	e, sh := c.templates[k], c.shapes[k]
+	var out []int
+	for i := range sh.prefixes {
+		if len(sql) < len(sh.prefixes[i])+len(sh.suffixes[i]) || !strings.HasPrefix(sql, sh.prefixes[i]) || !strings.HasSuffix(sql, sh.suffixes[i]) {
+			continue
+		}
+		if len(out) == 0 {
+			for _, n := range countsIn(sql) {
+				if n >= 1 && n <= sh.largest && !slices.Contains(out, n) {
+					out = append(out, n)
+				}
+			}
+		}
+		length := func(n int) int {
+			qs := e.Render(n)
+			if i >= len(qs) {
+				return -1
+			}
+			return len(qs[i])
+		}
+		// The smallest n whose statement is at least as long as sql.
+		hi := 1
+		for hi < sh.largest && length(hi) < len(sql) {
+			hi = min(2*hi, sh.largest)
+		}
+		lo := max(1, hi/2)
+		for lo < hi {
+			mid := (lo + hi) / 2
+			if length(mid) < len(sql) {
+				lo = mid + 1
+			} else {
+				hi = mid
+			}
+		}
+		if !slices.Contains(out, hi) {
+			out = append(out, hi)
+		}
+	}
+	return out
+}
+
+// countsIn are the numbers written in sql as words of their own (after a
+// space or a parenthesis, as a LIMIT's), not those of numbered
+// placeholders ($1, :1), which would make every placeholder a candidate.
+func countsIn(sql string) []int {
+	var out []int
+	for i := 0; i < len(sql); i++ {
+		if sql[i] < '0' || sql[i] > '9' || (i > 0 && sql[i-1] != ' ' && sql[i-1] != '(') {
+			continue
+		}
+		j := i
+		for j < len(sql) && sql[j] >= '0' && sql[j] <= '9' {
+			j++
+		}
+		if n, err := strconv.Atoi(sql[i:j]); err == nil {
+			out = append(out, n)
+		}
+		i = j
+	}
+	return out
+}
+
+func sharedSuffix(a, b string) int {
+	n := 0
+	for n < len(a) && n < len(b) && a[len(a)-1-n] == b[len(b)-1-n] {
+		n++
+	}
+	return n
+}
+
+func sharedPrefix(a, b string) int {
+	n := 0
+	for n < len(a) && n < len(b) && a[n] == b[n] {
+		n++
+	}
+	return n
+}

@@ -2,10 +2,7 @@ package core_test
 
 import (
 	"context"
-	"database/sql"
-	"database/sql/driver"
 	"path/filepath"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -13,44 +10,9 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/plenumdb/plenum/core"
+	"github.com/plenumdb/plenum/internal/testkit/wiretap"
 	"github.com/plenumdb/plenum/sqlite"
 )
-
-// flakyReads is a database/sql driver over SQLite's whose next failQueries
-// queries fail with errTransient: a serializable database's abort of a
-// plain read, which the faulty dialect classifies as retryable.
-type flakyReads struct {
-	driver.Driver
-	failQueries atomic.Int64
-}
-
-func (f *flakyReads) Open(name string) (driver.Conn, error) {
-	c, err := f.Driver.Open(name)
-	if err != nil {
-		return nil, err
-	}
-	return &flakyConn{countingConn: countingConn{Conn: c, b: &bindCounter{}}, f: f}, nil
-}
-
-type flakyConn struct {
-	countingConn
-	f *flakyReads
-}
-
-func (c *flakyConn) QueryContext(ctx context.Context, query string, args []driver.NamedValue) (driver.Rows, error) {
-	if c.f.failQueries.Add(-1) >= 0 {
-		return nil, errTransient
-	}
-	return c.countingConn.QueryContext(ctx, query, args)
-}
-
-var registerFlaky = sync.OnceValue(func() *flakyReads {
-	db, _ := sql.Open(sqlite.DriverName, "")
-	f := &flakyReads{Driver: db.Driver()}
-	db.Close()
-	sql.Register("plenum-flaky-reads", f)
-	return f
-})
 
 // TestReads_TransientErrorsRetried checks that the store's reads outside a
 // transaction (Get, Counts, Children, GetBarrier, UnfiredBarriers,
@@ -58,16 +20,17 @@ var registerFlaky = sync.OnceValue(func() *flakyReads {
 // transactions do, instead of handing a serializable database's abort of
 // a plain read to the caller.
 func TestReads_TransientErrorsRetried(t *testing.T) {
-	f := registerFlaky()
-	dsn, err := sqlite.DSN(filepath.Join(t.TempDir(), "reads.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	db, err := sql.Open("plenum-flaky-reads", dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
+	// The next failQueries queries fail with errTransient: a serializable
+	// database's abort of a plain read, which the faulty dialect classifies
+	// as retryable.
+	var failQueries atomic.Int64
+	tap := wiretap.Tap{FailQuery: func() error {
+		if failQueries.Add(-1) >= 0 {
+			return errTransient
+		}
+		return nil
+	}}
+	db := wiretap.Open(t, &tap, filepath.Join(t.TempDir(), "reads.db"))
 	ctx := context.Background()
 	s, err := core.Open(ctx, db, &faulty{Dialect: sqlite.Dialect()}, core.Options{Migrate: true})
 	if err != nil {
@@ -100,7 +63,7 @@ func TestReads_TransientErrorsRetried(t *testing.T) {
 	}
 	for name, read := range reads {
 		before := s.Stats().Retries
-		f.failQueries.Store(2)
+		failQueries.Store(2)
 		if err := read(); err != nil {
 			t.Errorf("%s after two transient failures: %v", name, err)
 		}
@@ -108,5 +71,5 @@ func TestReads_TransientErrorsRetried(t *testing.T) {
 			t.Errorf("%s: %d retries counted, want 2", name, got)
 		}
 	}
-	f.failQueries.Store(0)
+	failQueries.Store(0)
 }

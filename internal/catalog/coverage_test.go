@@ -3,13 +3,10 @@ package catalog_test
 import (
 	"context"
 	"database/sql"
-	"database/sql/driver"
-	"errors"
 	"fmt"
 	"path/filepath"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -17,100 +14,35 @@ import (
 	"github.com/plenumdb/plenum/dialect"
 	"github.com/plenumdb/plenum/internal/catalog"
 	"github.com/plenumdb/plenum/internal/testkit/storeworkload"
+	"github.com/plenumdb/plenum/internal/testkit/wiretap"
 	"github.com/plenumdb/plenum/migrations"
 	"github.com/plenumdb/plenum/sqlite"
 )
 
-// wire is a database/sql driver over SQLite's that records every statement
-// it runs.
-type wire struct {
-	driver.Driver
-	mu   sync.Mutex
-	sent []string
-}
-
-func (w *wire) take() []string {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	out := w.sent
-	w.sent = nil
-	return out
-}
-
-func (w *wire) Open(name string) (driver.Conn, error) {
-	c, err := w.Driver.Open(name)
-	if err != nil {
-		return nil, err
-	}
-	return &wireConn{Conn: c, w: w}, nil
-}
-
-type wireConn struct {
-	driver.Conn
-	w *wire
-}
-
-func (c *wireConn) note(q string) {
-	c.w.mu.Lock()
-	c.w.sent = append(c.w.sent, q)
-	c.w.mu.Unlock()
-}
-
-func (c *wireConn) ExecContext(ctx context.Context, query string, args []driver.NamedValue) (driver.Result, error) {
-	c.note(query)
-	return c.Conn.(driver.ExecerContext).ExecContext(ctx, query, args)
-}
-
-func (c *wireConn) QueryContext(ctx context.Context, query string, args []driver.NamedValue) (driver.Rows, error) {
-	c.note(query)
-	return c.Conn.(driver.QueryerContext).QueryContext(ctx, query, args)
-}
-
-func (c *wireConn) BeginTx(ctx context.Context, opts driver.TxOptions) (driver.Tx, error) {
-	return c.Conn.(driver.ConnBeginTx).BeginTx(ctx, opts)
-}
-
-func (c *wireConn) PrepareContext(ctx context.Context, query string) (driver.Stmt, error) {
-	return nil, errors.New("wire: statements are not prepared")
-}
-
-func (c *wireConn) ResetSession(ctx context.Context) error {
-	if r, ok := c.Conn.(driver.SessionResetter); ok {
-		return r.ResetSession(ctx)
-	}
-	return nil
-}
-
-var registerWire = sync.OnceValue(func() *wire {
-	db, _ := sql.Open(sqlite.DriverName, "")
-	w := &wire{Driver: db.Driver()}
-	db.Close()
-	sql.Register("plenum-catalog-wire", w)
-	return w
-})
-
-func openWire(t *testing.T, name string) *sql.DB {
+// openWire opens a new SQLite file whose statements tap records.
+func openWire(t *testing.T, tap *wiretap.Tap, name string) *sql.DB {
 	t.Helper()
-	dsn, err := sqlite.DSN(filepath.Join(t.TempDir(), name))
-	if err != nil {
-		t.Fatal(err)
+	return wiretap.Open(t, tap, filepath.Join(t.TempDir(), name))
+}
+
+// queries are the texts of what tap recorded since the last call.
+func queries(tap *wiretap.Tap) []string {
+	var out []string
+	for _, st := range tap.Take() {
+		out = append(out, st.Query)
 	}
-	db, err := sql.Open("plenum-catalog-wire", dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
-	return db
+	return out
 }
 
 // ownStatements are what the dialect and the migrations package send on
 // their own, without the core: migrating, reading the schema version,
 // checking the connection, beginning and ending transactions.
-func ownStatements(t *testing.T, w *wire, d dialect.Dialect) map[string]bool {
+func ownStatements(t *testing.T, d dialect.Dialect) map[string]bool {
 	t.Helper()
 	ctx := context.Background()
-	db := openWire(t, "own.db")
-	w.take()
+	var tap wiretap.Tap
+	db := openWire(t, &tap, "own.db")
+	tap.Take()
 	if _, err := migrations.Apply(ctx, db, d, core.DefaultPrefix); err != nil {
 		t.Fatal(err)
 	}
@@ -136,7 +68,7 @@ func ownStatements(t *testing.T, w *wire, d dialect.Dialect) map[string]bool {
 		}
 	}
 	own := map[string]bool{}
-	for _, q := range w.take() {
+	for _, q := range queries(&tap) {
 		own[q] = true
 	}
 	return own
@@ -148,12 +80,11 @@ func ownStatements(t *testing.T, w *wire, d dialect.Dialect) map[string]bool {
 // own (what they send run on their own) nor the rendering of a catalog
 // entry at some size, for the options of the store that sent it.
 func TestCatalog_CoversEveryStatement(t *testing.T) {
-	w := registerWire()
 	reached := map[string]bool{}
 	var names []string
 	for _, d := range []dialect.Dialect{sqlite.Dialect(), storeworkload.NoReturning{Dialect: sqlite.Dialect()}} {
 		t.Run(fmt.Sprintf("ReturningUpdate=%v", d.Capabilities().ReturningUpdate), func(t *testing.T) {
-			own := ownStatements(t, w, d)
+			own := ownStatements(t, d)
 			var cats []*catalog.Catalog
 			for _, off := range []time.Duration{0, 2 * time.Hour, 4 * time.Hour} { // the workload's stores
 				c, err := catalog.New(d, core.Options{ClockOffset: off})
@@ -162,10 +93,11 @@ func TestCatalog_CoversEveryStatement(t *testing.T) {
 				}
 				cats = append(cats, c)
 			}
-			db := openWire(t, "catalog.db")
-			w.take()
+			var tap wiretap.Tap
+			db := openWire(t, &tap, "catalog.db")
+			tap.Take()
 			storeworkload.Run(t, db, d)
-			sent := w.take()
+			sent := queries(&tap)
 			if len(sent) < 100 {
 				t.Fatalf("only %d statements recorded", len(sent))
 			}

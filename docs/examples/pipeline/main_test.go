@@ -67,6 +67,6 @@ func TestProgram_PricesEachItemThenWaitsForApproval(t *testing.T) {
 		t.Fatal(err)
 	}
 	if owners != 0 {
-		t.Errorf("%d workers still registered: the program did not stop cleanly", owners)
+		t.Errorf("workers still registered: %d; the program did not stop cleanly", owners)
 	}
 }

@@ -42,7 +42,19 @@ type Program struct {
 // killed when t ends, if it has not exited by then.
 func StartProgram(t *testing.T, args ...string) *Program {
 	t.Helper()
-	p := &Program{cmd: exec.Command(os.Args[0], args...), lines: make(chan string, 1024)}
+	return StartProgramIn(t, "", args...)
+}
+
+// StartProgramIn is StartProgram with the program's working directory
+// dir ("" for the test's), where the files it names by relative path go.
+func StartProgramIn(t *testing.T, dir string, args ...string) *Program {
+	t.Helper()
+	self, err := os.Executable() // absolute, whatever dir is
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := &Program{cmd: exec.Command(self, args...), lines: make(chan string, 1024)}
+	p.cmd.Dir = dir
 	p.cmd.Env = append(os.Environ(), asMain+"=1")
 	p.cmd.Stderr = writerFunc(func(b []byte) (int, error) {
 		p.mu.Lock()

@@ -26,6 +26,32 @@ import (
 // before the server's max_connections.
 func LimitedRole(t testing.TB, dsn string, limit int, prefix string) string {
 	t.Helper()
+	return limitedRole(t, dsn, limit, func(ctx context.Context, admin *sql.DB) ([]string, error) {
+		if prefix == "" {
+			return nil, nil
+		}
+		return tablesOf(ctx, admin, prefix)
+	})
+}
+
+// LimitedCreatorRole is LimitedRole for a test that creates its own
+// tables: the role may create tables in dsn's current schema, and owns
+// what it creates, which is dropped with it.
+func LimitedCreatorRole(t testing.TB, dsn string, limit int) string {
+	t.Helper()
+	return limitedRole(t, dsn, limit, func(ctx context.Context, admin *sql.DB) ([]string, error) {
+		var schema string
+		if err := admin.QueryRowContext(ctx, "SELECT current_schema()").Scan(&schema); err != nil {
+			return nil, err
+		}
+		return []string{"GRANT USAGE, CREATE ON SCHEMA " + schema}, nil
+	})
+}
+
+// limitedRole makes the role of LimitedRole, granted what grants returns
+// (GRANT statements without their TO).
+func limitedRole(t testing.TB, dsn string, limit int, grants func(context.Context, *sql.DB) ([]string, error)) string {
+	t.Helper()
 	u, err := url.Parse(dsn)
 	if err != nil || (u.Scheme != "postgres" && u.Scheme != "postgresql") {
 		t.Skipf("testdb: a limited role needs a postgres:// URL DSN, not %q", dsn)
@@ -56,15 +82,13 @@ func LimitedRole(t testing.TB, dsn string, limit int, prefix string) string {
 			}
 		}
 	})
-	if prefix != "" {
-		grants, err := tablesOf(ctx, admin, prefix)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, g := range grants {
-			if _, err := admin.ExecContext(ctx, g+" TO "+role); err != nil {
-				t.Fatalf("%s TO %s: %v", g, role, err)
-			}
+	gs, err := grants(ctx, admin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, g := range gs {
+		if _, err := admin.ExecContext(ctx, g+" TO "+role); err != nil {
+			t.Fatalf("%s TO %s: %v", g, role, err)
 		}
 	}
 	u.User = url.UserPassword(role, password)

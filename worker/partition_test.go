@@ -15,8 +15,10 @@ import (
 	"time"
 
 	"github.com/plenumdb/plenum/core"
+	"github.com/plenumdb/plenum/dialect"
 	"github.com/plenumdb/plenum/internal/testkit/crashtest"
 	"github.com/plenumdb/plenum/internal/testkit/privatedb"
+	"github.com/plenumdb/plenum/mysql"
 	"github.com/plenumdb/plenum/postgres"
 	"github.com/plenumdb/plenum/worker"
 )
@@ -55,17 +57,34 @@ func auditFence(audit string) func(ctx context.Context, job *worker.Job[json.Raw
 	}
 }
 
-// TestWorker_SilentPartition_Postgres cuts a worker process off from its
-// PostgreSQL server, dropping every packet without a reset, for longer
-// than the stale threshold, then heals the partition. While cut off, each
+// partitionServer is a server the partition test runs on.
+type partitionServer struct {
+	start func(testing.TB, privatedb.Options) *privatedb.Server
+	d     dialect.Dialect
+	open  func(string) (*sql.DB, error)
+}
+
+var partitionServers = map[string]partitionServer{
+	"postgres": {privatedb.Postgres, postgres.Dialect(), postgres.Open},
+	"mysql":    {privatedb.MariaDB, mysql.Dialect(), mysql.Open},
+}
+
+// TestWorker_SilentPartition_Postgres and _MySQL cut a worker process
+// off from its server, dropping every packet without a reset, for longer
+// than the stale threshold, then heal the partition. While cut off, each
 // of its calls on the database returns within the dialect's bound, it
-// stops itself and Stop returns by its deadline, and a worker of another
-// process reaps its claims and finishes its items. After the heal none of
-// its late writes lands, every item was completed once with one effect,
-// and a worker it starts anew runs items again.
-func TestWorker_SilentPartition_Postgres(t *testing.T) {
+// cancels its handlers and Stop returns, and a worker of another process
+// reaps its claims and finishes its items. After the heal none of its
+// late writes lands, every item was completed once with one effect, and
+// a worker it starts anew runs items again.
+func TestWorker_SilentPartition_Postgres(t *testing.T) { silentPartition(t, "postgres") }
+
+func TestWorker_SilentPartition_MySQL(t *testing.T) { silentPartition(t, "mysql") }
+
+func silentPartition(t *testing.T, name string) {
+	srvKind := partitionServers[name]
 	if dsn := os.Getenv(partitionEnv); dsn != "" {
-		if err := partitioned(dsn, os.Getenv(partitionPrefix)); err != nil {
+		if err := partitioned(srvKind, dsn, os.Getenv(partitionPrefix)); err != nil {
 			fmt.Println("error", err)
 			os.Exit(2)
 		}
@@ -75,12 +94,12 @@ func TestWorker_SilentPartition_Postgres(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	ns := privatedb.NewNamespace(t)
-	srv := privatedb.Postgres(t, privatedb.Options{Addr: ns.HostAddr})
-	db, err := postgres.Open(srv.DSN())
+	srv := srvKind.start(t, privatedb.Options{Addr: ns.HostAddr})
+	db, err := srvKind.open(srv.DSN())
 	if err != nil {
 		t.Fatal(err)
 	}
-	store, prefix, audit := crashtest.AuditedStore(ctx, t, db, postgres.Dialect(), "id")
+	store, prefix, audit := crashtest.AuditedStore(ctx, t, db, srvKind.d, "id")
 	enqueue(t, store, "q", "held", partitionItems)
 
 	p := startPartitioned(t, ns, srv.DSN(), prefix)
@@ -283,14 +302,14 @@ func (p *partitionedProcess) wait(t *testing.T) {
 // partitioned is the worker process: it holds partitionHeld claims until
 // cut off, probes how long its calls wait while cut off, stops, writes
 // late through its old claims once healed, and runs anew.
-func partitioned(dsn, prefix string) error {
+func partitioned(srv partitionServer, dsn, prefix string) error {
 	ctx := context.Background()
-	db, err := postgres.Open(dsn)
+	db, err := srv.open(dsn)
 	if err != nil {
 		return err
 	}
 	defer db.Close()
-	store, err := core.Open(ctx, db, postgres.Dialect(), core.Options{Prefix: prefix})
+	store, err := core.Open(ctx, db, srv.d, core.Options{Prefix: prefix})
 	if err != nil {
 		return err
 	}

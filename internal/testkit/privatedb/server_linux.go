@@ -221,5 +221,6 @@ func (s *Server) launch(t testing.TB) {
 		}
 		t.Fatal(err)
 	}
-	t.Logf("conformance: %s: testing the database of a private %s on %s", Require, s.name, net.JoinHostPort(s.addr, strconv.Itoa(s.port)))
+	t.Logf("private %s on %s, data in %s", s.name, net.JoinHostPort(s.addr, strconv.Itoa(s.port)), s.dir)
+	t.Logf("conformance: %s: testing the database of a private %s server", Require, s.name)
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"cmp"
 	"context"
+	"errors"
 	"slices"
 	"time"
 
@@ -60,7 +61,11 @@ type Claim struct {
 // number first, then earliest available, then lowest id, and returns them
 // in that order. Concurrent claimers never get the same item; a claim locks
 // only the rows it takes. It returns no items and no error when none are
-// available, or when the queue is paused (PauseQueue).
+// available, or when the queue is paused (PauseQueue). A claim whose
+// commit outcome is unknown (the connection broke as it committed) is
+// resolved before Claim returns: it reads the items again once the
+// database answers and returns those the claim holds, or none; an error
+// wrapping ErrCommitUnknown only if ctx ends or p.Lease passes first.
 func (s *Store) Claim(ctx context.Context, p ClaimParams) ([]Claim, error) {
 	if err := s.validateClaim(p); err != nil {
 		return nil, err
@@ -71,6 +76,9 @@ func (s *Store) Claim(ctx context.Context, p ClaimParams) ([]Claim, error) {
 		out, err = s.claim(ctx, tx, p)
 		return err
 	})
+	if errors.Is(err, ErrCommitUnknown) && len(out) > 0 {
+		return s.resolveClaim(ctx, out, p.Lease, err)
+	}
 	return out, err
 }
 

@@ -76,6 +76,14 @@ type RetryPolicy struct {
 	BaseDelay time.Duration
 	// MaxDelay caps the backoff. Default 250 ms.
 	MaxDelay time.Duration
+	// MaxLostFor bounds the retries of a lost connection (ErrorClass
+	// ConnectionLost) in time: no new try starts once this long has
+	// passed since the first began. A server restarting answers again
+	// within it; a server cut off by the network fails each try only
+	// after the dialect's bound on a half-open connection (20 s on
+	// PostgreSQL and MySQL), and MaxAttempts such tries would hold the
+	// caller for minutes. Default 5 s.
+	MaxLostFor time.Duration
 }
 
 // Defaults and limits.
@@ -142,6 +150,9 @@ func (o Options) withDefaults() Options {
 	}
 	if o.Retry.MaxDelay <= 0 {
 		o.Retry.MaxDelay = 250 * time.Millisecond
+	}
+	if o.Retry.MaxLostFor <= 0 {
+		o.Retry.MaxLostFor = 5 * time.Second
 	}
 	if o.MaxPayloadBytes <= 0 {
 		o.MaxPayloadBytes = DefaultMaxPayloadBytes

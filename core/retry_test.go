@@ -26,6 +26,9 @@ type faulty struct {
 	// lostCommit makes this many commits commit and then report a broken
 	// connection.
 	lostCommit atomic.Int64
+	// lostRollback makes this many commits roll back and then report a
+	// broken connection.
+	lostRollback atomic.Int64
 	// broken makes every statement fail with a non-transient error.
 	broken atomic.Bool
 	begins atomic.Int64
@@ -97,6 +100,10 @@ func (t *faultyTx) Commit() error {
 	if t.f.failCommit.Add(-1) >= 0 {
 		_ = t.Tx.Rollback()
 		return errTransient
+	}
+	if t.f.lostRollback.Add(-1) >= 0 {
+		_ = t.Tx.Rollback()
+		return driver.ErrBadConn
 	}
 	if t.f.lostCommit.Add(-1) >= 0 {
 		if err := t.Tx.Commit(); err != nil {

@@ -279,8 +279,10 @@ func (s *Store) read(ctx context.Context, op string, fn func() error) error {
 }
 
 // retry runs try until it succeeds, fails with an error that is not
-// transient, or uses the store's retry budget.
+// transient, or uses the store's retry budget: MaxAttempts tries, and no
+// try after a lost connection once MaxLostFor has passed.
 func (s *Store) retry(ctx context.Context, op string, try func() error) error {
+	began := time.Now()
 	for attempt := 1; ; attempt++ {
 		err := try()
 		if err == nil {
@@ -291,7 +293,8 @@ func (s *Store) retry(ctx context.Context, op string, try func() error) error {
 			s.noteAttempts(attempt)
 			return wrapDBError(op, err)
 		}
-		if attempt >= s.opts.Retry.MaxAttempts {
+		lostTooLong := s.d.Classify(err) == dialect.ConnectionLost && time.Since(began) >= s.opts.Retry.MaxLostFor
+		if attempt >= s.opts.Retry.MaxAttempts || lostTooLong {
 			s.noteAttempts(attempt)
 			s.exhausted.Add(1)
 			s.log.WarnContext(ctx, "plenum: transaction used its retry budget", "op", op, "attempts", attempt, "err", err)

@@ -162,6 +162,27 @@
 // inactivity, 2006/2013 as some proxies send them) is ConnectionLost, which
 // the core turns into ErrCommitUnknown at commit.
 //
+// # When the network fails
+//
+// A server that stops answering without closing the connection (a
+// partition that drops packets, a load balancer that forgot the flow)
+// would leave a call waiting on the kernel's retransmissions, about 15
+// minutes, or for ever where it waits for a reply with nothing left to
+// send. Over TCP, Open bounds it (sqlkit.DefaultTCPBounds):
+//
+//   - the DSN's timeout (DialTimeout, 10 s, where it sets none): a dial;
+//   - TCP keepalives (probes after 5 s of quiet, every 5 s) and, on Linux,
+//     TCP_USER_TIMEOUT (15 s): a connection whose peer acknowledges
+//     nothing for 15 s is closed, so a statement or commit on it fails, as
+//     a lost connection, within about 20 s.
+//
+// The driver's readTimeout and writeTimeout are left unset: they would
+// also cut short a statement that waits on a lock for longer
+// (innodb_lock_wait_timeout is 50 s by default), which the probes do not.
+// To set other bounds, open the *sql.DB yourself with a
+// go-sql-driver Config whose DialFunc is a net.Dialer of your settings
+// (sqlkit.TCPBounds.Dialer builds one).
+//
 // # Checked at open
 //
 // Check runs on one connection and refuses, naming the setting: a server

@@ -209,6 +209,13 @@ func bareAddress(dsn string) (string, bool) {
 // Set another bound with db.SetMaxOpenConns before handing db to
 // core.Open (worker.MinOpenConns says what a worker needs; 0 removes the
 // bound).
+//
+// Over TCP, a call on a connection whose server stopped answering (a
+// half-open connection: a partition, a load balancer that dropped the
+// flow) fails within about 20 s, and a dial within the DSN's timeout
+// (DialTimeout, 10 s, where it sets none): TCP keepalives and, on Linux,
+// TCP_USER_TIMEOUT (sqlkit.DefaultTCPBounds). See the package
+// documentation, "When the network fails".
 func Open(dsn string) (*sql.DB, error) {
 	full, err := DSN(dsn)
 	if err != nil {
@@ -219,10 +226,16 @@ func Open(dsn string) (*sql.DB, error) {
 		return nil, err
 	}
 	where := cfg.Net + "(" + cfg.Addr + ")/" + cfg.DBName
-	db, err := sql.Open(DriverName, full)
+	if cfg.Net == "tcp" && cfg.DialFunc == nil {
+		b := sqlkit.DefaultTCPBounds
+		b.Connect = cfg.Timeout
+		cfg.DialFunc = b.Dialer().DialContext
+	}
+	connector, err := gomysql.NewConnector(cfg)
 	if err != nil {
 		return nil, fmt.Errorf("mysql: open %s: %w", where, err)
 	}
+	db := sql.OpenDB(connector)
 	db.SetConnMaxLifetime(3 * time.Minute)
 	db.SetMaxOpenConns(dialect.DefaultMaxOpenConns)
 	ctx, cancel := context.WithTimeout(context.Background(), openPingTimeout)

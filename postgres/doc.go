@@ -125,6 +125,32 @@
 // notified, and LISTEN does not work behind a pooler in transaction mode:
 // core.Options.DisableNotify turns both off.
 //
+// # When the network fails
+//
+// A server that stops answering without closing the connection (a
+// partition that drops packets, a load balancer that forgot the flow, a
+// host that lost power) would leave a call waiting on the kernel's
+// retransmissions, about 15 minutes, or for ever where the call waits for
+// a reply with nothing left to send. Open bounds it where the DSN does not
+// (sqlkit.DefaultTCPBounds):
+//
+//   - connect_timeout (10 s): a new connection's dial and start-up;
+//   - TCP keepalives (keepalives_idle 5 s, keepalives_interval 5 s,
+//     keepalives_count 3) and, on Linux, tcp_user_timeout (15000 ms): a
+//     connection whose peer acknowledges nothing for 15 s is closed, so a
+//     statement or commit on it fails, as a lost connection, within about
+//     20 s (the wait for a reply included); the LISTEN session of the
+//     wake-ups is replaced.
+//
+// Each is a DSN parameter of libpq's name, which overrides the default:
+// postgres://app@db/app?tcp_user_timeout=60000&connect_timeout=5.
+// A long statement on a live server is not cut short: its kernel answers
+// the probes. A *sql.DB opened otherwise (sql.Open("pgx", dsn), a
+// pgxpool) has pgx's defaults; set a net.Dialer of the same settings as
+// its DialFunc. A context deadline still bounds each call sooner; the
+// worker gives its heartbeats one, and its owner stops itself when they
+// fail (worker.Config.StaleAfter).
+//
 // # Check
 //
 // Check, run once by core.Open, refuses: a driver other than pgx;

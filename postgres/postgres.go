@@ -71,6 +71,14 @@ func Dialect() dialect.Dialect { return theDialect }
 // Set another bound with db.SetMaxOpenConns before handing db to
 // core.Open (worker.MinOpenConns says what a worker needs; 0 removes the
 // bound).
+//
+// A call on a connection whose server stopped answering (a half-open
+// connection: a partition, a load balancer that dropped the flow) fails
+// within about 20 s, and a new connection within 10 s
+// (sqlkit.DefaultTCPBounds: connect_timeout, TCP keepalives, and
+// TCP_USER_TIMEOUT on Linux), where the DSN sets none of libpq's
+// connect_timeout, keepalives_idle, keepalives_interval, keepalives_count
+// and tcp_user_timeout; see the package documentation.
 func Open(dsn string) (*sql.DB, error) {
 	if strings.TrimSpace(dsn) == "" {
 		return nil, errors.New("postgres: open: empty DSN (e.g. postgres://user:password@localhost:5432/db?sslmode=disable)")
@@ -78,10 +86,11 @@ func Open(dsn string) (*sql.DB, error) {
 	if k := sqlkit.DSNKind(dsn); k != "" && k != Name && k != "cockroach" {
 		return nil, fmt.Errorf("postgres: open: the DSN is written for %s, not PostgreSQL: open it with the %s dialect, or give a PostgreSQL DSN (postgres://user:password@host:5432/db)", k, k)
 	}
-	db, err := sql.Open(DriverName, dsn)
+	cfg, err := boundedConfig(dsn)
 	if err != nil {
-		return nil, fmt.Errorf("postgres: open: %w", err)
+		return nil, err
 	}
+	db := stdlib.OpenDB(*cfg)
 	db.SetMaxOpenConns(dialect.DefaultMaxOpenConns)
 	ctx, cancel := context.WithTimeout(context.Background(), openTimeout)
 	defer cancel()

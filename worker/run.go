@@ -396,6 +396,11 @@ func (w *Worker) settle(queue string, h *handler, r *run, err, cause error, took
 	case (errors.Is(cause, ErrStopped) || errors.Is(cause, ErrLost)) && err != nil:
 		// Cut short by the shutdown: give it back unused.
 		w.leave(r)
+		if errors.Is(cause, ErrLost) {
+			var cancelLost context.CancelFunc
+			ctx, cancelLost = w.lostBound(ctx)
+			defer cancelLost()
+		}
 		w.record(ctx, &ev, EventReleased, nil, w.store.Release(ctx, *r.claim, 0))
 		return
 	}

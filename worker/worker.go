@@ -160,8 +160,11 @@ func (w *Worker) Start(ctx context.Context) error {
 // no crash counted), records the other outcomes, and deregisters, so that
 // nothing it held waits for a reaper.
 // It returns when all of that is done, with Err's error if the worker had
-// lost its owner. Stop on a worker that was never started does nothing;
-// calling it again waits for the first call.
+// lost its owner; such a worker tries to give back and to deregister for
+// two heartbeat intervals at most each (a reaper does both after that), so
+// that a database it cannot reach does not hold Stop past its deadline.
+// Stop on a worker that was never started does nothing; calling it again
+// waits for the first call.
 func (w *Worker) Stop(ctx context.Context) error {
 	w.mu.Lock()
 	started := w.started
@@ -260,11 +263,26 @@ func (w *Worker) shutdown(ctx context.Context) {
 	// nothing left to give back.
 	dctx, cancel := context.WithTimeout(w.base, 30*time.Second)
 	defer cancel()
+	if w.Err() != nil {
+		var cancelLost context.CancelFunc
+		dctx, cancelLost = w.lostBound(dctx)
+		defer cancelLost()
+	}
 	if err := w.store.Deregister(dctx, w.owner); err != nil {
 		w.log.Error("plenum/worker: deregister", "owner", w.owner, "err", err)
 	}
 	w.cancel()
 	w.log.Info("plenum/worker: stopped", "owner", w.owner)
+}
+
+// lostBound bounds ctx for the last statements of a worker that lost its
+// owner (giving back what it held, deregistering) by two heartbeat
+// intervals: the time left, at most, before a reaper counts it dead and
+// does the same. A worker cut off from its database would otherwise wait
+// for each of them until the connection's own bound (about 20 s on the
+// server dialects), and Stop with it.
+func (w *Worker) lostBound(ctx context.Context) (context.Context, context.CancelFunc) {
+	return context.WithTimeout(ctx, 2*w.cfg.HeartbeatInterval)
 }
 
 // waitOr waits for wg; if ctx ends first, it calls expire and waits on.

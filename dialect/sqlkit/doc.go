@@ -4,7 +4,8 @@
 // placeholder rewriting (RebindNumbered, RebindQuestion, Placeholders), a
 // transaction begun with a statement of the dialect's own (BeginConn,
 // ConnTx), the errors every driver shares (IsConnectionLost, IsNoRows),
-// the catalog probe behind dialect.TableProber and its kin (Exists), and
+// the catalog probe behind dialect.TableProber and its kin (Exists), the
+// TCP settings that bound a call on a half-open connection (TCPBounds), and
 // the recognition of another database's DSN (DSNKind).
 //
 // None of it is the contract: package dialect is, and a dialect may use

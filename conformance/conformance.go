@@ -110,6 +110,7 @@ type guarantee struct {
 var guarantees = []guarantee{
 	{"Claim_ExclusiveUnderConcurrency", testClaimExclusive},
 	{"Claim_Order", testClaimOrder},
+	{"Claim_LowersStoredLimitsToItsKinds", testClaimKindLimits},
 	{"Claim_OrderOfOneEnqueueAcrossStatements", testEnqueueOrderAcrossStatements},
 	{"Claim_LocksOnlyRowsItTakes", testClaimLocksOnlyRowsItTakes},
 	{"Claim_SkipsHeldRowsWithoutWaiting", testClaimSkipsHeld},

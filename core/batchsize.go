@@ -7,7 +7,13 @@ package core
 const maxPage = 10000
 
 // claimMax is the most rows one claim statement takes.
-func (s *Store) claimMax() int { return min(MaxClaimLimit, s.inListMax(0)) }
+func (s *Store) claimMax() int { return s.claimMaxWith(0) }
+
+// claimMaxWith is claimMax for a claim with the attempt limits of kinds
+// kinds, which bind three values each next to the rows' keys.
+func (s *Store) claimMaxWith(kinds int) int {
+	return min(MaxClaimLimit, s.inListMax(3*kinds))
+}
 
 // completionMax is the most completions of one statement: an item binds
 // its id in the IN list and, with differing results, an id and a result in

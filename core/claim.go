@@ -30,6 +30,17 @@ type ClaimParams struct {
 	// heartbeat interval: the claims of a dead owner are then found as
 	// crashes before their leases run out.
 	Lease time.Duration
+	// MaxAttempts, when set, maps kinds to the most attempts their items
+	// get: the claim lowers each claimed item of a listed kind whose
+	// stored MaxAttempts is above its kind's limit to that limit, in the
+	// claim statement itself, so that the returned claims, Get, inspect
+	// and the dashboard show the limit that applies. Items of other kinds,
+	// and those whose own limit is lower, keep theirs; nothing is ever
+	// raised. At most MaxClaimKinds kinds, each a non-empty kind name, each
+	// limit within [1, MaxAttemptsCeiling]. A runtime passes the limits of
+	// its kinds (the worker's KindConfig.MaxAttempts). Default: none, and
+	// the stored values stay the enqueue's.
+	MaxAttempts map[string]int
 }
 
 // Claim is one claimed item and the token that fences every change its
@@ -113,6 +124,9 @@ func (s *Store) validateClaim(p ClaimParams) error {
 	if p.Limit < 1 || p.Limit > MaxClaimLimit {
 		return invalid("Limit", "%d is outside [1, %d]", p.Limit, MaxClaimLimit)
 	}
+	if err := validClaimLimits(p.MaxAttempts); err != nil {
+		return err
+	}
 	return s.validLease("Lease", p.Lease)
 }
 
@@ -140,7 +154,7 @@ func (s *Store) claim(ctx context.Context, q dialect.Querier, p ClaimParams) ([]
 		return nil, err
 	}
 	defer rows.Close()
-	out := make([]Claim, 0, min(p.Limit, s.claimMax()))
+	out := make([]Claim, 0, min(p.Limit, s.claimMaxWith(len(p.MaxAttempts))))
 	scan := newClaimScanner(s.d, p.Queue, p.Owner, token)
 	for rows.Next() {
 		c, err := scan.scan(rows)
@@ -169,6 +183,11 @@ func (s *Store) claim(ctx context.Context, q dialect.Querier, p ClaimParams) ([]
 
 // claimSpec is what a claim of p under token asks of the dialect.
 func (s *Store) claimSpec(p ClaimParams, token uuid.UUID) dialect.ClaimSpec {
+	set, setArgs := s.claimSet, []any{s.d.UUID(token), s.d.UUID(p.Owner), micros(p.Lease)}
+	if len(p.MaxAttempts) > 0 {
+		set += claimLimitsSet(len(p.MaxAttempts))
+		setArgs = append(setArgs, claimLimitsArgs(p.MaxAttempts)...)
+	}
 	return dialect.ClaimSpec{
 		Table: s.names.Items,
 		Key:   "id",
@@ -179,9 +198,9 @@ func (s *Store) claimSpec(p ClaimParams, token uuid.UUID) dialect.ClaimSpec {
 		Filter:     s.claimFilter,
 		FilterArgs: []any{p.Queue, s.d.UUID(p.Owner), p.Queue, s.d.Bool(true)},
 		OrderBy:    claimOrderBy,
-		Limit:      min(p.Limit, s.claimMax()),
-		Set:        s.claimSet,
-		SetArgs:    []any{s.d.UUID(token), s.d.UUID(p.Owner), micros(p.Lease)},
+		Limit:      min(p.Limit, s.claimMaxWith(len(p.MaxAttempts))),
+		Set:        set,
+		SetArgs:    setArgs,
 		Returning:  claimedColumns,
 		Seek:       s.seek,
 	}

@@ -50,7 +50,9 @@ type Item struct {
 	AvailableAt time.Time
 	// Attempt counts claims that were not given back, including the
 	// current one.
-	Attempt     int
+	Attempt int
+	// MaxAttempts is the most attempts the item gets: the enqueue's, or
+	// the lower limit of its kind that a claim stored (ClaimParams.MaxAttempts).
 	MaxAttempts int
 	// CrashCount counts claims released because their owner died.
 	CrashCount int

@@ -1,6 +1,7 @@
 package core
 
 import (
+	"fmt"
 	"strings"
 	"time"
 
@@ -45,7 +46,7 @@ func (s *Store) sentTemplates() []storesql.Template {
 		if !e.sends(s) {
 			continue
 		}
-		t := storesql.Template{Name: e.name, Render: func(n int) []string { return e.render(s, n) }}
+		t := storesql.Template{Name: e.name, Kinds: e.kinds, Render: func(n int) []string { return e.render(s, n) }}
 		if e.max != nil {
 			t.Largest = e.max(s)
 		}
@@ -66,6 +67,9 @@ type entry struct {
 	// when, when set, says the same of the store (the dialect's optional
 	// capabilities).
 	when func(s *Store) bool
+	// kinds, when positive, is the count of kinds the statements carry
+	// attempt limits for (a claim's ClaimParams.MaxAttempts).
+	kinds int
 }
 
 // sends reports whether s sends e's statements at all.
@@ -110,7 +114,26 @@ func (s *Store) keysLookupMax() int {
 
 // templates is every template the core sends. Adding a statement to the
 // core means adding its entry here: see statements.go.
-var templates = []entry{
+var templates = append(baseTemplates, claimLimitTemplates()...)
+
+// claimLimitTemplates are the claim's statements with attempt limits
+// (ClaimParams.MaxAttempts), one entry for each count of kinds: the
+// statement grows with both the rows taken and the kinds.
+func claimLimitTemplates() []entry {
+	out := make([]entry, 0, MaxClaimKinds)
+	for k := 1; k <= MaxClaimKinds; k++ {
+		out = append(out, entry{
+			name:   "claim.max-attempts",
+			kinds:  k,
+			max:    func(s *Store) int { return s.claimMaxWith(k) },
+			render: func(s *Store, n int) []string { return s.claimStatementsWith(n, k) },
+		})
+	}
+	return out
+}
+
+// baseTemplates are the templates of templates that take no kinds.
+var baseTemplates = []entry{
 	{name: "now", render: func(s *Store, _ int) []string { return []string{s.sql(s.nowSQL())} }},
 	fixed("item.get", qItemGet),
 	fixed("item.lock", qItemLock),
@@ -243,8 +266,18 @@ func (s *Store) wakeMax() int { return s.inListMax(1) }
 // claimStatements are the statements the dialect's Claim sends for a
 // claim of n rows: once with n rows to take, and once with none (a
 // dialect that claims in several steps may send other statements then).
-func (s *Store) claimStatements(n int) []string {
+func (s *Store) claimStatements(n int) []string { return s.claimStatementsWith(n, 0) }
+
+// claimStatementsWith are claimStatements for a claim with the attempt
+// limits of kinds kinds; their names and limits are bound, not written.
+func (s *Store) claimStatementsWith(n, kinds int) []string {
 	p := ClaimParams{Queue: "q", Owner: uuid.Nil, Limit: n, Lease: time.Minute}
+	if kinds > 0 {
+		p.MaxAttempts = make(map[string]int, kinds)
+		for k := range kinds {
+			p.MaxAttempts[fmt.Sprint("kind", k)] = 1
+		}
+	}
 	return s.claims(s.d, s.claimSpec(p, uuid.Nil))
 }
 

@@ -159,8 +159,13 @@ type KindConfig struct {
 	// two applies. Default: DefaultKind's, whose own default is none (the
 	// item's own, core.ItemSpec.MaxAttempts, or the store's
 	// core.Options.DefaultMaxAttempts when the enqueue left it 0). The
-	// item's stored MaxAttempts, which Get and the dashboard show, is the
-	// enqueue's: set it there too where they should agree.
+	// worker's claim stores the lower of the two on each item it takes
+	// (core.ClaimParams.MaxAttempts), so that the item's MaxAttempts, which
+	// Get, plenum inspect and the dashboard show, is the limit that applies
+	// from its first claim on; an item no worker of this kind claimed yet
+	// still shows the enqueue's. A worker where more kinds set it than one
+	// claim carries (core.MaxClaimKinds) leaves the stored values the
+	// enqueue's, and still dead-letters at this limit.
 	MaxAttempts int
 	// Backoff is the delay before a failed attempt runs again, from the
 	// attempt number (1 for the first), added to the database clock.

@@ -128,7 +128,7 @@ func (w *Worker) claimLoop(queue string, q QueueConfig) {
 		// The deadline counts from before the claim: the lease began no
 		// earlier than this, on the database's clock.
 		requested := time.Now()
-		cs, err := w.store.Claim(w.claims, core.ClaimParams{Queue: queue, Owner: w.owner, Limit: free, Lease: w.lease})
+		cs, err := w.store.Claim(w.claims, core.ClaimParams{Queue: queue, Owner: w.owner, Limit: free, Lease: w.lease, MaxAttempts: w.limits})
 		if errors.Is(err, core.ErrOwnerLost) {
 			w.lose(err)
 			return

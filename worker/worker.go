@@ -26,7 +26,10 @@ type Worker struct {
 	started  bool
 	owner    uuid.UUID
 	lease    time.Duration
-	running  map[uuid.UUID]*run
+	// limits are the attempt limits of the kinds that set one, passed
+	// with every claim (core.ClaimParams.MaxAttempts); set at Start.
+	limits  map[string]int
+	running map[uuid.UUID]*run
 	// killed, once set, is the cause every running and new handler
 	// context is cancelled with.
 	killed error
@@ -128,7 +131,7 @@ func (w *Worker) Start(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("plenum/worker: start: %w", err)
 	}
-	w.started, w.owner, w.lease = true, owner, lease
+	w.started, w.owner, w.lease, w.limits = true, owner, lease, w.claimLimits()
 	w.base, w.cancel = context.WithCancel(w.traced(context.WithoutCancel(ctx)))
 	w.bg, w.bgCancel = context.WithCancel(w.base)
 	w.claims, w.cancelClaims = context.WithCancel(w.base)

@@ -26,6 +26,9 @@ type Statement struct {
 	// values of an IN list, branches of a CASE, a LIMIT): 0 for a template
 	// that takes none.
 	Size int
+	// Kinds is the count of kinds whose attempt limits the statement
+	// carries (a claim with core.ClaimParams.MaxAttempts); 0 for others.
+	Kinds int
 	// SQL is the text as sent.
 	SQL string
 }
@@ -52,6 +55,8 @@ const LargestSize = -1
 type Catalog struct {
 	templates []storesql.Template
 	shapes    []shape // of templates, in order
+	// mostKinds is, for each template name that takes kinds, the most.
+	mostKinds map[string]int
 	mu        sync.Mutex
 	matched   map[string]match
 }
@@ -77,9 +82,12 @@ func New(d dialect.Dialect, opts core.Options) (*Catalog, error) {
 	if !ok {
 		return nil, errors.New("plenum: catalog: the browse package exposes no statement templates")
 	}
-	c := &Catalog{templates: append(templates, browseTemplates(s)...), matched: map[string]match{}}
+	c := &Catalog{templates: append(templates, browseTemplates(s)...), matched: map[string]match{}, mostKinds: map[string]int{}}
 	for _, t := range c.templates {
 		c.shapes = append(c.shapes, shapeOf(t))
+		if t.Kinds > 0 {
+			c.mostKinds[t.Name] = max(c.mostKinds[t.Name], t.Kinds)
+		}
 	}
 	return c, nil
 }
@@ -87,8 +95,11 @@ func New(d dialect.Dialect, opts core.Options) (*Catalog, error) {
 // Statements renders every template: each fixed one once, and each
 // size-dependent one at every size given (LargestSize for its largest; a
 // size above a template's largest renders the largest). With no sizes, it
-// renders them at 1, 2 and LargestSize. Sizes below 1 other than
-// LargestSize are an *InputError.
+// renders them at 1, 2 and LargestSize. A template that also takes a
+// count of kinds (Statement.Kinds) is rendered at those sizes for each
+// count of kinds among the sizes too (LargestSize, or a size above the
+// most, for the most). Sizes below 1 other than LargestSize are an
+// *InputError.
 func (c *Catalog) Statements(sizes ...int) ([]Statement, error) {
 	if len(sizes) == 0 {
 		sizes = []int{1, 2, LargestSize}
@@ -100,9 +111,12 @@ func (c *Catalog) Statements(sizes ...int) ([]Statement, error) {
 	}
 	var out []Statement
 	for _, e := range c.templates {
+		if e.Kinds > 0 && !c.kindsAmong(e, sizes) {
+			continue
+		}
 		if e.Largest == 0 {
 			for _, q := range e.Render(0) {
-				out = append(out, Statement{Name: e.Name, SQL: q})
+				out = append(out, Statement{Name: e.Name, Kinds: e.Kinds, SQL: q})
 			}
 			continue
 		}
@@ -117,11 +131,26 @@ func (c *Catalog) Statements(sizes ...int) ([]Statement, error) {
 			}
 			done = append(done, n)
 			for _, q := range e.Render(n) {
-				out = append(out, Statement{Name: e.Name, Size: n, SQL: q})
+				out = append(out, Statement{Name: e.Name, Size: n, Kinds: e.Kinds, SQL: q})
 			}
 		}
 	}
 	return out, nil
+}
+
+// kindsAmong reports whether e's count of kinds is one that sizes asks
+// for: one of them, or the most for LargestSize and the sizes above it.
+func (c *Catalog) kindsAmong(e storesql.Template, sizes []int) bool {
+	most := c.mostKinds[e.Name]
+	for _, n := range sizes {
+		if n == LargestSize || n > most {
+			n = most
+		}
+		if n == e.Kinds {
+			return true
+		}
+	}
+	return false
 }
 
 // Match returns the catalog statement whose text is exactly sql, at
@@ -147,13 +176,13 @@ func (c *Catalog) find(sql string) (Statement, bool) {
 	for k, e := range c.templates {
 		if e.Largest == 0 {
 			if slices.Contains(c.shapes[k].fixed, sql) {
-				return Statement{Name: e.Name, SQL: sql}, true
+				return Statement{Name: e.Name, Kinds: e.Kinds, SQL: sql}, true
 			}
 			continue
 		}
 		for _, n := range c.sizesFor(k, sql) {
 			if slices.Contains(e.Render(n), sql) {
-				return Statement{Name: e.Name, Size: n, SQL: sql}, true
+				return Statement{Name: e.Name, Size: n, Kinds: e.Kinds, SQL: sql}, true
 			}
 		}
 	}

@@ -2,7 +2,9 @@ package catalog_test
 
 import (
 	"errors"
+	"maps"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -32,8 +34,12 @@ func TestCatalog_MatchFindsEveryRendering(t *testing.T) {
 				t.Fatal(err)
 			}
 			largest := map[string]int{}
+			kinds := map[int]bool{}
 			for _, st := range all {
 				largest[st.Name] = max(largest[st.Name], st.Size)
+				if st.Name == "claim.max-attempts" {
+					kinds[st.Kinds] = true
+				}
 				got, ok := c.Match(st.SQL)
 				if !ok {
 					t.Errorf("%s at %d not matched: %.200s", st.Name, st.Size, st.SQL)
@@ -58,6 +64,9 @@ func TestCatalog_MatchFindsEveryRendering(t *testing.T) {
 			if largest["lost"] < 1000 || largest["enqueue.now"] < 100 {
 				t.Errorf("largest sizes %v: the bind limits were not reached", largest)
 			}
+			if want := map[int]bool{1: true, 2: true, 7: true, core.MaxClaimKinds: true}; !maps.Equal(kinds, want) {
+				t.Errorf("claims with kind limits rendered for %v kinds, want %v", kinds, want)
+			}
 			t.Logf("%d statements of %d templates", len(all), len(largest))
 		})
 	}
@@ -81,5 +90,35 @@ func TestCatalog_RefusesBadInput(t *testing.T) {
 	}
 	if _, ok := c.Match("SELECT 1"); ok {
 		t.Error("SELECT 1 matched")
+	}
+}
+
+// TestCatalog_MatchTellsClaimsByKindsAndSize renders the claims with kind
+// limits at every pair of 3 and 5 kinds and rows, and finds each back with
+// Match at its count of kinds and size.
+func TestCatalog_MatchTellsClaimsByKindsAndSize(t *testing.T) {
+	t.Parallel()
+	for _, d := range []dialect.Dialect{sqlite.Dialect(), postgres.Dialect(), cockroach.Dialect()} {
+		c, err := catalog.New(d, core.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		all, err := c.Statements(3, 5)
+		if err != nil {
+			t.Fatal(err)
+		}
+		pairs := 0
+		for _, st := range all {
+			if st.Name != "claim.max-attempts" || strings.Contains(st.SQL, "1 = 0") {
+				continue
+			}
+			pairs++
+			if got, ok := c.Match(st.SQL); !ok || got != st {
+				t.Errorf("%s: %d kinds at %d matched as %+v, %v", d.Name(), st.Kinds, st.Size, got, ok)
+			}
+		}
+		if pairs != 4 {
+			t.Errorf("%s: %d claims with kind limits rendered, want 4 (3 and 5 kinds, 3 and 5 rows)", d.Name(), pairs)
+		}
 	}
 }

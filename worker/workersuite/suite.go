@@ -47,6 +47,7 @@ var tests = []struct {
 	run  func(e *env)
 }{
 	{"Outcomes", outcomes},
+	{"KindLimitStored", kindLimitStored},
 	{"DeadlineRefusesLateResult", deadlineRefusesLateResult},
 	{"LateWritesRefused", lateWritesRefused},
 	{"CancelStopsRunningHandler", cancelStopsRunningHandler},

@@ -49,6 +49,16 @@ func workloadMore(t *testing.T, db *sql.DB, d dialect.Dialect) {
 	_, err = s.CompleteMany(ctx, []core.Completion{{Claim: cs[0], Result: json.RawMessage(`1`)}, {Claim: cs[1], Result: json.RawMessage(`2`)}, {Claim: cs[2], Result: json.RawMessage(`3`)}})
 	must(err)
 
+	// A claim with attempt limits: it lowers the stored limit of its kind.
+	_, err = s.Enqueue(ctx, core.ItemSpec{Queue: "ml", Kind: "a"})
+	must(err)
+	cs, err = s.Claim(ctx, core.ClaimParams{Queue: "ml", Owner: owner, Limit: 1, Lease: time.Minute, MaxAttempts: map[string]int{"a": 3, "b": 4}})
+	must(err)
+	if len(cs) != 1 || cs[0].MaxAttempts != 3 {
+		t.Fatalf("claim with kind limits: %+v, want one claim of MaxAttempts 3", cs)
+	}
+	must(s.Complete(ctx, cs[0], nil))
+
 	// A claim with a deadline: its fence and completion check it.
 	_, err = s.Enqueue(ctx, core.ItemSpec{Queue: "mw"}, core.ItemSpec{Queue: "mw"})
 	must(err)

@@ -25,7 +25,7 @@ import (
 func boundedConfig(dsn string) (*pgx.ConnConfig, error) {
 	cfg, err := pgx.ParseConfig(dsn)
 	if err != nil {
-		return nil, fmt.Errorf("postgres: open: %w", err)
+		return nil, ConnectError("postgres: open", err)
 	}
 	b := sqlkit.DefaultTCPBounds
 	if cfg.ConnectTimeout > 0 {

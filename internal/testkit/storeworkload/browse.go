@@ -20,20 +20,14 @@ import (
 // probes).
 func workloadBrowse(t *testing.T, db *sql.DB, d dialect.Dialect) {
 	ctx := context.Background()
-	must := func(err error) {
-		t.Helper()
-		if err != nil {
-			t.Fatal(err)
-		}
-	}
-	s, err := core.Open(ctx, db, d, core.Options{})
-	must(err)
+	must := fatal(t)
+	s := open(t, db, d, core.Options{})
 	b := browse.New(s)
 	var specs []core.ItemSpec
 	for p := range 20 {
 		specs = append(specs, core.ItemSpec{Queue: "browse-prio", Kind: "k", Priority: p})
 	}
-	_, err = s.Enqueue(ctx, specs...)
+	_, err := s.Enqueue(ctx, specs...)
 	must(err)
 	run, _, err := s.CreateRun(ctx, core.RunSpec{Name: "browse"}, core.ItemSpec{Queue: "browse-run"})
 	must(err)

@@ -14,17 +14,10 @@ import (
 // workload calls every operation of the store once or more.
 func workload(t *testing.T, db *sql.DB, d dialect.Dialect) {
 	ctx := context.Background()
-	must := func(err error) {
-		t.Helper()
-		if err != nil {
-			t.Fatal(err)
-		}
-	}
-	s, err := core.Open(ctx, db, d, core.Options{Migrate: true})
-	must(err)
-	later, err := core.Open(ctx, db, d, core.Options{ClockOffset: 2 * time.Hour})
-	must(err)
-	_, err = s.Now(ctx)
+	must := fatal(t)
+	s := open(t, db, d, core.Options{Migrate: true})
+	later := open(t, db, d, core.Options{ClockOffset: 2 * time.Hour})
+	_, err := s.Now(ctx)
 	must(err)
 	owner, err := s.RegisterOwner(ctx, core.RegisterOwnerParams{})
 	must(err)
@@ -112,8 +105,7 @@ func workload(t *testing.T, db *sql.DB, d dialect.Dialect) {
 	must(err)
 	// The third child times out on a live owner, then crashes with it.
 	claim(s, "g", 1)
-	reaper, err := core.Open(ctx, db, d, core.Options{ClockOffset: 4 * time.Hour})
-	must(err)
+	reaper := open(t, db, d, core.Options{ClockOffset: 4 * time.Hour})
 	must(later.Heartbeat(ctx, owner))
 	_, err = reaper.Reap(ctx, core.ReapParams{StaleAfter: 10 * time.Hour})
 	must(err)

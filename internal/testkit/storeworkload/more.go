@@ -19,16 +19,9 @@ import (
 // of a fired barrier. It uses stores at clock offsets 0 and 4h only.
 func workloadMore(t *testing.T, db *sql.DB, d dialect.Dialect) {
 	ctx := context.Background()
-	must := func(err error) {
-		t.Helper()
-		if err != nil {
-			t.Fatal(err)
-		}
-	}
-	s, err := core.Open(ctx, db, d, core.Options{})
-	must(err)
-	reaper, err := core.Open(ctx, db, d, core.Options{ClockOffset: 4 * time.Hour})
-	must(err)
+	must := fatal(t)
+	s := open(t, db, d, core.Options{})
+	reaper := open(t, db, d, core.Options{ClockOffset: 4 * time.Hour})
 	owner, err := s.RegisterOwner(ctx, core.RegisterOwnerParams{})
 	must(err)
 	claim := func(queue string, n int) []core.Claim {

@@ -21,16 +21,9 @@ import (
 // It uses stores at clock offsets 0 and 4h only.
 func workloadRuns(t *testing.T, db *sql.DB, d dialect.Dialect) {
 	ctx := context.Background()
-	must := func(err error) {
-		t.Helper()
-		if err != nil {
-			t.Fatal(err)
-		}
-	}
-	s, err := core.Open(ctx, db, d, core.Options{})
-	must(err)
-	later, err := core.Open(ctx, db, d, core.Options{ClockOffset: 4 * time.Hour})
-	must(err)
+	must := fatal(t)
+	s := open(t, db, d, core.Options{})
+	later := open(t, db, d, core.Options{ClockOffset: 4 * time.Hour})
 	owner, err := s.RegisterOwner(ctx, core.RegisterOwnerParams{})
 	must(err)
 	claimOn := func(st *core.Store, queue string) core.Claim {

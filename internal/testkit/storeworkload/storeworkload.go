@@ -5,9 +5,11 @@
 package storeworkload
 
 import (
+	"context"
 	"database/sql"
 	"testing"
 
+	"github.com/plenumdb/plenum/core"
 	"github.com/plenumdb/plenum/dialect"
 )
 
@@ -31,4 +33,25 @@ func (n NoReturning) Capabilities() dialect.Capabilities {
 	c := n.Dialect.Capabilities()
 	c.ReturningUpdate = false
 	return c
+}
+
+// fatal returns the check every workload makes of each call: an error
+// ends t.
+func fatal(t *testing.T) func(error) {
+	return func(err error) {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// open opens a store on db with opts, ending t on an error.
+func open(t *testing.T, db *sql.DB, d dialect.Dialect, opts core.Options) *core.Store {
+	t.Helper()
+	s, err := core.Open(context.Background(), db, d, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
 }

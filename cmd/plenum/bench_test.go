@@ -5,13 +5,15 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/plenumdb/plenum/internal/cmd/cmdline"
+
 	"github.com/plenumdb/plenum/internal/cmd/bench"
 )
 
 func TestBench_CommandExitStatus(t *testing.T) {
 	t.Parallel()
 	code, out, errOut := cli(t, "bench", "--items", "40", "--batch", "7", "--workers", "2")
-	if code != exitOK || !strings.Contains(out, "ratio") || !strings.Contains(out, "Plenum bench on sqlite") {
+	if code != cmdline.ExitOK || !strings.Contains(out, "ratio") || !strings.Contains(out, "Plenum bench on sqlite") {
 		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, out, errOut)
 	}
 }
@@ -24,8 +26,8 @@ func TestBench_UsageIsTheBenchProgramsUsage(t *testing.T) {
 	var want bytes.Buffer
 	_ = bench.Run(t.Context(), []string{"-h"}, &want, &want)
 	code, out, errOut := cli(t, "bench", "-h")
-	if code != exitOK {
-		t.Fatalf("bench -h: exit %d, want %d", code, exitOK)
+	if code != cmdline.ExitOK {
+		t.Fatalf("bench -h: exit %d, want %d", code, cmdline.ExitOK)
 	}
 	if got := out + errOut; got != want.String() || !strings.Contains(got, "-pickups") {
 		t.Errorf("bench -h printed:\n%s\nwant:\n%s", got, want.String())

@@ -72,7 +72,7 @@ func runChaosCmd(ctx context.Context, e env, args []string) error {
 	fs.StringVar(&o.Faults.Points, "faults", o.Faults.Points, "fault rules the workers run with while faults last, at the injection points")
 	fs.DurationVar(&o.StaleAfter, "stale-after", 6*time.Second, "how long a silent worker counts as alive; heartbeats, leases and reaps scale with it")
 	fs.Uint64Var(&o.Seed, "seed", 0, "seed of the faults' random choices (default: random, printed)")
-	if err := parseFlags(fs, args); err != nil {
+	if err := cmdline.ParseFlags(fs, args); err != nil {
 		return err
 	}
 	return runChaos(ctx, e, o)
@@ -93,17 +93,17 @@ func runChaos(ctx context.Context, e env, o chaosOptions) error {
 	}
 	switch {
 	case o.Workers < 1 || o.Workers > 256:
-		return usagef("--workers %d: want 1 to 256", o.Workers)
+		return cmdline.Usagef("--workers %d: want 1 to 256", o.Workers)
 	case o.Slots < 1 || o.Slots > 1000:
-		return usagef("--slots %d: want 1 to 1000", o.Slots)
+		return cmdline.Usagef("--slots %d: want 1 to 1000", o.Slots)
 	case o.Duration <= 0:
-		return usagef("--duration %v: want more than zero", o.Duration)
+		return cmdline.Usagef("--duration %v: want more than zero", o.Duration)
 	case o.Drain <= 0:
-		return usagef("--drain %v: want more than zero", o.Drain)
+		return cmdline.Usagef("--drain %v: want more than zero", o.Drain)
 	case o.StaleAfter < 3*time.Second || o.StaleAfter > 10*time.Minute:
-		return usagef("--stale-after %v: want 3s to 10m", o.StaleAfter)
+		return cmdline.Usagef("--stale-after %v: want 3s to 10m", o.StaleAfter)
 	case o.Items < 0:
-		return usagef("--items %d: want zero or more", o.Items)
+		return cmdline.Usagef("--items %d: want zero or more", o.Items)
 	}
 	if dsn == "" { // a file dialect given no file
 		dir, err := os.MkdirTemp("", "plenum-chaos-")

@@ -3,6 +3,8 @@ package main
 import (
 	"strings"
 	"testing"
+
+	"github.com/plenumdb/plenum/internal/cmd/cmdline"
 )
 
 func TestChaos_BadFlagsAreUsageErrors(t *testing.T) {
@@ -23,8 +25,8 @@ func TestChaos_BadFlagsAreUsageErrors(t *testing.T) {
 		{[]string{"chaos", "extra"}, "unexpected argument"},
 	} {
 		code, _, errOut := cli(t, tc.args...)
-		if code != exitUsage {
-			t.Errorf("%q: exit %d, want %d; stderr:\n%s", tc.args, code, exitUsage, errOut)
+		if code != cmdline.ExitUsage {
+			t.Errorf("%q: exit %d, want %d; stderr:\n%s", tc.args, code, cmdline.ExitUsage, errOut)
 		}
 		if !strings.Contains(errOut, tc.says) {
 			t.Errorf("%q: stderr does not name %s:\n%s", tc.args, tc.says, errOut)

@@ -70,7 +70,7 @@ func runSuite(testArgs []string, tests []testing.InternalTest) {
 	testing.Init()
 	if err := flag.CommandLine.Parse(testArgs); err != nil {
 		fmt.Fprintf(os.Stderr, "plenum: conformance: %v\n", err)
-		os.Exit(exitUsage)
+		os.Exit(cmdline.ExitUsage)
 	}
 	// Let ^C end the process as it would end "go test", instead of being
 	// caught for a context no test watches.
@@ -95,7 +95,7 @@ func runConformanceCmd(ctx context.Context, e env, args []string) error {
 	fs.IntVar(&o.MaxConns, "max-conns", o.MaxConns, "open at most `n` connections at once, all guarantees together (more runs more of them in parallel)")
 	fs.BoolVar(&o.FailFast, "failfast", false, "stop after the first failure")
 	fs.DurationVar(&o.Timeout, "timeout", o.Timeout, "abort the run (with a stack dump) after `d`; 0: never")
-	if err := parseFlags(fs, args); err != nil {
+	if err := cmdline.ParseFlags(fs, args); err != nil {
 		return err
 	}
 	if o.List {
@@ -108,7 +108,7 @@ func runConformanceCmd(ctx context.Context, e env, args []string) error {
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(e.stdout, "Plenum conformance suite on %s (%s)\n", plan.Config.Dialect.Name(), printable(plan.Version))
+	fmt.Fprintf(e.stdout, "Plenum conformance suite on %s (%s)\n", plan.Config.Dialect.Name(), cmdline.Printable(plan.Version))
 	tally := &outcomes{progress: e.stderr, total: plan.Selected}
 	cfg := plan.Config
 	cfg.Report = tally.add
@@ -117,7 +117,7 @@ func runConformanceCmd(ctx context.Context, e env, args []string) error {
 		F: func(t *testing.T) {
 			// The parent's cleanup runs once every guarantee's subtest has
 			// ended, parallel ones included.
-			t.Cleanup(func() { tally.print(e.stdout, cfg.Dialect.Name(), printable(plan.Version)) })
+			t.Cleanup(func() { tally.print(e.stdout, cfg.Dialect.Name(), cmdline.Printable(plan.Version)) })
 			conformance.Run(t, cfg)
 		},
 	}})
@@ -139,13 +139,13 @@ type conformanceRun struct {
 // subtest failing alike), and returns the suite's config and test flags.
 func conformancePlan(ctx context.Context, o conformanceOptions) (conformanceRun, error) {
 	if math.IsNaN(o.Scale) || o.Scale <= 0 || o.Scale > 1 {
-		return conformanceRun{}, usagef("--scale %v: want a number in (0, 1]", o.Scale)
+		return conformanceRun{}, cmdline.Usagef("--scale %v: want a number in (0, 1]", o.Scale)
 	}
 	if o.Timeout < 0 {
-		return conformanceRun{}, usagef("--timeout %v is negative", o.Timeout)
+		return conformanceRun{}, cmdline.Usagef("--timeout %v is negative", o.Timeout)
 	}
 	if o.MaxConns < minMaxConns {
-		return conformanceRun{}, usagef("--max-conns %d: the suite needs at least %d connections", o.MaxConns, minMaxConns)
+		return conformanceRun{}, cmdline.Usagef("--max-conns %d: the suite needs at least %d connections", o.MaxConns, minMaxConns)
 	}
 	run := "^Conformance$"
 	selected := len(conformance.Names())
@@ -158,7 +158,7 @@ func conformancePlan(ctx context.Context, o conformanceOptions) (conformanceRun,
 			levels := splitTopLevel(alt, '/')
 			for _, l := range levels {
 				if _, err := regexp.Compile(l); err != nil {
-					return conformanceRun{}, usagef("--run %q: %v", o.Run, err)
+					return conformanceRun{}, cmdline.Usagef("--run %q: %v", o.Run, err)
 				}
 			}
 			tops = append(tops, regexp.MustCompile(levels[0]))
@@ -173,7 +173,7 @@ func conformancePlan(ctx context.Context, o conformanceOptions) (conformanceRun,
 		// A pattern that selects nothing would pass without testing
 		// anything: refuse it.
 		if selected == 0 {
-			return conformanceRun{}, usagef("--run %q matches no guarantee (see --list)", o.Run)
+			return conformanceRun{}, cmdline.Usagef("--run %q matches no guarantee (see --list)", o.Run)
 		}
 		run = strings.Join(alts, "|")
 	}
@@ -181,7 +181,7 @@ func conformancePlan(ctx context.Context, o conformanceOptions) (conformanceRun,
 	if err != nil {
 		return conformanceRun{}, err
 	}
-	db, d, err := openDialect(r.Dialect.Name(), dsn)
+	db, d, err := cmdline.OpenDialect(r.Dialect.Name(), dsn)
 	if err != nil {
 		return conformanceRun{}, err
 	}

@@ -4,6 +4,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/plenumdb/plenum/internal/cmd/cmdline"
+
 	"github.com/plenumdb/plenum/internal/testkit/testdb"
 )
 
@@ -21,7 +23,7 @@ func TestConformance_TooManyConnectionsCouldNotRun(t *testing.T) {
 	limited := testdb.LimitedCreatorRole(t, pgURL(t).String(), 3)
 	code, out := runCLI(t, "conformance", "--dialect", "postgres", "--dsn", limited,
 		"--run", "Claim_ExclusiveUnderConcurrency", "--max-conns", "10", "--serial")
-	if code == exitOK {
+	if code == cmdline.ExitOK {
 		t.Errorf("exit 0 with guarantees that could not run; want non-zero")
 	}
 	for _, want := range []string{

@@ -11,6 +11,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/plenumdb/plenum/internal/cmd/cmdline"
+
 	"github.com/plenumdb/plenum/conformance"
 	"github.com/plenumdb/plenum/dialect"
 	"github.com/plenumdb/plenum/migrations"
@@ -126,7 +128,7 @@ func (o *outcomes) print(w io.Writer, dialectName, version string) {
 		fmt.Fprintf(w, "  %-*s  %-13s  %8s\n", width, n, result, r.Elapsed.Round(10*time.Millisecond))
 	}
 	fmt.Fprintf(w, "%s on %s: %d held, %d broken, %d could not run, %d skipped (not applicable here; -v shows why)\n",
-		plural(len(names), "guarantee"), version, count["held"], count["BROKEN"], count["could not run"], count["skipped"])
+		cmdline.Plural(len(names), "guarantee"), version, count["held"], count["BROKEN"], count["could not run"], count["skipped"])
 	for _, k := range []dialect.Refusal{dialect.RefusedResources, dialect.RefusedAccess, dialect.RefusedUnreachable} {
 		if r, ok := refusals[k]; ok {
 			fmt.Fprintf(w, "COULD NOT RUN: the database refused to serve the suite (%s), e.g. in %s: %v\n  %s\n",

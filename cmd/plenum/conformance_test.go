@@ -2,7 +2,6 @@ package main
 
 import (
 	"encoding/json"
-	"github.com/plenumdb/plenum/internal/cmd/cmdline"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -10,13 +9,15 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/plenumdb/plenum/internal/cmd/cmdline"
+
 	"github.com/plenumdb/plenum/conformance"
 )
 
 func TestConformance_List(t *testing.T) {
 	t.Parallel()
 	code, out, _ := cli(t, "conformance", "--list")
-	if code != exitOK || strings.Join(conformance.Names(), "\n")+"\n" != out {
+	if code != cmdline.ExitOK || strings.Join(conformance.Names(), "\n")+"\n" != out {
 		t.Fatalf("exit %d, output:\n%s", code, out)
 	}
 }
@@ -29,18 +30,18 @@ func TestConformance_FlagErrors(t *testing.T) {
 		code int
 		want string
 	}{
-		{nil, exitUsage, "missing --dialect (known: "},
-		{[]string{"--dsn", "neither-url-nor-file"}, exitUsage, "give --dialect (known: "},
-		{[]string{"--dialect", "sqlite"}, exitUsage, "missing --dsn"},
-		{[]string{"--dialect", "oracle", "--dsn", "x"}, exitFailure, "oracle: invalid DSN"},
-		{[]string{"--dialect", "db2", "--dsn", "x"}, exitUsage, `unknown dialect "db2"`},
-		{[]string{"--dialect", "sqlite", "--dsn", path, "--scale", "0"}, exitUsage, "--scale 0"},
-		{[]string{"--dialect", "sqlite", "--dsn", path, "--scale", "1.5"}, exitUsage, "--scale 1.5"},
-		{[]string{"--dialect", "sqlite", "--dsn", path, "--run", "("}, exitUsage, "--run"},
-		{[]string{"--dialect", "sqlite", "--dsn", path, "--run", "NoSuchGuarantee"}, exitUsage, "matches no guarantee"},
-		{[]string{"--dialect", "sqlite", "--dsn", path, "--timeout", "-1s"}, exitUsage, "negative"},
-		{[]string{"--dialect", "sqlite", "--dsn", path, "--max-conns", "3"}, exitUsage, "--max-conns 3"},
-		{[]string{"--dialect", "sqlite", "--dsn", ":memory:"}, exitFailure, "in-memory"},
+		{nil, cmdline.ExitUsage, "missing --dialect (known: "},
+		{[]string{"--dsn", "neither-url-nor-file"}, cmdline.ExitUsage, "give --dialect (known: "},
+		{[]string{"--dialect", "sqlite"}, cmdline.ExitUsage, "missing --dsn"},
+		{[]string{"--dialect", "oracle", "--dsn", "x"}, cmdline.ExitFailure, "oracle: invalid DSN"},
+		{[]string{"--dialect", "db2", "--dsn", "x"}, cmdline.ExitUsage, `unknown dialect "db2"`},
+		{[]string{"--dialect", "sqlite", "--dsn", path, "--scale", "0"}, cmdline.ExitUsage, "--scale 0"},
+		{[]string{"--dialect", "sqlite", "--dsn", path, "--scale", "1.5"}, cmdline.ExitUsage, "--scale 1.5"},
+		{[]string{"--dialect", "sqlite", "--dsn", path, "--run", "("}, cmdline.ExitUsage, "--run"},
+		{[]string{"--dialect", "sqlite", "--dsn", path, "--run", "NoSuchGuarantee"}, cmdline.ExitUsage, "matches no guarantee"},
+		{[]string{"--dialect", "sqlite", "--dsn", path, "--timeout", "-1s"}, cmdline.ExitUsage, "negative"},
+		{[]string{"--dialect", "sqlite", "--dsn", path, "--max-conns", "3"}, cmdline.ExitUsage, "--max-conns 3"},
+		{[]string{"--dialect", "sqlite", "--dsn", ":memory:"}, cmdline.ExitFailure, "in-memory"},
 	} {
 		code, _, errOut := cli(t, append([]string{"conformance"}, c.args...)...)
 		if code != c.code || !strings.Contains(errOut, c.want) {

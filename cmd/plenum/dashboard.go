@@ -69,7 +69,7 @@ func runDashboardCmd(ctx context.Context, e env, args []string) error {
 		o.AllowHosts = append(o.AllowHosts, v)
 		return nil
 	})
-	if err := parseFlags(fs, args); err != nil {
+	if err := cmdline.ParseFlags(fs, args); err != nil {
 		return err
 	}
 	return runDashboard(ctx, e.stdout, e.stderr, o)
@@ -83,13 +83,13 @@ func runDashboard(ctx context.Context, w, errw io.Writer, o dashboardOptions) er
 	}
 	host, _, err := net.SplitHostPort(o.Listen)
 	if err != nil {
-		return usagef("--listen %q: want host:port, e.g. 127.0.0.1:8080", o.Listen)
+		return cmdline.Usagef("--listen %q: want host:port, e.g. 127.0.0.1:8080", o.Listen)
 	}
 	if o.Actions && !loopback(host) {
-		return usagef("--actions on %s: refused, this command has no authentication; listen on 127.0.0.1 (or ::1), or mount package dashboard behind your own authentication", o.Listen)
+		return cmdline.Usagef("--actions on %s: refused, this command has no authentication; listen on 127.0.0.1 (or ::1), or mount package dashboard behind your own authentication", o.Listen)
 	}
 	if !loopback(host) && !o.Expose {
-		return usagef("--listen %s: refused, this command has no authentication and would show every queue, item payload, result and error to whoever reaches that address; listen on 127.0.0.1 (or ::1), add --expose-without-auth to serve the read-only pages there anyway, or mount package dashboard behind your own authentication", o.Listen)
+		return cmdline.Usagef("--listen %s: refused, this command has no authentication and would show every queue, item payload, result and error to whoever reaches that address; listen on 127.0.0.1 (or ::1), add --expose-without-auth to serve the read-only pages there anyway, or mount package dashboard behind your own authentication", o.Listen)
 	}
 	opts := dashboard.Options{
 		Prefix:  o.BasePath,
@@ -106,7 +106,7 @@ func runDashboard(ctx context.Context, w, errw io.Writer, o dashboardOptions) er
 		opts.AllowedHosts = append(opts.AllowedHosts, host)
 	}
 	if err := opts.Validate(); err != nil {
-		return usagef("%s", strings.NewReplacer("Prefix", "--base-path", "AllowedHosts", "--allow-host").Replace(err.Error()))
+		return cmdline.Usagef("%s", strings.NewReplacer("Prefix", "--base-path", "AllowedHosts", "--allow-host").Replace(err.Error()))
 	}
 	src := inspectOptions{Database: o.Database}
 	db, _, where, _, st, err := src.openStore(ctx)

@@ -13,6 +13,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/plenumdb/plenum/internal/cmd/cmdline"
+
 	"github.com/plenumdb/plenum/core"
 	"github.com/plenumdb/plenum/sqlite"
 )
@@ -91,7 +93,7 @@ func TestDashboard_ServesAndStopsOnCancel(t *testing.T) {
 		t.Errorf("GET %s: %d\n%s", url, resp.StatusCode, body)
 	}
 	cancel()
-	if code := <-done; code != exitOK {
+	if code := <-done; code != cmdline.ExitOK {
 		t.Errorf("exit %d after cancel: %s", code, errOut.String())
 	}
 	if !strings.Contains(out.String(), "stopped") {
@@ -108,8 +110,8 @@ func TestDashboard_RefusesActionsOffLoopback(t *testing.T) {
 	file := filepath.Join(dir, "x.db")
 	for _, listen := range []string{"0.0.0.0:8080", ":8080", "192.0.2.1:8080", "[::]:8080", "example.com:80"} {
 		code, _, errOut := cli(t, "dashboard", "--db", file, "--listen", listen, "--actions")
-		if code != exitUsage || !strings.Contains(errOut, "--actions") {
-			t.Errorf("--listen %s --actions: exit %d, want %d; stderr: %s", listen, code, exitUsage, errOut)
+		if code != cmdline.ExitUsage || !strings.Contains(errOut, "--actions") {
+			t.Errorf("--listen %s --actions: exit %d, want %d; stderr: %s", listen, code, cmdline.ExitUsage, errOut)
 		}
 	}
 	for _, args := range [][]string{
@@ -118,8 +120,8 @@ func TestDashboard_RefusesActionsOffLoopback(t *testing.T) {
 		{"dashboard", "--db", file, "--prefix", "Bad-Prefix"},
 		{"dashboard", "--db", file, "extra"},
 	} {
-		if code, _, errOut := cli(t, args...); code != exitUsage {
-			t.Errorf("%q: exit %d, want %d; stderr: %s", args, code, exitUsage, errOut)
+		if code, _, errOut := cli(t, args...); code != cmdline.ExitUsage {
+			t.Errorf("%q: exit %d, want %d; stderr: %s", args, code, cmdline.ExitUsage, errOut)
 		}
 	}
 	assertEmptyDir(t, dir)
@@ -173,23 +175,23 @@ func TestDashboard_RefusesNetworkWithoutExposeFlag(t *testing.T) {
 	for _, listen := range []string{"0.0.0.0:0", ":0", "[::]:0", "192.0.2.1:0", "example.com:0"} {
 		url, code, stop := startDashboard(t, "--db", existing, "--listen", listen)
 		_, errOut := stop()
-		if url != "" || code != exitUsage || !strings.Contains(errOut, "--expose-without-auth") {
-			t.Errorf("--listen %s: served at %q, exit %d, want %d; stderr: %s", listen, url, code, exitUsage, errOut)
+		if url != "" || code != cmdline.ExitUsage || !strings.Contains(errOut, "--expose-without-auth") {
+			t.Errorf("--listen %s: served at %q, exit %d, want %d; stderr: %s", listen, url, code, cmdline.ExitUsage, errOut)
 		}
 	}
 	dir := t.TempDir()
 	file := filepath.Join(dir, "x.db")
 	// Actions stay loopback only, exposed or not.
 	code, _, errOut := cli(t, "dashboard", "--db", file, "--listen", "0.0.0.0:0", "--expose-without-auth", "--actions")
-	if code != exitUsage || !strings.Contains(errOut, "--actions") {
-		t.Errorf("--expose-without-auth --actions: exit %d, want %d; stderr: %s", code, exitUsage, errOut)
+	if code != cmdline.ExitUsage || !strings.Contains(errOut, "--actions") {
+		t.Errorf("--expose-without-auth --actions: exit %d, want %d; stderr: %s", code, cmdline.ExitUsage, errOut)
 	}
 	for _, args := range [][]string{
 		{"--allow-host", "http://x.example"},
 		{"--allow-host", "x.example:80"},
 	} {
-		if code, _, errOut := cli(t, append([]string{"dashboard", "--db", file}, args...)...); code != exitUsage {
-			t.Errorf("%q: exit %d, want %d; stderr: %s", args, code, exitUsage, errOut)
+		if code, _, errOut := cli(t, append([]string{"dashboard", "--db", file}, args...)...); code != cmdline.ExitUsage {
+			t.Errorf("%q: exit %d, want %d; stderr: %s", args, code, cmdline.ExitUsage, errOut)
 		}
 	}
 	assertEmptyDir(t, dir)

@@ -14,27 +14,11 @@ import (
 	"github.com/plenumdb/plenum/sqlite"
 )
 
-// openable lists the dialects this binary can open, sorted: every
-// registered one.
-func openable() []string { return cmdline.Openable() }
-
 // lookupDialect returns the registered dialect called name; its errors
 // name --dialect.
 func lookupDialect(name string) (dialect.Dialect, error) {
-	r, err := lookupRegistration(name)
+	r, err := cmdline.LookupRegistration(name)
 	return r.Dialect, err
-}
-
-// lookupRegistration returns the registration of the dialect called name;
-// its errors name --dialect.
-func lookupRegistration(name string) (dialect.Registration, error) {
-	return cmdline.LookupRegistration(name)
-}
-
-// openDialect opens the database dsn of the dialect called name; its
-// errors name the flag at fault, --dialect or --dsn.
-func openDialect(name, dsn string) (*sql.DB, dialect.Dialect, error) {
-	return cmdline.OpenDialect(name, dsn)
 }
 
 // openExisting opens the database file at path with r, a dialect whose
@@ -42,7 +26,7 @@ func openDialect(name, dsn string) (*sql.DB, dialect.Dialect, error) {
 // read should not leave an empty database behind a typo.
 func openExisting(r dialect.Registration, path string) (*sql.DB, error) {
 	if path == "" {
-		return nil, usagef("missing --db (a database file path)")
+		return nil, cmdline.Usagef("missing --db (a database file path)")
 	}
 	st, err := os.Stat(path)
 	if errors.Is(err, os.ErrNotExist) {
@@ -68,7 +52,7 @@ func openExisting(r dialect.Registration, path string) (*sql.DB, error) {
 // checkPrefix validates a --prefix flag.
 func checkPrefix(prefix string) error {
 	if err := migrations.ValidatePrefix(prefix); err != nil {
-		return usagef("--prefix: %v", err)
+		return cmdline.Usagef("--prefix: %v", err)
 	}
 	return nil
 }

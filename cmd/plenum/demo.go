@@ -12,6 +12,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/plenumdb/plenum/internal/cmd/cmdline"
+
 	"github.com/google/uuid"
 
 	"github.com/plenumdb/plenum/core"
@@ -93,29 +95,29 @@ func defaultDemoOptions() demoOptions {
 func (o demoOptions) validate() error {
 	switch {
 	case o.Children < 1 || o.Children > 10_000_000:
-		return usagef("--children %d: want 1 to 10,000,000", o.Children)
+		return cmdline.Usagef("--children %d: want 1 to 10,000,000", o.Children)
 	case o.Workers < 1 || o.Workers > 256:
-		return usagef("--workers %d: want 1 to 256", o.Workers)
+		return cmdline.Usagef("--workers %d: want 1 to 256", o.Workers)
 	case o.Batch < 1 || o.Batch > core.MaxClaimLimit:
-		return usagef("--batch %d: want 1 to %d", o.Batch, core.MaxClaimLimit)
+		return cmdline.Usagef("--batch %d: want 1 to %d", o.Batch, core.MaxClaimLimit)
 	case o.Page < 1 || o.Page > 10000:
-		return usagef("--page %d: want 1 to 10,000", o.Page)
+		return cmdline.Usagef("--page %d: want 1 to 10,000", o.Page)
 	case o.Crashes < 0 || o.Crashes > o.Workers:
-		return usagef("--crashes %d: want 0 to --workers (%d)", o.Crashes, o.Workers)
+		return cmdline.Usagef("--crashes %d: want 0 to --workers (%d)", o.Crashes, o.Workers)
 	case o.Crashes >= o.Children:
-		return usagef("--crashes %d: each crash abandons at least one child, so want fewer than --children (%d)", o.Crashes, o.Children)
+		return cmdline.Usagef("--crashes %d: each crash abandons at least one child, so want fewer than --children (%d)", o.Crashes, o.Children)
 	case o.Orders < 0 || o.Orders > 100_000:
-		return usagef("--orders %d: want 0 (no pipeline) to 100,000", o.Orders)
+		return cmdline.Usagef("--orders %d: want 0 (no pipeline) to 100,000", o.Orders)
 	case o.FailEvery < 0:
-		return usagef("--fail-every %d: want 0 (no failures) or more", o.FailEvery)
+		return cmdline.Usagef("--fail-every %d: want 0 (no failures) or more", o.FailEvery)
 	case o.StaleAfter < 2*core.MinLease || o.StaleAfter >= demoLease:
-		return usagef("stale-after %v: want %v to %v", o.StaleAfter, 2*core.MinLease, demoLease)
+		return cmdline.Usagef("stale-after %v: want %v to %v", o.StaleAfter, 2*core.MinLease, demoLease)
 	case o.Heartbeat <= 0 || o.Heartbeat > o.StaleAfter/4:
-		return usagef("heartbeat %v: want more than 0 and at most a quarter of stale-after (%v)", o.Heartbeat, o.StaleAfter)
+		return cmdline.Usagef("heartbeat %v: want more than 0 and at most a quarter of stale-after (%v)", o.Heartbeat, o.StaleAfter)
 	case o.Progress < 0:
-		return usagef("progress interval %v is negative", o.Progress)
+		return cmdline.Usagef("progress interval %v is negative", o.Progress)
 	case o.Timeout <= 0:
-		return usagef("--timeout %v: want a positive duration", o.Timeout)
+		return cmdline.Usagef("--timeout %v: want a positive duration", o.Timeout)
 	}
 	return checkPrefix(o.Prefix)
 }
@@ -134,7 +136,7 @@ func runDemoCmd(ctx context.Context, e env, args []string) error {
 	fs.IntVar(&o.FailEvery, "fail-every", o.FailEvery, "every `n`th child fails its first attempt (0: none)")
 	fs.IntVar(&o.Orders, "orders", o.Orders, "orders the pipeline expands over (0: no pipeline)")
 	fs.DurationVar(&o.Timeout, "timeout", o.Timeout, "fail if the workflow has not finished by then")
-	if err := parseFlags(fs, args); err != nil {
+	if err := cmdline.ParseFlags(fs, args); err != nil {
 		return err
 	}
 	_, err := runDemo(ctx, e.stdout, o)
@@ -217,7 +219,7 @@ func runDemo(ctx context.Context, w io.Writer, o demoOptions) (demoReport, error
 	out := &syncWriter{w: w}
 	fmt.Fprintf(out, "Plenum demo on SQLite: %s\n", path)
 	fmt.Fprintf(out, "1 parent -> %s children -> 1 join; %s, batches of %d, %s, every %s fails once\n\n",
-		commas(o.Children), plural(o.Workers, "worker"), o.Batch, crashPhrase(o.Crashes), ordinal(o.FailEvery))
+		cmdline.Commas(o.Children), cmdline.Plural(o.Workers, "worker"), o.Batch, crashPhrase(o.Crashes), ordinal(o.FailEvery))
 
 	r := newDemoRun(o, st, out)
 	rep := demoReport{Path: path, Children: o.Children}
@@ -235,7 +237,7 @@ func runDemo(ctx context.Context, w io.Writer, o demoOptions) (demoReport, error
 		fmt.Fprintf(out, "\nThe database is kept at %s; look inside with:\n  plenum inspect --db %s\n", path, shellQuote(path))
 	}
 	if len(rep.Failed) > 0 {
-		return rep, fmt.Errorf("demo: %s failed: %s", plural(len(rep.Failed), "invariant"), strings.Join(rep.Failed, "; "))
+		return rep, fmt.Errorf("demo: %s failed: %s", cmdline.Plural(len(rep.Failed), "invariant"), strings.Join(rep.Failed, "; "))
 	}
 	return rep, nil
 }
@@ -257,7 +259,7 @@ func checkEmpty(ctx context.Context, st *core.Store) error {
 	}
 	if n > 0 || owners > 0 {
 		return fmt.Errorf("tables %s* already hold %s and %s; the demo needs empty tables (give a new --db file or another --prefix)",
-			st.Prefix(), plural(n, "item"), plural(owners, "owner"))
+			st.Prefix(), cmdline.Plural(n, "item"), cmdline.Plural(owners, "owner"))
 	}
 	return nil
 }
@@ -299,7 +301,7 @@ func (r *demoRun) run(parent context.Context) error {
 	case <-ctx.Done():
 	case <-timer.C:
 		r.fail(fmt.Errorf("demo: timed out after %v with %s/%s children completed and no join: the workflow is stuck",
-			r.o.Timeout, commas(r.completed.Load()), commas(r.o.Children)))
+			r.o.Timeout, cmdline.Commas(r.completed.Load()), cmdline.Commas(r.o.Children)))
 	}
 	wg.Wait()
 	if r.err != nil {
@@ -486,10 +488,10 @@ func (r *demoRun) progress(ctx context.Context) error {
 		case now := <-t.C:
 			done := r.completed.Load()
 			line := fmt.Sprintf("completed %s/%s  %s items/s  retries %s  crashes reaped %s",
-				commas(done), commas(r.o.Children), rate(done-last, now.Sub(lastAt)),
-				commas(r.retries.Load()), commas(r.crashed.Load()))
+				cmdline.Commas(done), cmdline.Commas(r.o.Children), rate(done-last, now.Sub(lastAt)),
+				cmdline.Commas(r.retries.Load()), cmdline.Commas(r.crashed.Load()))
 			if waiting := r.abandoned.Load() - r.crashed.Load(); waiting > 0 {
-				line += fmt.Sprintf("  (%s of dead workers awaiting the reaper)", plural(waiting, "claim"))
+				line += fmt.Sprintf("  (%s of dead workers awaiting the reaper)", cmdline.Plural(waiting, "claim"))
 			}
 			r.logf("%s", line)
 			last, lastAt = done, now

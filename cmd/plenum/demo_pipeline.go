@@ -8,6 +8,8 @@ import (
 	"io"
 	"time"
 
+	"github.com/plenumdb/plenum/internal/cmd/cmdline"
+
 	"github.com/google/uuid"
 
 	"github.com/plenumdb/plenum/core"
@@ -72,7 +74,7 @@ func demoFlow() pipeline.Flow[int, string] {
 		return t, err
 	})
 	invoice := pipeline.Step("invoice", func(_ context.Context, t demoTotals) (string, error) {
-		return fmt.Sprintf("%s orders, %s units, %s cents", commas(t.Orders), commas(t.Units), commas(t.Cents)), nil
+		return fmt.Sprintf("%s orders, %s units, %s cents", cmdline.Commas(t.Orders), cmdline.Commas(t.Units), cmdline.Commas(t.Cents)), nil
 	})
 	return pipeline.Then(totals, invoice)
 }
@@ -83,7 +85,7 @@ func demoWant(n int) string {
 	for i := range n {
 		units += i%5 + 1
 	}
-	return fmt.Sprintf("%s orders, %s units, %s cents", commas(n), commas(units), commas(units*demoPriceCents))
+	return fmt.Sprintf("%s orders, %s units, %s cents", cmdline.Commas(n), cmdline.Commas(units), cmdline.Commas(units*demoPriceCents))
 }
 
 // pipelineReport is what the demo's pipeline did.
@@ -136,7 +138,7 @@ func runDemoPipeline(ctx context.Context, out io.Writer, st *core.Store, o demoO
 		defer cancel()
 		_ = w.Stop(sctx)
 	}()
-	fmt.Fprintf(out, "\nPipeline %q: expand %s orders, each divided into price and stock, combined; collapse; invoice\n", p.Name(), commas(o.Orders))
+	fmt.Fprintf(out, "\nPipeline %q: expand %s orders, each divided into price and stock, combined; collapse; invoice\n", p.Name(), cmdline.Commas(o.Orders))
 	start := time.Now()
 	run, err := eng.Trigger(ctx, p, o.Orders)
 	if err != nil {
@@ -186,7 +188,7 @@ func checkPipeline(out io.Writer, rep pipelineReport, orders int, run uuid.UUID)
 	case rep.Repeated != 0:
 		rep.Failed = append(rep.Failed, fmt.Sprintf("%d steps ran more than once", rep.Repeated))
 	}
-	fmt.Fprintf(out, "  run %s %s in %v: %s; %s steps, each once\n", run, r.State, rep.Elapsed.Round(time.Millisecond), rep.Invoice, commas(rep.Steps))
+	fmt.Fprintf(out, "  run %s %s in %v: %s; %s steps, each once\n", run, r.State, rep.Elapsed.Round(time.Millisecond), rep.Invoice, cmdline.Commas(rep.Steps))
 	if len(rep.Failed) > 0 {
 		return rep, errors.New("demo: pipeline: " + rep.Failed[0])
 	}

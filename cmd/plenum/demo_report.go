@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/plenumdb/plenum/internal/cmd/cmdline"
+
 	"github.com/google/uuid"
 
 	"github.com/plenumdb/plenum/core"
@@ -184,14 +186,14 @@ func printDemoSummary(w io.Writer, rep demoReport, o demoOptions) {
 		fmt.Fprintf(w, "  %-16s %s\n", label, fmt.Sprintf(format, args...))
 	}
 	fmt.Fprintf(w, "\nSummary\n")
-	row("children", "%s completed (1 parent -> %s children -> 1 join)", commas(rep.Completed), commas(rep.Children))
+	row("children", "%s completed (1 parent -> %s children -> 1 join)", cmdline.Commas(rep.Completed), cmdline.Commas(rep.Children))
 	row("claims", "%s batches, %s items claimed by %s",
-		commas(rep.Claims), commas(rep.Claimed), plural(o.Workers, "worker"))
-	row("retries", "%s failed attempts, each retried and completed", commas(rep.Retries))
+		cmdline.Commas(rep.Claims), cmdline.Commas(rep.Claimed), cmdline.Plural(o.Workers, "worker"))
+	row("retries", "%s failed attempts, each retried and completed", cmdline.Commas(rep.Retries))
 	row("crashes reaped", "%s of %s released by the reaper (%s removed)",
-		plural(rep.Reaped.Crashed, "claim"), plural(rep.Crashes, "dead worker"), plural(rep.Reaped.OwnersRemoved, "owner"))
+		cmdline.Plural(rep.Reaped.Crashed, "claim"), cmdline.Plural(rep.Crashes, "dead worker"), cmdline.Plural(rep.Reaped.OwnersRemoved, "owner"))
 	if rep.OwnersLost > 0 {
-		row("", "%s presumed dead while alive (heartbeat late); they registered again", plural(rep.OwnersLost, "live owner"))
+		row("", "%s presumed dead while alive (heartbeat late); they registered again", cmdline.Plural(rep.OwnersLost, "live owner"))
 	}
 	b := rep.Barrier
 	fired := "not fired"
@@ -199,19 +201,19 @@ func printDemoSummary(w io.Writer, rep demoReport, o demoOptions) {
 		fired = "fired once at " + b.FiredAt.Format("15:04:05.000") + " UTC"
 	}
 	row("barrier", "%s: %s join item, expected %s, arrived %s, failed %s",
-		fired, commas(rep.JoinItems), commas(b.Expected), commas(b.Arrived), commas(b.Failed))
+		fired, cmdline.Commas(rep.JoinItems), cmdline.Commas(b.Expected), cmdline.Commas(b.Arrived), cmdline.Commas(b.Failed))
 	j := rep.Join
 	keys := "every key exactly once"
 	if j.Duplicates+j.Missing+j.BadKeys > 0 {
 		keys = fmt.Sprintf("%d duplicate, %d missing, %d bad keys", j.Duplicates, j.Missing, j.BadKeys)
 	}
-	row("join", "saw %s results in keyset pages, %s; sum of squares %s", commas(j.Seen), keys, commas(j.SumSquares))
+	row("join", "saw %s results in keyset pages, %s; sum of squares %s", cmdline.Commas(j.Seen), keys, cmdline.Commas(j.SumSquares))
 	row("time", "%s total, %s children/s", seconds(rep.Elapsed), rate(int64(rep.Children), rep.Elapsed))
 	if busy := rep.Elapsed - rep.Idle; rep.Idle > 0 && busy > 0 {
 		row("", "%s children/s not counting %s of pauses between completions (such as waiting for the reaper)",
 			rate(int64(rep.Children), busy), seconds(rep.Idle))
 	}
-	row("tx retries", "%s (Store.Stats().Retries: transactions run again after SQLITE_BUSY)", commas(rep.TxRetries))
+	row("tx retries", "%s (Store.Stats().Retries: transactions run again after SQLITE_BUSY)", cmdline.Commas(rep.TxRetries))
 	fmt.Fprintln(w)
 	if len(rep.Failed) == 0 {
 		fmt.Fprintln(w, "All invariants held.")
@@ -226,7 +228,7 @@ func crashPhrase(n int) string {
 	if n == 0 {
 		return "no crashes"
 	}
-	return plural(n, "worker") + " crashing"
+	return cmdline.Plural(n, "worker") + " crashing"
 }
 
 func ordinal(n int) string {

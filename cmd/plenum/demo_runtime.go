@@ -8,6 +8,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/plenumdb/plenum/internal/cmd/cmdline"
+
 	"github.com/google/uuid"
 
 	"github.com/plenumdb/plenum/core"
@@ -43,7 +45,7 @@ func (r *demoRun) onEvent(_ context.Context, e worker.Event) {
 		r.ownersRemoved.Add(int64(e.Reap.OwnersRemoved))
 		if e.Reap.OwnersRemoved > 0 || e.Reap.Crashed > 0 || e.Reap.TimedOut > 0 {
 			r.logf("reaper: %s silent for %v removed; %s released as crashes, %d timed out",
-				plural(e.Reap.OwnersRemoved, "owner"), r.o.StaleAfter, plural(e.Reap.Crashed, "claim"), e.Reap.TimedOut)
+				cmdline.Plural(e.Reap.OwnersRemoved, "owner"), r.o.StaleAfter, cmdline.Plural(e.Reap.Crashed, "claim"), e.Reap.TimedOut)
 		}
 	case e.Queue == r.childQ:
 		switch e.Kind {
@@ -173,7 +175,7 @@ func (r *demoRun) expand(ctx context.Context, c core.Claim, parentID uuid.UUID) 
 	r.mu.Lock()
 	r.barrier = res.Barrier.ID
 	r.mu.Unlock()
-	r.logf("parent expanded into %s children in %s, barrier sealed", commas(res.Inserted), plural(res.Batches, "transaction"))
+	r.logf("parent expanded into %s children in %s, barrier sealed", cmdline.Commas(res.Inserted), cmdline.Plural(res.Batches, "transaction"))
 	return nil
 }
 
@@ -193,7 +195,7 @@ func (r *demoRun) square(ctx context.Context, job *worker.Job[struct{ N *int64 }
 // joinHandler reads every child through the join item and records the
 // check; the join completes with the sum.
 func (r *demoRun) joinHandler(ctx context.Context, job *worker.Job[json.RawMessage]) error {
-	r.logf("barrier fired: join item claimed, reading %s results in keyset pages", commas(r.o.Children))
+	r.logf("barrier fired: join item claimed, reading %s results in keyset pages", cmdline.Commas(r.o.Children))
 	jc, err := r.readChildren(ctx, job.Item())
 	if err != nil {
 		return err
@@ -232,7 +234,7 @@ func (r *demoRun) victim(ctx context.Context, n int) error {
 		r.crashes.Add(1)
 		r.abandoned.Add(int64(len(cs)))
 		r.logf("worker %d crashed holding %s: no heartbeat, no completion; the reaper will find it silent after %v",
-			n, plural(len(cs), "claim"), r.o.StaleAfter)
+			n, cmdline.Plural(len(cs), "claim"), r.o.StaleAfter)
 		if r.victimsLeft.Add(-1) == 0 {
 			close(r.victimsDone)
 		}

@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/plenumdb/plenum/internal/cmd/cmdline"
+
 	"github.com/google/uuid"
 
 	"github.com/plenumdb/plenum/core"
@@ -132,7 +134,7 @@ func TestDemo_RefusesTablesInUse(t *testing.T) {
 func TestDemo_CommandExitStatus(t *testing.T) {
 	t.Parallel()
 	code, out, errOut := cli(t, "demo", "--children", "50", "--workers", "2", "--batch", "5", "--crashes", "0")
-	if code != exitOK || !strings.Contains(out, "All invariants held.") {
+	if code != cmdline.ExitOK || !strings.Contains(out, "All invariants held.") {
 		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, out, errOut)
 	}
 }
@@ -182,7 +184,7 @@ func TestDemo_OptionErrors(t *testing.T) {
 		o := smallDemo()
 		mut(&o)
 		_, err := runDemo(t.Context(), &bytes.Buffer{}, o)
-		var ue *usageError
+		var ue *cmdline.UsageError
 		if !errors.As(err, &ue) {
 			t.Errorf("options %+v: error %v, want a usage error", o, err)
 		}

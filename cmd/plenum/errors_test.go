@@ -15,6 +15,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/plenumdb/plenum/internal/cmd/cmdline"
+
 	gomysql "github.com/go-sql-driver/mysql"
 
 	"github.com/plenumdb/plenum/conformance"
@@ -66,14 +68,14 @@ func wantStderr(t *testing.T, args []string, code int, want []string, unwanted .
 func TestCLI_ErrorsNameTheFlag(t *testing.T) {
 	t.Parallel()
 	for _, cmd := range []string{"inspect", "bench", "conformance"} {
-		wantStderr(t, []string{cmd, "--dialect", "db2", "--dsn", "x"}, exitUsage, []string{"--dialect", `unknown dialect "db2"`, "known: "})
+		wantStderr(t, []string{cmd, "--dialect", "db2", "--dsn", "x"}, cmdline.ExitUsage, []string{"--dialect", `unknown dialect "db2"`, "known: "})
 	}
-	wantStderr(t, []string{"conformance", "--dsn", "x"}, exitUsage, []string{"give --dialect"})
-	wantStderr(t, []string{"inspect", "--dialect", "postgres"}, exitUsage, []string{"missing --dsn", "postgres://"})
-	wantStderr(t, []string{"inspect", "--dialect", "mysql", "--dsn", "garbage"}, exitFailure, []string{"--dsn", "invalid DSN"})
-	wantStderr(t, []string{"inspect", "--dialect", "postgres", "--dsn", "postgres://u:secret@127.0.0.1:5432/db?sslmode=bogus"}, exitFailure,
+	wantStderr(t, []string{"conformance", "--dsn", "x"}, cmdline.ExitUsage, []string{"give --dialect"})
+	wantStderr(t, []string{"inspect", "--dialect", "postgres"}, cmdline.ExitUsage, []string{"missing --dsn", "postgres://"})
+	wantStderr(t, []string{"inspect", "--dialect", "mysql", "--dsn", "garbage"}, cmdline.ExitFailure, []string{"--dsn", "invalid DSN"})
+	wantStderr(t, []string{"inspect", "--dialect", "postgres", "--dsn", "postgres://u:secret@127.0.0.1:5432/db?sslmode=bogus"}, cmdline.ExitFailure,
 		[]string{"--dsn", "the DSN is not valid"}, "cannot reach", "secret")
-	wantStderr(t, []string{"conformance", "--dialect", "sqlite", "--dsn", ":memory:"}, exitFailure, []string{"--dsn", "in-memory"})
+	wantStderr(t, []string{"conformance", "--dialect", "sqlite", "--dsn", ":memory:"}, cmdline.ExitFailure, []string{"--dsn", "in-memory"})
 
 	// A port nobody listens on: unreachable, and said so.
 	l, err := net.Listen("tcp", "127.0.0.1:0")
@@ -82,17 +84,17 @@ func TestCLI_ErrorsNameTheFlag(t *testing.T) {
 	}
 	closed := l.Addr().String()
 	l.Close()
-	wantStderr(t, []string{"inspect", "--dialect", "postgres", "--dsn", "postgres://root@" + closed + "/test?sslmode=disable"}, exitFailure,
+	wantStderr(t, []string{"inspect", "--dialect", "postgres", "--dsn", "postgres://root@" + closed + "/test?sslmode=disable"}, cmdline.ExitFailure,
 		[]string{"--dsn", "cannot reach the server", "connection refused"})
-	wantStderr(t, []string{"inspect", "--dialect", "mysql", "--dsn", "root@tcp(" + closed + ")/test"}, exitFailure,
+	wantStderr(t, []string{"inspect", "--dialect", "mysql", "--dsn", "root@tcp(" + closed + ")/test"}, cmdline.ExitFailure,
 		[]string{"--dsn", "cannot reach the server", "connection refused"})
 }
 
 // inspect without a database names both ways to give one.
 func TestCLI_InspectWithoutFlagsNamesBothWays(t *testing.T) {
 	t.Parallel()
-	wantStderr(t, []string{"inspect"}, exitUsage, []string{"--db FILE", "--dialect NAME --dsn DSN", "sqlite"})
-	wantStderr(t, []string{"inspect", "--dsn", "x"}, exitUsage, []string{"--dsn: its form names no one dialect", "give --dialect"})
+	wantStderr(t, []string{"inspect"}, cmdline.ExitUsage, []string{"--db FILE", "--dialect NAME --dsn DSN", "sqlite"})
+	wantStderr(t, []string{"inspect", "--dsn", "x"}, cmdline.ExitUsage, []string{"--dsn: its form names no one dialect", "give --dialect"})
 }
 
 // A PostgreSQL server that refuses the role is not "unreachable".
@@ -100,11 +102,11 @@ func TestCLI_PostgresRefusedCredentialsAreNotUnreachable(t *testing.T) {
 	t.Parallel()
 	u := pgURL(t)
 	u.User = url.User(fmt.Sprintf("plenum_no_role_%08x", rand.Uint32()))
-	wantStderr(t, []string{"inspect", "--dialect", "postgres", "--dsn", u.String()}, exitFailure,
+	wantStderr(t, []string{"inspect", "--dialect", "postgres", "--dsn", u.String()}, cmdline.ExitFailure,
 		[]string{"--dsn", "refused the credentials", "SQLSTATE 28"}, "cannot reach")
 	u = pgURL(t)
 	u.Path = fmt.Sprintf("/plenum_no_db_%08x", rand.Uint32())
-	wantStderr(t, []string{"inspect", "--dialect", "postgres", "--dsn", u.String()}, exitFailure,
+	wantStderr(t, []string{"inspect", "--dialect", "postgres", "--dsn", u.String()}, cmdline.ExitFailure,
 		[]string{"--dsn", "no such database", "3D000"}, "cannot reach")
 }
 
@@ -117,13 +119,13 @@ func TestCLI_RefusedSettingNamesDSN(t *testing.T) {
 	q.Set("search_path", "plenum_no_such_schema")
 	u.RawQuery = q.Encode()
 	for _, cmd := range []string{"inspect", "bench"} {
-		wantStderr(t, []string{cmd, "--dialect", "postgres", "--dsn", u.String()}, exitFailure,
+		wantStderr(t, []string{cmd, "--dialect", "postgres", "--dsn", u.String()}, cmdline.ExitFailure,
 			[]string{"--dsn: the postgres database cannot be used as it is", "search_path"})
 	}
 	// In a subprocess: were the refusal missing, the suite would run and
 	// end the process.
 	code, out := runCLI(t, "conformance", "--dialect", "postgres", "--dsn", u.String(), "--run", "Claim_Order")
-	if code != exitFailure || !strings.Contains(out, "--dsn: the postgres database cannot be used as it is") || strings.Contains(out, "Guarantees on") {
+	if code != cmdline.ExitFailure || !strings.Contains(out, "--dsn: the postgres database cannot be used as it is") || strings.Contains(out, "Guarantees on") {
 		t.Errorf("conformance on a refused setting: exit %d, output:\n%s", code, out)
 	}
 }
@@ -132,7 +134,7 @@ func TestCLI_RefusedSettingNamesDSN(t *testing.T) {
 func TestCLI_PostgresDialectAtAMySQLPort(t *testing.T) {
 	t.Parallel()
 	addr := mysqlAddr(t)
-	wantStderr(t, []string{"inspect", "--dialect", "postgres", "--dsn", "postgres://root@" + addr + "/test?sslmode=disable"}, exitFailure,
+	wantStderr(t, []string{"inspect", "--dialect", "postgres", "--dsn", "postgres://root@" + addr + "/test?sslmode=disable"}, cmdline.ExitFailure,
 		[]string{"--dsn", "does not speak PostgreSQL's protocol"}, "%!w", "cannot reach")
 }
 
@@ -144,7 +146,7 @@ func TestCLI_MySQLDialectAtAPostgresPort(t *testing.T) {
 		t.Skip("waits for the driver's greeting timeout")
 	}
 	u := pgURL(t)
-	wantStderr(t, []string{"inspect", "--dialect", "mysql", "--dsn", "root@tcp(" + u.Host + ")/test"}, exitFailure,
+	wantStderr(t, []string{"inspect", "--dialect", "mysql", "--dsn", "root@tcp(" + u.Host + ")/test"}, cmdline.ExitFailure,
 		[]string{"--dsn", "no MySQL greeting", "another database's"})
 	u.User = url.User("plenum_nobody")
 	my, err := gomysql.ParseDSN(mysqlDSN(t))
@@ -152,7 +154,7 @@ func TestCLI_MySQLDialectAtAPostgresPort(t *testing.T) {
 		t.Fatal(err)
 	}
 	my.User, my.Passwd = fmt.Sprintf("plenum_nobody_%06x", rand.Uint32()&0xffffff), "x"
-	wantStderr(t, []string{"inspect", "--dialect", "mysql", "--dsn", my.FormatDSN()}, exitFailure,
+	wantStderr(t, []string{"inspect", "--dialect", "mysql", "--dsn", my.FormatDSN()}, cmdline.ExitFailure,
 		[]string{"--dsn", "refused the credentials"}, "cannot reach")
 }
 
@@ -210,8 +212,8 @@ func TestConformance_TableOfHeldAndBroken(t *testing.T) {
 	}
 	run := "Enqueue_IdempotencyKey|Clock_DatabaseTimeGatesVisibility"
 	code, out := runCLI(t, "conformance", "--dialect", "sqlite-clockless", "--dsn", filepath.Join(t.TempDir(), "c.db"), "--run", run)
-	if code != exitFailure {
-		t.Errorf("a broken clock: exit %d, want %d", code, exitFailure)
+	if code != cmdline.ExitFailure {
+		t.Errorf("a broken clock: exit %d, want %d", code, cmdline.ExitFailure)
 	}
 	for _, want := range []string{"Guarantees on sqlite-clockless (SQLite 3.", "Enqueue_IdempotencyKey             held",
 		"Clock_DatabaseTimeGatesVisibility  BROKEN", "2 guarantees on SQLite 3.", "1 held, 1 broken, 0 could not run, 0 skipped", "--- FAIL: Conformance/Clock_DatabaseTimeGatesVisibility"} {
@@ -221,7 +223,7 @@ func TestConformance_TableOfHeldAndBroken(t *testing.T) {
 	}
 
 	code, out = runCLI(t, "conformance", "--dialect", "sqlite", "--dsn", filepath.Join(t.TempDir(), "c.db"), "--run", run)
-	if code != exitOK {
+	if code != cmdline.ExitOK {
 		t.Errorf("sqlite: exit %d, want 0", code)
 	}
 	if !strings.Contains(out, "2 held, 0 broken, 0 could not run, 0 skipped") || !strings.Contains(out, "Clock_DatabaseTimeGatesVisibility  held") {
@@ -254,7 +256,7 @@ func TestConformance_LeavesExistingTablesAlone(t *testing.T) {
 		}
 	}
 	before := schemaOf(t, db)
-	if code, out := runCLI(t, "conformance", "--dialect", "sqlite", "--dsn", path, "--run", "Claim_Order|BadInput"); code != exitOK {
+	if code, out := runCLI(t, "conformance", "--dialect", "sqlite", "--dsn", path, "--run", "Claim_Order|BadInput"); code != cmdline.ExitOK {
 		t.Fatalf("exit %d:\n%s", code, out)
 	}
 	if after := schemaOf(t, db); after != before {
@@ -319,8 +321,8 @@ func TestConformance_RefusesWhereItCannotCreateTables(t *testing.T) {
 	// In a subprocess: were the refusal missing, the suite would run and
 	// end the process.
 	code, out := runCLI(t, "conformance", "--dialect", "postgres", "--dsn", u.String(), "--run", "Claim_Order")
-	if code != exitFailure {
-		t.Errorf("exit %d, want %d", code, exitFailure)
+	if code != cmdline.ExitFailure {
+		t.Errorf("exit %d, want %d", code, cmdline.ExitFailure)
 	}
 	for _, want := range []string{"--dsn: the suite cannot create tables in this postgres database (PostgreSQL ", "permission denied", "never touches existing tables"} {
 		if !strings.Contains(out, want) {
@@ -337,15 +339,15 @@ func TestConformance_RefusesWhereItCannotCreateTables(t *testing.T) {
 // wants, before any connection.
 func TestDialect_MariaDBIsMySQLAndBareAddressExplained(t *testing.T) {
 	t.Parallel()
-	if r, err := lookupRegistration("mariadb"); err != nil || r.Dialect.Name() != "mysql" {
-		t.Errorf(`lookupRegistration("mariadb") = %v, %v; want the mysql dialect`, r.Dialect, err)
+	if r, err := cmdline.LookupRegistration("mariadb"); err != nil || r.Dialect.Name() != "mysql" {
+		t.Errorf(`cmdline.LookupRegistration("mariadb") = %v, %v; want the mysql dialect`, r.Dialect, err)
 	}
 	for _, cmd := range [][]string{{"inspect"}, {"migrate", "status"}, {"conformance"}} {
 		args := append(cmd, "--dialect", "mariadb", "--dsn", "root:secret@127.0.0.1:3306/test")
 		code, _, errOut := cli(t, args...)
 		want := "write user:password@tcp(127.0.0.1:3306)/database"
-		if code != exitFailure || !strings.Contains(errOut, want) || strings.Contains(errOut, "secret") {
-			t.Errorf("%q: exit %d, stderr %q; want exit %d and %q, without the password", args, code, errOut, exitFailure, want)
+		if code != cmdline.ExitFailure || !strings.Contains(errOut, want) || strings.Contains(errOut, "secret") {
+			t.Errorf("%q: exit %d, stderr %q; want exit %d and %q, without the password", args, code, errOut, cmdline.ExitFailure, want)
 		}
 	}
 }

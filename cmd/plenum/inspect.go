@@ -46,7 +46,7 @@ func runInspectCmd(ctx context.Context, e env, args []string) error {
 	o.Register(fs, "", "to read")
 	o.RegisterPrefix(fs)
 	fs.IntVar(&o.Limit, "limit", o.Limit, "most barriers and owners to list")
-	if err := parseFlags(fs, args); err != nil {
+	if err := cmdline.ParseFlags(fs, args); err != nil {
 		return err
 	}
 	return runInspect(ctx, e.stdout, o)
@@ -58,7 +58,7 @@ func runInspect(ctx context.Context, w io.Writer, o inspectOptions) error {
 		return err
 	}
 	if o.Limit < 1 || o.Limit > 10000 {
-		return usagef("--limit %d: want 1 to 10,000", o.Limit)
+		return cmdline.Usagef("--limit %d: want 1 to 10,000", o.Limit)
 	}
 	db, d, where, v, st, err := o.openStore(ctx)
 	if err != nil {
@@ -112,7 +112,7 @@ func (o inspectOptions) openStore(ctx context.Context) (db *sql.DB, d dialect.Di
 // inspect only reads, and should not leave an empty file behind a typo.
 func (o inspectOptions) open() (*sql.DB, dialect.Dialect, string, error) {
 	if o.Dialect == "" && o.DSN == "" && o.DB == "" && o.DSNEnv == "" && o.DSNFile == "" {
-		return nil, nil, "", usagef("inspect needs a database: --db FILE for an SQLite file, or --dialect NAME --dsn DSN for any database (dialects: %s)", strings.Join(openable(), ", "))
+		return nil, nil, "", cmdline.Usagef("inspect needs a database: --db FILE for an SQLite file, or --dialect NAME --dsn DSN for any database (dialects: %s)", strings.Join(cmdline.Openable(), ", "))
 	}
 	r, dsn, err := o.Resolve(sqlite.Name)
 	if err != nil {
@@ -122,7 +122,7 @@ func (o inspectOptions) open() (*sql.DB, dialect.Dialect, string, error) {
 		db, err := openExisting(r, dsn)
 		return db, r.Dialect, dsn, err
 	}
-	db, d, err := openDialect(r.Dialect.Name(), dsn)
+	db, d, err := cmdline.OpenDialect(r.Dialect.Name(), dsn)
 	if err != nil {
 		return nil, nil, "", err
 	}
@@ -168,7 +168,7 @@ func (in inspector) items(ctx context.Context) error {
 	}
 	sort.Strings(queues)
 
-	fmt.Fprintf(in.w, "\nItems (%s)\n", plural(len(queues), "queue"))
+	fmt.Fprintf(in.w, "\nItems (%s)\n", cmdline.Plural(len(queues), "queue"))
 	if len(queues) == 0 {
 		return nil
 	}
@@ -182,14 +182,14 @@ func (in inspector) items(ctx context.Context) error {
 	cells = append(cells, append(head, "total"))
 	for _, q := range queues {
 		var total int64
-		row := []string{printable(q)}
+		row := []string{cmdline.Printable(q)}
 		for _, s := range states {
-			row = append(row, commas(byQueue[q][s]))
+			row = append(row, cmdline.Commas(byQueue[q][s]))
 		}
 		for _, n := range byQueue[q] {
 			total += n // states this build does not know count too
 		}
-		cells = append(cells, append(row, commas(total)))
+		cells = append(cells, append(row, cmdline.Commas(total)))
 	}
 	widths := make([]int, len(cells[0]))
 	for _, row := range cells {
@@ -243,7 +243,7 @@ func (in inspector) barriers(ctx context.Context) error {
 		if join.Valid {
 			joinID = join.UUID.String()
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", id, printable(name), commas(expected), commas(arrived), commas(failed), yesNo(sealed), firedAt, joinID)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", id, cmdline.Printable(name), cmdline.Commas(expected), cmdline.Commas(arrived), cmdline.Commas(failed), yesNo(sealed), firedAt, joinID)
 	}
 	if err := rows.Err(); err != nil {
 		return fmt.Errorf("read barriers: %w", err)
@@ -263,15 +263,15 @@ func (in inspector) unfired(ctx context.Context) error {
 	if n == in.limit {
 		more = "+"
 	}
-	fmt.Fprintf(in.w, "\nUnfired barriers (%s%s, oldest first; unsealed: dispatch unfinished, sealed: children pending)\n", commas(int64(n)), more)
+	fmt.Fprintf(in.w, "\nUnfired barriers (%s%s, oldest first; unsealed: dispatch unfinished, sealed: children pending)\n", cmdline.Commas(int64(n)), more)
 	if n == 0 {
 		return nil
 	}
 	tw := indented(in.w)
 	fmt.Fprint(tw, "id\tname\tcreated\texpected\tarrived\tfailed\tsealed\n")
 	for _, b := range bs {
-		fmt.Fprintf(tw, "%s\t%s\t%s ago\t%s\t%s\t%s\t%s\n", b.ID, printable(b.Name), in.age(dbTime{t: b.CreatedAt, valid: true}),
-			commas(b.Expected), commas(b.Arrived), commas(b.Failed), yesNo(b.Sealed))
+		fmt.Fprintf(tw, "%s\t%s\t%s ago\t%s\t%s\t%s\t%s\n", b.ID, cmdline.Printable(b.Name), in.age(dbTime{t: b.CreatedAt, valid: true}),
+			cmdline.Commas(b.Expected), cmdline.Commas(b.Arrived), cmdline.Commas(b.Failed), yesNo(b.Sealed))
 	}
 	return tw.Flush()
 }
@@ -308,7 +308,7 @@ func (in inspector) owners(ctx context.Context) error {
 		if name.String == "" {
 			name.String = "-"
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s ago\t%s ago\n", id, printable(name.String), printable(host.String), pid, in.age(started), in.age(heartbeat))
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s ago\t%s ago\n", id, cmdline.Printable(name.String), cmdline.Printable(host.String), pid, in.age(started), in.age(heartbeat))
 	}
 	if err := rows.Err(); err != nil {
 		return fmt.Errorf("read owners: %w", err)
@@ -364,9 +364,9 @@ func (iw *indentWriter) Write(p []byte) (int, error) {
 
 func shown(total int64, limit int) string {
 	if total > int64(limit) {
-		return fmt.Sprintf("%d of %s", limit, commas(total))
+		return fmt.Sprintf("%d of %s", limit, cmdline.Commas(total))
 	}
-	return commas(total)
+	return cmdline.Commas(total)
 }
 
 func yesNo(b bool) string {

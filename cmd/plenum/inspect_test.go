@@ -5,7 +5,6 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
-	"github.com/plenumdb/plenum/internal/cmd/cmdline"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -13,6 +12,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/plenumdb/plenum/internal/cmd/cmdline"
 
 	"github.com/google/uuid"
 
@@ -189,12 +190,12 @@ func TestInspect_OutdatedSchemaSaysPlenumOnce(t *testing.T) {
 		{"migrate", "up", "--dialect", "sqlite", "--dsn", path},
 		{"migrate", "down", "--dialect", "sqlite", "--dsn", path, "--to", "1"},
 	} {
-		if code, _, errOut := cli(t, args...); code != exitOK {
+		if code, _, errOut := cli(t, args...); code != cmdline.ExitOK {
 			t.Fatalf("%q: exit %d: %s", args, code, errOut)
 		}
 	}
 	code, _, errOut := cli(t, "inspect", "--db", path)
-	if code != exitFailure || !strings.HasPrefix(errOut, "plenum: schema is not up to date") || strings.Contains(errOut, "plenum: plenum:") {
-		t.Errorf("inspect of an outdated schema: exit %d, stderr %q; want %d and one \"plenum: \" before the schema's message", code, errOut, exitFailure)
+	if code != cmdline.ExitFailure || !strings.HasPrefix(errOut, "plenum: schema is not up to date") || strings.Contains(errOut, "plenum: plenum:") {
+		t.Errorf("inspect of an outdated schema: exit %d, stderr %q; want %d and one \"plenum: \" before the schema's message", code, errOut, cmdline.ExitFailure)
 	}
 }

@@ -64,49 +64,28 @@ func commands() []command {
 	}
 }
 
-// Exit statuses.
-const (
-	exitOK      = cmdline.ExitOK
-	exitFailure = cmdline.ExitFailure
-	exitUsage   = cmdline.ExitUsage
-)
-
-// usageError is a mistake in the command line: exit status 2. The
-// commands' shared code (internal/cmd/cmdline) defines it, so that the
-// bench, whose code lives there too, reports usage errors alike.
-type usageError = cmdline.UsageError
-
-func usagef(format string, args ...any) error { return cmdline.Usagef(format, args...) }
-
-// errUsageShown means the flag package already printed the problem and the
-// usage: nothing more to say, exit 2.
-var errUsageShown = cmdline.ErrUsageShown
-
 // run runs one command line and returns the exit status.
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	e := env{stdout: stdout, stderr: stderr}
 	if len(args) == 0 {
 		printUsage(stderr)
-		return exitUsage
+		return cmdline.ExitUsage
 	}
 	name := args[0]
 	switch name {
 	case "-h", "-help", "--help":
 		printUsage(stdout)
-		return exitOK
+		return cmdline.ExitOK
 	}
 	for _, c := range commands() {
 		if c.name == name {
-			return exitCode(stderr, c.run(ctx, e, args[1:]))
+			return cmdline.ExitCode(stderr, c.run(ctx, e, args[1:]))
 		}
 	}
 	fmt.Fprintf(stderr, "plenum: unknown command %q\n\n", name)
 	printUsage(stderr)
-	return exitUsage
+	return cmdline.ExitUsage
 }
-
-// exitCode reports err on w and maps it to an exit status.
-func exitCode(w io.Writer, err error) int { return cmdline.ExitCode(w, err) }
 
 func printUsage(w io.Writer) {
 	fmt.Fprint(w, `Plenum: claiming, fencing and fan-in for job engines on SQL databases.
@@ -132,7 +111,7 @@ func runHelpCmd(ctx context.Context, e env, args []string) error {
 		return nil
 	}
 	if len(args) > 1 {
-		return usagef("help takes one command name, got %q", strings.Join(args, " "))
+		return cmdline.Usagef("help takes one command name, got %q", strings.Join(args, " "))
 	}
 	for _, c := range commands() {
 		if c.name == args[0] && c.name != "help" {
@@ -145,7 +124,7 @@ func runHelpCmd(ctx context.Context, e env, args []string) error {
 		printUsage(e.stdout)
 		return nil
 	}
-	return usagef("unknown command %q (run \"plenum help\" for the list)", args[0])
+	return cmdline.Usagef("unknown command %q (run \"plenum help\" for the list)", args[0])
 }
 
 // newFlags returns a flag set for a command whose usage shows synopsis and
@@ -153,7 +132,3 @@ func runHelpCmd(ctx context.Context, e env, args []string) error {
 func newFlags(e env, name, synopsis, about string) *flag.FlagSet {
 	return cmdline.NewFlags(e.stderr, name, synopsis, about)
 }
-
-// parseFlags parses args, and refuses positional arguments: every command
-// takes flags only.
-func parseFlags(fs *flag.FlagSet, args []string) error { return cmdline.ParseFlags(fs, args) }

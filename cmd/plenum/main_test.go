@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/plenumdb/plenum/internal/cmd/cmdline"
 )
 
 // TestMain lets a test run the command in a subprocess of the test binary
@@ -39,7 +41,7 @@ func TestHelpListsEveryCommand(t *testing.T) {
 	t.Parallel()
 	for _, args := range [][]string{{"help"}, {"-h"}, {"--help"}} {
 		code, out, _ := cli(t, args...)
-		if code != exitOK {
+		if code != cmdline.ExitOK {
 			t.Fatalf("%v: exit %d", args, code)
 		}
 		for _, c := range commands() {
@@ -53,7 +55,7 @@ func TestHelpListsEveryCommand(t *testing.T) {
 func TestNoArgumentsIsUsageError(t *testing.T) {
 	t.Parallel()
 	code, _, errOut := cli(t)
-	if code != exitUsage || !strings.Contains(errOut, "Usage:") {
+	if code != cmdline.ExitUsage || !strings.Contains(errOut, "Usage:") {
 		t.Fatalf("exit %d, stderr:\n%s", code, errOut)
 	}
 }
@@ -61,7 +63,7 @@ func TestNoArgumentsIsUsageError(t *testing.T) {
 func TestUnknownCommandIsUsageError(t *testing.T) {
 	t.Parallel()
 	code, _, errOut := cli(t, "frobnicate")
-	if code != exitUsage || !strings.Contains(errOut, `unknown command "frobnicate"`) {
+	if code != cmdline.ExitUsage || !strings.Contains(errOut, `unknown command "frobnicate"`) {
 		t.Fatalf("exit %d, stderr:\n%s", code, errOut)
 	}
 }
@@ -75,28 +77,28 @@ func TestCommandHelp(t *testing.T) {
 			continue
 		}
 		code, _, errOut := cli(t, c.name, "-h")
-		if code != exitOK || !strings.Contains(errOut, "Usage: plenum "+c.name) {
+		if code != cmdline.ExitOK || !strings.Contains(errOut, "Usage: plenum "+c.name) {
 			t.Errorf("%s -h: exit %d, stderr:\n%s", c.name, code, errOut)
 		}
 		code, out, _ := cli(t, "help", c.name)
-		if code != exitOK || !strings.Contains(out, "Usage: plenum "+c.name) {
+		if code != cmdline.ExitOK || !strings.Contains(out, "Usage: plenum "+c.name) {
 			t.Errorf("help %s: exit %d, stdout:\n%s", c.name, code, out)
 		}
 	}
 	for _, sub := range []string{"gen", "up"} {
 		code, _, errOut := cli(t, "migrations", sub, "-h")
-		if code != exitOK || !strings.Contains(errOut, "-dialect") {
+		if code != cmdline.ExitOK || !strings.Contains(errOut, "-dialect") {
 			t.Errorf("migrations %s -h: exit %d, stderr:\n%s", sub, code, errOut)
 		}
 	}
 	code, _, errOut := cli(t, "bench", "-h")
-	for _, want := range []string{"-dialect", "-dsn", "-db", "(" + strings.Join(openable(), ", ") + ")"} {
-		if code != exitOK || !strings.Contains(errOut, want) {
+	for _, want := range []string{"-dialect", "-dsn", "-db", "(" + strings.Join(cmdline.Openable(), ", ") + ")"} {
+		if code != cmdline.ExitOK || !strings.Contains(errOut, want) {
 			t.Errorf("bench -h: exit %d, no %q in stderr:\n%s", code, want, errOut)
 		}
 	}
-	if code, _, _ := cli(t, "help", "nope"); code != exitUsage {
-		t.Errorf("help nope: exit %d, want %d", code, exitUsage)
+	if code, _, _ := cli(t, "help", "nope"); code != cmdline.ExitUsage {
+		t.Errorf("help nope: exit %d, want %d", code, cmdline.ExitUsage)
 	}
 }
 
@@ -122,8 +124,8 @@ func TestBadFlagsAreUsageErrors(t *testing.T) {
 		{"migrations", "sideways"},
 	} {
 		code, _, errOut := cli(t, args...)
-		if code != exitUsage {
-			t.Errorf("%q: exit %d, want %d; stderr:\n%s", args, code, exitUsage, errOut)
+		if code != cmdline.ExitUsage {
+			t.Errorf("%q: exit %d, want %d; stderr:\n%s", args, code, cmdline.ExitUsage, errOut)
 		}
 		if errOut == "" {
 			t.Errorf("%q: nothing on stderr", args)

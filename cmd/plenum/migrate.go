@@ -29,7 +29,7 @@ Run "plenum migrations <gen|up> -h" for their flags.`
 func runMigrationsCmd(ctx context.Context, e env, args []string) error {
 	if len(args) == 0 {
 		fmt.Fprintf(e.stderr, "Usage: plenum migrations <gen|up> [flags]\n%s\n", migrationsAbout)
-		return errUsageShown
+		return cmdline.ErrUsageShown
 	}
 	switch args[0] {
 	case "-h", "-help", "--help", "help":
@@ -40,7 +40,7 @@ func runMigrationsCmd(ctx context.Context, e env, args []string) error {
 	case "up":
 		return runMigrateUp(ctx, e, "migrations up", args[1:])
 	}
-	return usagef("migrations: unknown subcommand %q (want gen or up)", args[0])
+	return cmdline.Usagef("migrations: unknown subcommand %q (want gen or up)", args[0])
 }
 
 const migrateAbout = `
@@ -61,7 +61,7 @@ func runMigrateCmd(ctx context.Context, e env, args []string) error {
 	usage := func() { fmt.Fprintf(e.stderr, "Usage: plenum migrate <up|down|status> [flags]\n%s\n", migrateAbout) }
 	if len(args) == 0 {
 		usage()
-		return errUsageShown
+		return cmdline.ErrUsageShown
 	}
 	switch args[0] {
 	case "-h", "-help", "--help", "help":
@@ -74,7 +74,7 @@ func runMigrateCmd(ctx context.Context, e env, args []string) error {
 	case "status":
 		return runMigrateStatus(ctx, e, args[1:])
 	}
-	return usagef("migrate: unknown subcommand %q (want up, down or status)", args[0])
+	return cmdline.Usagef("migrate: unknown subcommand %q (want up, down or status)", args[0])
 }
 
 func runMigrationsGen(e env, args []string) error {
@@ -89,7 +89,7 @@ opened later sees the schema as current.`)
 	fs.StringVar(&format, "format", migrations.FormatPlain, "file format: "+strings.Join(migrations.Formats(), ", "))
 	fs.StringVar(&out, "out", "", "directory to write the files into (required)")
 	fs.StringVar(&prefix, "prefix", migrations.DefaultPrefix, "table name prefix")
-	if err := parseFlags(fs, args); err != nil {
+	if err := cmdline.ParseFlags(fs, args); err != nil {
 		return err
 	}
 	d, err := lookupDialect(dialectName)
@@ -97,10 +97,10 @@ opened later sees the schema as current.`)
 		return err
 	}
 	if !slices.Contains(migrations.Formats(), format) {
-		return usagef("--format %q: want one of %s", format, strings.Join(migrations.Formats(), ", "))
+		return cmdline.Usagef("--format %q: want one of %s", format, strings.Join(migrations.Formats(), ", "))
 	}
 	if out == "" {
-		return usagef("missing --out (the directory to write the files into)")
+		return cmdline.Usagef("missing --out (the directory to write the files into)")
 	}
 	if err := checkPrefix(prefix); err != nil {
 		return err
@@ -137,11 +137,11 @@ CockroachDB) is completed. For sqlite the DSN is a database file path
 (created if missing).`)
 	schemaFlags(fs, &f)
 	fs.IntVar(&to, "to", migrations.LatestVersion, fmt.Sprintf("the version to bring the schema up to (1 to %d)", migrations.LatestVersion))
-	if err := parseFlags(fs, args); err != nil {
+	if err := cmdline.ParseFlags(fs, args); err != nil {
 		return err
 	}
 	if to < 1 || to > migrations.LatestVersion {
-		return usagef("--to %d: want a version from 1 to %d", to, migrations.LatestVersion)
+		return cmdline.Usagef("--to %d: want a version from 1 to %d", to, migrations.LatestVersion)
 	}
 	if err := f.CheckPrefix(); err != nil {
 		return err
@@ -178,11 +178,11 @@ Plenum table, so it runs only when asked for by name (--to 0). A rollback
 that an earlier run left half done is completed.`)
 	schemaFlags(fs, &f)
 	fs.IntVar(&to, "to", -1, "roll back every version above this one (0 drops everything); default: the newest version only")
-	if err := parseFlags(fs, args); err != nil {
+	if err := cmdline.ParseFlags(fs, args); err != nil {
 		return err
 	}
 	if to != -1 && (to < 0 || to > migrations.LatestVersion) {
-		return usagef("--to %d: want a version from 0 to %d", to, migrations.LatestVersion)
+		return cmdline.Usagef("--to %d: want a version from 0 to %d", to, migrations.LatestVersion)
 	}
 	if err := f.CheckPrefix(); err != nil {
 		return err
@@ -208,7 +208,7 @@ that an earlier run left half done is completed.`)
 			fmt.Fprintf(e.stdout, "schema %s* has no version applied: nothing to roll back\n", f.Prefix)
 			return nil
 		case 1:
-			return usagef("the newest version is 1, whose rollback drops every Plenum table under %s* with its data: say --to 0 to do that", f.Prefix)
+			return cmdline.Usagef("the newest version is 1, whose rollback drops every Plenum table under %s* with its data: say --to 0 to do that", f.Prefix)
 		}
 		to = newest - 1
 	}
@@ -232,7 +232,7 @@ records: applied (with the time, on the database clock), pending, or left
 partly applied or partly rolled back by a run that failed half way, with
 what completes it. It only reads.`)
 	schemaFlags(fs, &f)
-	if err := parseFlags(fs, args); err != nil {
+	if err := cmdline.ParseFlags(fs, args); err != nil {
 		return err
 	}
 	if err := f.CheckPrefix(); err != nil {
@@ -269,7 +269,7 @@ what completes it. It only reads.`)
 		case s.State == migrations.PartlyRolledBack:
 			todo = append(todo, fmt.Sprintf("version %d was left partly rolled back by a run that failed: run plenum migrate down to complete the rollback, or up to restore it", s.Version))
 		}
-		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\n", s.Version, printable(s.Name), state, at)
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\n", s.Version, cmdline.Printable(s.Name), state, at)
 	}
 	if err := tw.Flush(); err != nil {
 		return err

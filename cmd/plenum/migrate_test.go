@@ -11,6 +11,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/plenumdb/plenum/internal/cmd/cmdline"
+
 	"github.com/plenumdb/plenum/conformance"
 	"github.com/plenumdb/plenum/core"
 	"github.com/plenumdb/plenum/migrations"
@@ -28,7 +30,7 @@ func TestMigrationsGen_EveryFormat(t *testing.T) {
 	} {
 		dir := filepath.Join(t.TempDir(), "db", "migrations")
 		code, out, errOut := cli(t, "migrations", "gen", "--dialect", "sqlite", "--format", format, "--out", dir, "--prefix", "app_")
-		if code != exitOK {
+		if code != cmdline.ExitOK {
 			t.Fatalf("%s: exit %d: %s", format, code, errOut)
 		}
 		for _, name := range want {
@@ -61,8 +63,8 @@ func TestMigrationsGen_Errors(t *testing.T) {
 		{[]string{"--dialect", "sqlite", "--out", dir, "--prefix", "Nope"}, "--prefix"},
 	} {
 		code, _, errOut := cli(t, append([]string{"migrations", "gen"}, c.args...)...)
-		if code != exitUsage || !strings.Contains(errOut, c.want) {
-			t.Errorf("%q: exit %d, stderr %q; want exit %d and %q", c.args, code, errOut, exitUsage, c.want)
+		if code != cmdline.ExitUsage || !strings.Contains(errOut, c.want) {
+			t.Errorf("%q: exit %d, stderr %q; want exit %d and %q", c.args, code, errOut, cmdline.ExitUsage, c.want)
 		}
 	}
 	entries, _ := os.ReadDir(dir)
@@ -77,11 +79,11 @@ func TestMigrationsUp_AppliesOnce(t *testing.T) {
 	t.Parallel()
 	path := filepath.Join(t.TempDir(), "app.db")
 	code, out, errOut := cli(t, "migrations", "up", "--dialect", "sqlite", "--dsn", path, "--prefix", "app_")
-	if code != exitOK || !strings.Contains(out, "applied versions 1, 2, 3, 4, 5, 6, 7; schema app_* now at version 7") {
+	if code != cmdline.ExitOK || !strings.Contains(out, "applied versions 1, 2, 3, 4, 5, 6, 7; schema app_* now at version 7") {
 		t.Fatalf("first up: exit %d\n%s%s", code, out, errOut)
 	}
 	code, out, errOut = cli(t, "migrate", "up", "--dialect", "sqlite", "--dsn", path, "--prefix", "app_")
-	if code != exitOK || !strings.Contains(out, "already at version 7: nothing to apply") {
+	if code != cmdline.ExitOK || !strings.Contains(out, "already at version 7: nothing to apply") {
 		t.Fatalf("second up: exit %d\n%s%s", code, out, errOut)
 	}
 	db, err := sqlite.Open(path)
@@ -101,7 +103,7 @@ func TestMigrate_TakesEveryCommandsDatabaseFlags(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "app.db")
 	code, out, errOut := cli(t, "migrate", "up", "--db", path)
-	if code != exitOK || !strings.Contains(out, "now at version") {
+	if code != cmdline.ExitOK || !strings.Contains(out, "now at version") {
 		t.Fatalf("up --db: exit %d\n%s%s", code, out, errOut)
 	}
 	dsnFile := filepath.Join(dir, "dsn")
@@ -109,12 +111,12 @@ func TestMigrate_TakesEveryCommandsDatabaseFlags(t *testing.T) {
 		t.Fatal(err)
 	}
 	code, out, errOut = cli(t, "migrate", "status", "--dsn-file", dsnFile)
-	if code != exitOK || !strings.Contains(out, "(sqlite) at version") {
+	if code != cmdline.ExitOK || !strings.Contains(out, "(sqlite) at version") {
 		t.Fatalf("status --dsn-file: exit %d\n%s%s", code, out, errOut)
 	}
 	t.Setenv("PLENUM_TEST_MIGRATE_DSN", path)
 	code, out, errOut = cli(t, "migrate", "up", "--dsn-env", "PLENUM_TEST_MIGRATE_DSN")
-	if code != exitOK || !strings.Contains(out, "nothing to apply") {
+	if code != cmdline.ExitOK || !strings.Contains(out, "nothing to apply") {
 		t.Fatalf("up --dsn-env: exit %d\n%s%s", code, out, errOut)
 	}
 }
@@ -133,14 +135,14 @@ func TestMigrationsUp_Errors(t *testing.T) {
 			code int
 			want string
 		}{
-			{[]string{"--dialect", "sqlite"}, exitUsage, "missing --dsn"},
-			{nil, exitUsage, "missing --dialect"},
-			{[]string{"--dsn", "neither-url-nor-file"}, exitUsage, "give --dialect"},
-			{[]string{"--dialect", "postgres", "--db", file}, exitUsage, "--db names a database file"},
-			{[]string{"--dialect", "oracle", "--dsn", "u:p@/db"}, exitFailure, "--dsn: oracle: invalid DSN: want oracle://"},
-			{[]string{"--dialect", "sqlite", "--dsn", file, "--prefix", "No"}, exitUsage, "--prefix"},
-			{[]string{"--dialect", "sqlite", "--dsn", ":memory:"}, exitFailure, "in-memory"},
-			{[]string{"--dialect", "sqlite", "--dsn", filepath.Join(dir, "no", "such", "dir", "x.db")}, exitFailure, "sqlite: open"},
+			{[]string{"--dialect", "sqlite"}, cmdline.ExitUsage, "missing --dsn"},
+			{nil, cmdline.ExitUsage, "missing --dialect"},
+			{[]string{"--dsn", "neither-url-nor-file"}, cmdline.ExitUsage, "give --dialect"},
+			{[]string{"--dialect", "postgres", "--db", file}, cmdline.ExitUsage, "--db names a database file"},
+			{[]string{"--dialect", "oracle", "--dsn", "u:p@/db"}, cmdline.ExitFailure, "--dsn: oracle: invalid DSN: want oracle://"},
+			{[]string{"--dialect", "sqlite", "--dsn", file, "--prefix", "No"}, cmdline.ExitUsage, "--prefix"},
+			{[]string{"--dialect", "sqlite", "--dsn", ":memory:"}, cmdline.ExitFailure, "in-memory"},
+			{[]string{"--dialect", "sqlite", "--dsn", filepath.Join(dir, "no", "such", "dir", "x.db")}, cmdline.ExitFailure, "sqlite: open"},
 		} {
 			code, _, errOut := cli(t, append(slices.Clone(cmd), c.args...)...)
 			if code != c.code || !strings.Contains(errOut, c.want) {
@@ -161,8 +163,8 @@ func TestMigrationsUp_Errors(t *testing.T) {
 		{[]string{"migrate", "down", "--dialect", "sqlite", "--dsn", file, "--to", fmt.Sprint(latest + 1)}, fmt.Sprintf("--to %d: want a version from 0 to %d", latest+1, latest)},
 	} {
 		code, _, errOut := cli(t, c.args...)
-		if code != exitUsage || !strings.Contains(errOut, c.want) {
-			t.Errorf("%q: exit %d, stderr %q; want exit %d and %q", c.args, code, errOut, exitUsage, c.want)
+		if code != cmdline.ExitUsage || !strings.Contains(errOut, c.want) {
+			t.Errorf("%q: exit %d, stderr %q; want exit %d and %q", c.args, code, errOut, cmdline.ExitUsage, c.want)
 		}
 	}
 	assertEmptyDir(t, dir)
@@ -203,27 +205,27 @@ func checkMigrateCycle(t *testing.T, dialectName, dsn string) {
 	}
 	t.Cleanup(func() {
 		var out, errOut strings.Builder
-		if code := run(context.Background(), append([]string{"migrate", "down", "--to", "0"}, db...), &out, &errOut); code != exitOK {
+		if code := run(context.Background(), append([]string{"migrate", "down", "--to", "0"}, db...), &out, &errOut); code != cmdline.ExitOK {
 			t.Errorf("clean up: exit %d\n%s%s", code, out.String(), errOut.String())
 		}
 	})
 
-	step(exitOK, []string{`at version 0; this build needs 7`, `(?m)^1 +init +pending +-$`, `(?m)^2 +runtime +pending +-$`, `(?m)^3 +pipelines +pending +-$`, `(?m)^4 +dashboard +pending +-$`, `(?m)^5 +lean +pending +-$`, `(?m)^6 +keyed +pending +-$`, `(?m)^7 +halts +pending +-$`}, "migrate", "status")
-	step(exitOK, []string{`has no version applied: nothing to roll back`}, "migrate", "down")
-	step(exitOK, []string{`applied version 1; schema ` + prefix + `\* now at version 1`}, "migrate", "up", "--to", "1")
-	step(exitOK, []string{`at version 1; this build needs 7`, `(?m)^1 +init +applied +\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d{3} UTC$`, `(?m)^2 +runtime +pending +-$`}, "migrate", "status")
-	step(exitOK, []string{`applied versions 2, 3, 4, 5, 6, 7; schema ` + prefix + `\* now at version 7`}, "migrate", "up")
-	step(exitOK, []string{`at version 7; this build needs 7`, `(?m)^2 +runtime +applied +\d{4}-`, `(?m)^3 +pipelines +applied +\d{4}-`, `(?m)^4 +dashboard +applied +\d{4}-`, `(?m)^5 +lean +applied +\d{4}-`, `(?m)^6 +keyed +applied +\d{4}-`, `(?m)^7 +halts +applied +\d{4}-`}, "migrate", "status")
-	step(exitOK, []string{`rolled back version 7; schema ` + prefix + `\* now at version 6`}, "migrate", "down")
-	step(exitOK, []string{`rolled back version 6; schema ` + prefix + `\* now at version 5`}, "migrate", "down")
-	step(exitOK, []string{`rolled back version 5; schema ` + prefix + `\* now at version 4`}, "migrate", "down")
-	step(exitOK, []string{`rolled back version 4; schema ` + prefix + `\* now at version 3`}, "migrate", "down")
-	step(exitOK, []string{`rolled back version 3; schema ` + prefix + `\* now at version 2`}, "migrate", "down")
-	step(exitOK, []string{`rolled back version 2; schema ` + prefix + `\* now at version 1`}, "migrate", "down")
-	step(exitUsage, []string{`say --to 0`}, "migrate", "down")
-	step(exitOK, []string{`(?m)^2 +runtime +pending +-$`}, "migrate", "status")
-	step(exitOK, []string{`rolled back version 1; schema ` + prefix + `\* now at version 0`}, "migrate", "down", "--to", "0")
-	step(exitOK, []string{`at version 0`, `(?m)^1 +init +pending`}, "migrate", "status")
+	step(cmdline.ExitOK, []string{`at version 0; this build needs 7`, `(?m)^1 +init +pending +-$`, `(?m)^2 +runtime +pending +-$`, `(?m)^3 +pipelines +pending +-$`, `(?m)^4 +dashboard +pending +-$`, `(?m)^5 +lean +pending +-$`, `(?m)^6 +keyed +pending +-$`, `(?m)^7 +halts +pending +-$`}, "migrate", "status")
+	step(cmdline.ExitOK, []string{`has no version applied: nothing to roll back`}, "migrate", "down")
+	step(cmdline.ExitOK, []string{`applied version 1; schema ` + prefix + `\* now at version 1`}, "migrate", "up", "--to", "1")
+	step(cmdline.ExitOK, []string{`at version 1; this build needs 7`, `(?m)^1 +init +applied +\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d{3} UTC$`, `(?m)^2 +runtime +pending +-$`}, "migrate", "status")
+	step(cmdline.ExitOK, []string{`applied versions 2, 3, 4, 5, 6, 7; schema ` + prefix + `\* now at version 7`}, "migrate", "up")
+	step(cmdline.ExitOK, []string{`at version 7; this build needs 7`, `(?m)^2 +runtime +applied +\d{4}-`, `(?m)^3 +pipelines +applied +\d{4}-`, `(?m)^4 +dashboard +applied +\d{4}-`, `(?m)^5 +lean +applied +\d{4}-`, `(?m)^6 +keyed +applied +\d{4}-`, `(?m)^7 +halts +applied +\d{4}-`}, "migrate", "status")
+	step(cmdline.ExitOK, []string{`rolled back version 7; schema ` + prefix + `\* now at version 6`}, "migrate", "down")
+	step(cmdline.ExitOK, []string{`rolled back version 6; schema ` + prefix + `\* now at version 5`}, "migrate", "down")
+	step(cmdline.ExitOK, []string{`rolled back version 5; schema ` + prefix + `\* now at version 4`}, "migrate", "down")
+	step(cmdline.ExitOK, []string{`rolled back version 4; schema ` + prefix + `\* now at version 3`}, "migrate", "down")
+	step(cmdline.ExitOK, []string{`rolled back version 3; schema ` + prefix + `\* now at version 2`}, "migrate", "down")
+	step(cmdline.ExitOK, []string{`rolled back version 2; schema ` + prefix + `\* now at version 1`}, "migrate", "down")
+	step(cmdline.ExitUsage, []string{`say --to 0`}, "migrate", "down")
+	step(cmdline.ExitOK, []string{`(?m)^2 +runtime +pending +-$`}, "migrate", "status")
+	step(cmdline.ExitOK, []string{`rolled back version 1; schema ` + prefix + `\* now at version 0`}, "migrate", "down", "--to", "0")
+	step(cmdline.ExitOK, []string{`at version 0`, `(?m)^1 +init +pending`}, "migrate", "status")
 }
 
 // A version a failed run left half done shows in status with what
@@ -233,7 +235,7 @@ func checkMigrateCycle(t *testing.T, dialectName, dsn string) {
 func TestMigrateStatus_ShowsPartlyApplied(t *testing.T) {
 	t.Parallel()
 	path := filepath.Join(t.TempDir(), "app.db")
-	if code, out, errOut := cli(t, "migrate", "up", "--to", "1", "--dialect", "sqlite", "--dsn", path); code != exitOK {
+	if code, out, errOut := cli(t, "migrate", "up", "--to", "1", "--dialect", "sqlite", "--dsn", path); code != cmdline.ExitOK {
 		t.Fatalf("up: exit %d\n%s%s", code, out, errOut)
 	}
 	sdb, err := sqlite.Open(path)
@@ -245,16 +247,16 @@ func TestMigrateStatus_ShowsPartlyApplied(t *testing.T) {
 		t.Fatal(err)
 	}
 	code, out, errOut := cli(t, "migrate", "status", "--dialect", "sqlite", "--dsn", path)
-	if code != exitOK || !strings.Contains(out, "at version 1;") ||
+	if code != cmdline.ExitOK || !strings.Contains(out, "at version 1;") ||
 		!regexp.MustCompile(`(?m)^2 +runtime +partly applied +1970-01-01 00:00:00\.000 UTC$`).MatchString(out) ||
 		!strings.Contains(out, "version 2 was left partly applied by a run that failed: run plenum migrate up to complete it") {
 		t.Fatalf("status: exit %d\n%s%s", code, out, errOut)
 	}
-	if code, out, errOut := cli(t, "migrate", "up", "--dialect", "sqlite", "--dsn", path); code != exitOK || !strings.Contains(out, "applied versions 2, 3") {
+	if code, out, errOut := cli(t, "migrate", "up", "--dialect", "sqlite", "--dsn", path); code != cmdline.ExitOK || !strings.Contains(out, "applied versions 2, 3") {
 		t.Fatalf("up: exit %d\n%s%s", code, out, errOut)
 	}
 	code, out, _ = cli(t, "migrate", "status", "--dialect", "sqlite", "--dsn", path)
-	if code != exitOK || strings.Contains(out, "partly") || !regexp.MustCompile(`(?m)^2 +runtime +applied `).MatchString(out) {
+	if code != cmdline.ExitOK || strings.Contains(out, "partly") || !regexp.MustCompile(`(?m)^2 +runtime +applied `).MatchString(out) {
 		t.Fatalf("status after up: exit %d\n%s", code, out)
 	}
 }
@@ -265,7 +267,7 @@ func TestMigrationsGen_MySQLGolangMigrateNote(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
 	code, _, errOut := cli(t, "migrations", "gen", "--dialect", "mysql", "--format", "golang-migrate", "--out", dir)
-	if code != exitOK || !strings.Contains(errOut, "note: golang-migrate sends each file whole: its DSN needs multiStatements=true") {
+	if code != cmdline.ExitOK || !strings.Contains(errOut, "note: golang-migrate sends each file whole: its DSN needs multiStatements=true") {
 		t.Fatalf("exit %d, stderr %q", code, errOut)
 	}
 	b, err := os.ReadFile(filepath.Join(dir, "0001_init.up.sql"))
@@ -273,7 +275,7 @@ func TestMigrationsGen_MySQLGolangMigrateNote(t *testing.T) {
 		t.Fatalf("the file's header lacks the note (%v):\n%.400s", err, b)
 	}
 	code, _, errOut = cli(t, "migrations", "gen", "--dialect", "mysql", "--format", "goose", "--out", t.TempDir())
-	if code != exitOK || strings.Contains(errOut, "note:") {
+	if code != cmdline.ExitOK || strings.Contains(errOut, "note:") {
 		t.Fatalf("goose: exit %d, stderr %q", code, errOut)
 	}
 }

@@ -21,12 +21,14 @@ func validClaimLimits(limits map[string]int) error {
 		return invalid("MaxAttempts", "%d kinds, at most %d", len(limits), MaxClaimKinds)
 	}
 	for _, kind := range slices.Sorted(maps.Keys(limits)) {
-		field := fmt.Sprintf("MaxAttempts[%q]", kind)
-		if err := lookupName(field, kind, migrations.MaxKindLen, true); err != nil {
-			return err
+		// The field is named only for a refusal: a worker claims with the
+		// same valid limits on every poll.
+		field := func() string { return fmt.Sprintf("MaxAttempts[%q]", kind) }
+		if lookupName("kind", kind, migrations.MaxKindLen, true) != nil {
+			return lookupName(field(), kind, migrations.MaxKindLen, true)
 		}
 		if n := limits[kind]; n < 1 || n > MaxAttemptsCeiling {
-			return invalid(field, "%d is outside [1, %d]", n, MaxAttemptsCeiling)
+			return invalid(field(), "%d is outside [1, %d]", n, MaxAttemptsCeiling)
 		}
 	}
 	return nil

@@ -149,22 +149,34 @@ func (s *Store) MinLease() time.Duration {
 
 func (s *Store) claim(ctx context.Context, q dialect.Querier, p ClaimParams) ([]Claim, error) {
 	token := uuid.Must(uuid.NewV7())
-	rows, err := s.d.Claim(ctx, q, s.claimSpec(p, token))
-	if err != nil {
-		return nil, err
+	n := min(p.Limit, s.claimMaxWith(len(p.MaxAttempts)))
+	// Keyed items are claimed lane by lane (laneclaim.go), the others by
+	// the queue's claim. Where this store has seen lanes in the queue
+	// they go first, limited and shared as their limits say, and the
+	// queue's claim fills what they leave; elsewhere the queue's claim
+	// goes first and the lanes fill what it leaves, so that a queue
+	// without keys pays for lanes only when it has fewer items than
+	// asked for.
+	var out []Claim
+	take := func(more []Claim, err error) error {
+		out = append(out, more...)
+		return err
 	}
-	defer rows.Close()
-	out := make([]Claim, 0, min(p.Limit, s.claimMaxWith(len(p.MaxAttempts))))
-	scan := newClaimScanner(s.d, p.Queue, p.Owner, token)
-	for rows.Next() {
-		c, err := scan.scan(rows)
-		if err != nil {
+	lanesFirst, _ := s.lanesSeen.Load(p.Queue)
+	if lanesFirst != nil {
+		if err := take(s.claimLanes(ctx, q, p, token, n)); err != nil {
 			return nil, err
 		}
-		out = append(out, c)
 	}
-	if err := rows.Err(); err != nil {
-		return nil, err
+	if len(out) < n {
+		if err := take(s.claimPlain(ctx, q, p, token, n-len(out))); err != nil {
+			return nil, err
+		}
+	}
+	if lanesFirst == nil && len(out) < n {
+		if err := take(s.claimLanes(ctx, q, p, token, n-len(out))); err != nil {
+			return nil, err
+		}
 	}
 	sortClaims(out)
 	if len(out) == 0 {
@@ -181,8 +193,28 @@ func (s *Store) claim(ctx context.Context, q dialect.Querier, p ClaimParams) ([]
 	return out, nil
 }
 
-// claimSpec is what a claim of p under token asks of the dialect.
-func (s *Store) claimSpec(p ClaimParams, token uuid.UUID) dialect.ClaimSpec {
+// claimPlain claims up to n items of p.Queue without a flow key.
+func (s *Store) claimPlain(ctx context.Context, q dialect.Querier, p ClaimParams, token uuid.UUID, n int) ([]Claim, error) {
+	rows, err := s.d.Claim(ctx, q, s.claimSpec(p, token, n))
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	out := make([]Claim, 0, n)
+	scan := newClaimScanner(s.d, p.Queue, p.Owner, token)
+	for rows.Next() {
+		c, err := scan.scan(rows)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, c)
+	}
+	return out, rows.Err()
+}
+
+// claimSpec is what a claim of up to n items for p under token asks of
+// the dialect.
+func (s *Store) claimSpec(p ClaimParams, token uuid.UUID, n int) dialect.ClaimSpec {
 	set, setArgs := s.claimSet, []any{s.d.UUID(token), s.d.UUID(p.Owner), micros(p.Lease)}
 	if len(p.MaxAttempts) > 0 {
 		set += claimLimitsSet(len(p.MaxAttempts))
@@ -198,7 +230,7 @@ func (s *Store) claimSpec(p ClaimParams, token uuid.UUID) dialect.ClaimSpec {
 		Filter:     s.claimFilter,
 		FilterArgs: []any{p.Queue, s.d.UUID(p.Owner), p.Queue, s.d.Bool(true)},
 		OrderBy:    claimOrderBy,
-		Limit:      min(p.Limit, s.claimMaxWith(len(p.MaxAttempts))),
+		Limit:      n,
 		Set:        set,
 		SetArgs:    setArgs,
 		Returning:  claimedColumns,

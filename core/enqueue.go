@@ -53,6 +53,18 @@ type ItemSpec struct {
 	// only when some spec has a Run; a run created earlier in the same
 	// transaction (CreateRunTx) is found.
 	Run uuid.UUID
+	// FlowKey, when set, puts the item in its key's lane of the queue
+	// (up to 200 characters): the lanes of a queue take turns at each
+	// claim, in every process, and the queue's Limit (SetLimit) applies
+	// to each key. It has nothing to do with Key: many items share a
+	// flow key (a tenant's, a customer's), and an item may have both.
+	// Items without one are claimed as before, beside the lanes, and
+	// never limited.
+	FlowKey string
+	// Cost is the claims of its key's rate limit (Limit.Rate) the item
+	// counts for: a heavier job can use up more of it. 0 means 1; at most
+	// MaxCost; only with a FlowKey.
+	Cost int
 }
 
 // EnqueueResult is the outcome of one ItemSpec.
@@ -146,6 +158,15 @@ func (s *Store) validateSpec(sp *ItemSpec, at string) error {
 	if sp.Priority < -MaxPriority || sp.Priority > MaxPriority {
 		return invalid(at+"Priority", "%d is outside ±%d", sp.Priority, MaxPriority)
 	}
+	if err := validName(at+"FlowKey", sp.FlowKey, migrations.MaxFlowKeyLen, false); err != nil {
+		return err
+	}
+	switch {
+	case sp.Cost < 0 || sp.Cost > MaxCost:
+		return invalid(at+"Cost", "%d is outside [0, %d] (0 for 1)", sp.Cost, MaxCost)
+	case sp.Cost > 0 && sp.FlowKey == "":
+		return invalid(at+"Cost", "is set without a FlowKey, whose rate limit it counts against")
+	}
 	return nil
 }
 
@@ -236,12 +257,11 @@ func (s *Store) insertItems(ctx context.Context, q dialect.Querier, specs []Item
 				args = append(args, micros(sp.Delay))
 			}
 			args = append(args, maxAttempts, nullUUID(s.d, barrier), nullUUID(s.d, sp.Run))
+			if batch[0].FlowKey != "" {
+				args = append(args, sp.FlowKey, max(1, sp.Cost))
+			}
 		}
-		row := insertRowNow
-		if batch[0].Delay > 0 {
-			row = insertRowLater
-		}
-		stmt := s.insertSQL(row, len(batch))
+		stmt := s.insertSQL(shapeOf(&batch[0]).row(), len(batch))
 		res, err := q.ExecContext(ctx, stmt, args...)
 		if err != nil {
 			return nil, err
@@ -263,6 +283,9 @@ func (s *Store) insertItems(ctx context.Context, q dialect.Querier, specs []Item
 		}
 		start = end
 	}
+	if err := s.lanesReady(ctx, q, specs, out); err != nil {
+		return nil, err
+	}
 	if err := s.itemsReady(ctx, q, readyQueues(specs)...); err != nil {
 		return nil, err
 	}
@@ -270,21 +293,15 @@ func (s *Store) insertItems(ctx context.Context, q dialect.Querier, specs []Item
 }
 
 // delayOrder returns the indexes of specs with the rows that are not
-// delayed first (a batch holds rows of one kind), each kind in the
-// caller's order.
+// delayed first (a batch holds rows of one shape), the rows without a
+// flow key before those with one, each shape in the caller's order.
 func delayOrder(specs []ItemSpec) []int {
 	order := make([]int, len(specs))
 	for i := range order {
 		order[i] = i
 	}
 	slices.SortStableFunc(order, func(a, b int) int {
-		if da, db := specs[a].Delay > 0, specs[b].Delay > 0; da != db {
-			if db {
-				return -1
-			}
-			return 1
-		}
-		return 0
+		return shapeOf(&specs[a]).rank() - shapeOf(&specs[b]).rank()
 	})
 	return order
 }
@@ -314,10 +331,13 @@ func sortByKey(batch []ItemSpec, order []int) {
 // kind (delayed or not), bounded by maxInsertRows, the bind-parameter limit,
 // the IN-list limit and the statement size limit.
 func (s *Store) batchEnd(specs []ItemSpec, start int) int {
+	shape := shapeOf(&specs[start])
 	maxRows := s.insertRowsMax()
-	delayed := specs[start].Delay > 0
+	if shape.keyed {
+		maxRows = s.keyedInsertRowsMax()
+	}
 	end, bytes := start, 0
-	for end < len(specs) && end-start < maxRows && (specs[end].Delay > 0) == delayed {
+	for end < len(specs) && end-start < maxRows && shapeOf(&specs[end]) == shape {
 		size := len(specs[end].Payload) + len(specs[end].Key) + rowOverhead
 		if s.caps.MaxStatementBytes > 0 && end > start && bytes+size > s.caps.MaxStatementBytes {
 			break
@@ -404,7 +424,11 @@ func (s *Store) insertSQL(row string, n int) string {
 	if q, ok := s.inserts.Load(key); ok {
 		return q.(string)
 	}
-	q := s.d.InsertIgnore(s.names.Items, insertColumns, s.expand.Replace(row), n, itemConflict)
+	columns := insertColumns
+	if row == insertRowNowKeyed || row == insertRowLaterKeyed {
+		columns = insertColumnsKeyed
+	}
+	q := s.d.InsertIgnore(s.names.Items, columns, s.expand.Replace(row), n, itemConflict)
 	if n == s.insertRowsMax() || (n >= minCachedInsertRows && s.insertSizes.Load() < maxCachedInsertSizes && s.insertSizes.Add(1) <= maxCachedInsertSizes) {
 		s.inserts.Store(key, q)
 	}

@@ -85,7 +85,7 @@ const (
 	qJoinDead      = "INSERT INTO {items} (" + joinColumns + ", last_error, finished_at) VALUES (?, ?, ?, {json?}, ?, 'dead', {now}, 0, ?, 0, ?, ?, {now}, ?, ?, {now})"
 	qJoinCancelled = "INSERT INTO {items} (" + joinColumns + ", finished_at) VALUES (?, ?, ?, {json?}, ?, 'cancelled', {now}, 0, ?, 0, ?, ?, {now}, ?, {now})"
 	barrierOpen    = "?, ?, ?, 0, 0, 0, ?, ?, ?, {json?}, ?, ?, ?, {now}, ?"
-	claimFilter    = "queue = ? AND state = 'available' AND available_at <= {now} AND EXISTS (SELECT 1 FROM {processes} p WHERE p.id = ?) AND " + queueUnpaused
+	claimFilter    = "queue = ? AND state = 'available' AND flow_key IS NULL AND available_at <= {now} AND EXISTS (SELECT 1 FROM {processes} p WHERE p.id = ?) AND " + queueUnpaused
 	claimSet       = "state = 'claimed', claim_token = ?, claimed_by = ?, claimed_at = {now}, lease_expires_at = {now+?}, attempt = attempt + 1"
 	claimOrderBy   = "priority, available_at, id"
 )

@@ -2,6 +2,7 @@ package core
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -114,7 +115,7 @@ func (s *Store) keysLookupMax() int {
 
 // templates is every template the core sends. Adding a statement to the
 // core means adding its entry here: see statements.go.
-var templates = append(baseTemplates, claimLimitTemplates()...)
+var templates = slices.Concat(baseTemplates, claimLimitTemplates(), flowTemplates, laneCandidateTemplates(), chosenLimitTemplates())
 
 // claimLimitTemplates are the claim's statements with attempt limits
 // (ClaimParams.MaxAttempts), one entry for each count of kinds: the
@@ -278,7 +279,7 @@ func (s *Store) claimStatementsWith(n, kinds int) []string {
 			p.MaxAttempts[fmt.Sprint("kind", k)] = 1
 		}
 	}
-	return s.claims(s.d, s.claimSpec(p, uuid.Nil))
+	return s.claims(s.d, s.claimSpec(p, uuid.Nil, n))
 }
 
 // probeClaimStatements are the statements of the skip-locked probe's

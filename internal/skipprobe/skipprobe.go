@@ -99,7 +99,7 @@ func Spec(d dialect.Dialect, table string, seek *dialect.Index, priority int) di
 	return dialect.ClaimSpec{
 		Table:      table,
 		Key:        "id",
-		Filter:     "queue = ? AND state = 'available' AND priority = ?",
+		Filter:     "queue = ? AND state = 'available' AND flow_key IS NULL AND priority = ?",
 		FilterArgs: []any{Queue, priority},
 		OrderBy:    "priority, available_at, id",
 		Limit:      1,

@@ -41,7 +41,32 @@ type ClaimParams struct {
 	// its kinds (the worker's KindConfig.MaxAttempts). Default: none, and
 	// the stored values stay the enqueue's.
 	MaxAttempts map[string]int
+	// Held, when set, is told of each flow key this claim left work of
+	// because of the key's limits (Limit): at its concurrency limit, or
+	// its rate spent (Until then). It is called before Claim returns,
+	// whether or not the claim commits, and must not call the store.
+	// Keys already held back when the claim begins (their lanes full,
+	// or waiting for their rate) are not met, and not told of again.
+	Held func(Held)
 }
+
+// Held is a flow key a claim left work of because of its limits.
+type Held struct {
+	// Queue and Key name the lane.
+	Queue, Key string
+	// Reason is HeldConcurrency, HeldPerProcess or HeldRate.
+	Reason string
+	// Until is, for HeldRate, when the key's rate allows its next claim,
+	// on the database clock; zero otherwise.
+	Until time.Time
+}
+
+// Reasons a key is held back (Held.Reason).
+const (
+	HeldConcurrency = "concurrency"
+	HeldPerProcess  = "per-process"
+	HeldRate        = "rate"
+)
 
 // Claim is one claimed item and the token that fences every change its
 // holder makes. It is a value captured at claim time: fences compare the

@@ -44,20 +44,20 @@ const (
 
 // laneRow is a lane a claim took (laneClaimColumns).
 type laneRow struct {
-	id       uuid.UUID
-	key      string
-	turn     time.Time // next_at when taken: the lane's place in line
-	now      int64     // the database clock at the claim, in µs
-	tat      int64     // the rate's theoretical arrival time, µs; 0 for none
-	limit    Limit     // the limit that applies
-	running  int       // claimed items, counted under the lock
-	mine     int       // of which the claiming owner holds
-	room     int       // items it may give: under its limits and its share
-	units    int       // claims its rate allows now (room when no rate)
-	items    []laneItem
-	taken    int // items given to this claim
-	spent    int // rate units those use
-	sawFirst bool
+	id      uuid.UUID
+	key     string
+	turn    time.Time // next_at when taken: the lane's place in line
+	now     int64     // the database clock at the claim, in µs
+	tat     int64     // the rate's theoretical arrival time, µs; 0 for none
+	limit   Limit     // the limit that applies
+	running int       // claimed items, counted under the lock
+	mine    int       // of which the claiming owner holds
+	room    int       // items it may give: under its limits and its share
+	units   int       // claims its rate allows now (room when no rate)
+	items   []laneItem
+	taken   int       // items given to this claim
+	spent   int       // rate units those use
+	nextAt  time.Time // when its rate allows its next claim, if later than now
 }
 
 // laneItem is an available item a lane offers (qLaneCandidates).
@@ -98,7 +98,35 @@ func (s *Store) claimLanes(ctx context.Context, q dialect.Querier, p ClaimParams
 	if err := s.serveLanes(ctx, q, p.Queue, lanes, out); err != nil {
 		return nil, err
 	}
+	if p.Held != nil {
+		tellHeld(p, lanes, out)
+	}
 	return out, nil
+}
+
+// tellHeld tells p.Held of the lanes the claim left work of because of
+// their limits: work it read and did not take while it had places left,
+// or a lane that reached its concurrency limit.
+func tellHeld(p ClaimParams, lanes []*laneRow, claimed []Claim) {
+	got := map[string]int{}
+	for _, c := range claimed {
+		got[c.FlowKey]++
+	}
+	for _, l := range lanes {
+		h := Held{Queue: p.Queue, Key: l.key}
+		left := len(l.items) > got[l.key]
+		switch {
+		case l.limit.Concurrency > 0 && l.running+got[l.key] >= l.limit.Concurrency:
+			h.Reason = HeldConcurrency
+		case l.limit.PerProcess > 0 && l.mine+got[l.key] >= l.limit.PerProcess:
+			h.Reason = HeldPerProcess
+		case l.limit.Rate > 0 && (left || l.units == 0) && !l.nextAt.IsZero():
+			h.Reason, h.Until = HeldRate, l.nextAt
+		default:
+			continue
+		}
+		p.Held(h)
+	}
 }
 
 // queueFlow reads queue's default limit and whether it is paused.
@@ -421,6 +449,9 @@ func (s *Store) serveLanes(ctx context.Context, q dialect.Querier, queue string,
 			next = max(next, l.turn.UnixMicro()-l.now)
 		}
 		plan[i] = served{next: next, tat: tatOffset}
+		if l.limit.Rate > 0 && next > 0 {
+			l.nextAt = time.UnixMicro(l.now + next).UTC()
+		}
 		if got[l.key] == 0 && l.running == 0 && l.room > 0 && len(l.items) == 0 {
 			idle = append(idle, l.key)
 		}

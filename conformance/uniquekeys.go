@@ -1,0 +1,398 @@
+package conformance
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"sync"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/plenumdb/plenum/core"
+)
+
+// live is the usual KeyStates: a key held until its item finishes.
+var live = []core.State{core.StateAvailable, core.StateClaimed}
+
+// Unique by state (ItemSpec.KeyStates): a key is taken from a holder
+// outside the enqueue's states, on every enqueue path, and kept from one
+// inside them; the released holder keeps its key in the reserved form,
+// so that reviving it collides with nothing, while a holder revived with
+// its key keeps it; retention frees a key as before.
+func testKeyStates(e *env) {
+	e.run("Paths", func(e *env) {
+		const queue = "ks"
+		o := e.owner(e.s)
+		first := e.enqueueOne(e.s, core.ItemSpec{Queue: queue, Key: "k"})
+		if r := e.enqueue(e.s, core.ItemSpec{Queue: queue, Key: "k", KeyStates: live})[0]; !r.Existed || r.ID != first {
+			e.t.Fatalf("KeyStates live, holder available: %+v, want %s existed", r, first)
+		}
+		c := e.claimOne(e.s, o, queue)
+		if r := e.enqueue(e.s, core.ItemSpec{Queue: queue, Key: "k", KeyStates: live})[0]; !r.Existed || r.ID != first {
+			e.t.Fatalf("KeyStates live, holder claimed: %+v, want %s existed", r, first)
+		}
+		e.complete(e.s, c, "")
+		if r := e.enqueue(e.s, core.ItemSpec{Queue: queue, Key: "k"})[0]; !r.Existed || r.ID != first {
+			e.t.Fatalf("no KeyStates, holder completed: %+v, want %s existed (held while it exists)", r, first)
+		}
+		second := e.enqueue(e.s, core.ItemSpec{Queue: queue, Key: "k", KeyStates: live})[0]
+		if second.Existed || second.ID == first {
+			e.t.Fatalf("KeyStates live, holder completed: %+v, want a new item", second)
+		}
+		if got, want := e.get(first).Key, core.ReleasedKey(first, "k"); got != want {
+			e.t.Errorf("released holder's key = %q, want %q", got, want)
+		}
+		if got := e.get(second.ID).Key; got != "k" {
+			e.t.Errorf("new holder's key = %q, want k", got)
+		}
+		// Bulk: one statement with keys held, released and new, and the
+		// same key twice.
+		c2 := e.claimOne(e.s, o, queue) // second
+		e.complete(e.s, c2, "")
+		held := e.enqueueOne(e.s, core.ItemSpec{Queue: queue, Key: "h"})
+		many := e.enqueue(e.s,
+			core.ItemSpec{Queue: queue, Key: "new", KeyStates: live},
+			core.ItemSpec{Queue: queue, Key: "k", KeyStates: live},
+			core.ItemSpec{Queue: queue, Key: "h", KeyStates: live},
+			core.ItemSpec{Queue: queue, Key: "k", KeyStates: live},
+			core.ItemSpec{Queue: queue, Key: "late", KeyStates: live, Delay: time.Hour},
+		)
+		if many[0].Existed || many[1].Existed || many[1].ID == second.ID || !many[2].Existed || many[2].ID != held ||
+			!many[3].Existed || many[3].ID != many[1].ID || many[4].Existed {
+			e.t.Errorf("bulk enqueue = %+v; want new, new (k released by %s), %s existed, the new k again, new", many, second.ID, held)
+		}
+		// EnqueueTx and Fenced.Enqueue share the path.
+		for _, c := range e.claim(e.s, o, queue, 10) {
+			if c.ID == many[1].ID {
+				e.complete(e.s, c, "")
+			}
+		}
+		if it := e.get(many[1].ID); it.State != core.StateCompleted {
+			e.t.Fatalf("new holder of k is %s, want completed", it.State)
+		}
+		tx, err := e.s.Begin(e.ctx)
+		if err != nil {
+			e.t.Fatal(err)
+		}
+		viaTx, err := e.s.EnqueueTx(e.ctx, tx, core.ItemSpec{Queue: queue, Key: "k", KeyStates: live})
+		if err != nil {
+			_ = tx.Rollback()
+			e.t.Fatalf("EnqueueTx: %v", err)
+		}
+		if err := tx.Commit(); err != nil {
+			e.t.Fatal(err)
+		}
+		if viaTx[0].Existed {
+			e.t.Errorf("EnqueueTx after the holder completed: %+v, want a new item", viaTx[0])
+		}
+		e.enqueueOne(e.s, core.ItemSpec{Queue: "ks-fence"})
+		fc := e.claimOne(e.s, o, "ks-fence")
+		var viaFence []core.EnqueueResult
+		if held, err := e.s.Fence(e.ctx, fc, func(ctx context.Context, f *core.Fenced) error {
+			var err error
+			viaFence, err = f.Enqueue(ctx, core.ItemSpec{Queue: queue, Key: "k", KeyStates: []core.State{core.StateClaimed}})
+			return err
+		}); !held || err != nil {
+			e.t.Fatalf("Fenced.Enqueue: held %v, %v", held, err)
+		}
+		if viaFence[0].Existed || viaFence[0].ID == viaTx[0].ID {
+			e.t.Errorf("Fenced.Enqueue, KeyStates claimed, holder available: %+v, want a new item", viaFence[0])
+		}
+		if n := e.sqlCount("SELECT COUNT(*) FROM {items} WHERE queue = ? AND unique_key = ?", queue, "k"); n != 1 {
+			e.t.Errorf("%d items hold key k, want 1", n)
+		}
+	})
+
+	e.run("ReviveAndRetention", func(e *env) {
+		const queue = "ksr"
+		o := e.owner(e.s)
+		kill := func(id uuid.UUID) {
+			e.t.Helper()
+			c := e.claimOne(e.s, o, queue)
+			if c.ID != id {
+				e.t.Fatalf("claimed %s, want %s", c.ID, id)
+			}
+			if _, err := e.s.Fail(e.ctx, c, core.FailParams{Error: "x", Discard: true}); err != nil {
+				e.t.Fatalf("Fail: %v", err)
+			}
+		}
+		// Revived with its key: it keeps it.
+		a := e.enqueueOne(e.s, core.ItemSpec{Queue: queue, Key: "k"})
+		kill(a)
+		if err := e.s.Revive(e.ctx, a); err != nil {
+			e.t.Fatalf("Revive: %v", err)
+		}
+		if r := e.enqueue(e.s, core.ItemSpec{Queue: queue, Key: "k", KeyStates: live})[0]; !r.Existed || r.ID != a {
+			e.t.Errorf("after reviving the holder: %+v, want %s existed", r, a)
+		}
+		// Released, then revived: no collision, and the key stays with the
+		// new holder.
+		kill(a)
+		b := e.enqueue(e.s, core.ItemSpec{Queue: queue, Key: "k", KeyStates: live})[0]
+		if b.Existed {
+			e.t.Fatalf("dead holder, KeyStates live: %+v, want a new item", b)
+		}
+		if err := e.s.Revive(e.ctx, a); err != nil {
+			e.t.Fatalf("Revive of the released item: %v", err)
+		}
+		if it := e.get(a); it.State != core.StateAvailable || it.Key != core.ReleasedKey(a, "k") {
+			e.t.Errorf("revived released item: %s with key %q, want available with %q", it.State, it.Key, core.ReleasedKey(a, "k"))
+		}
+		if r := e.enqueue(e.s, core.ItemSpec{Queue: queue, Key: "k"})[0]; !r.Existed || r.ID != b.ID {
+			e.t.Errorf("after reviving the released item: %+v, want the new holder %s", r, b.ID)
+		}
+		// Retention: deleting the released item touches nothing else;
+		// deleting the holder frees the key even without KeyStates.
+		for range 2 {
+			c := e.claimOne(e.s, o, queue)
+			e.complete(e.s, c, "")
+		}
+		later := e.at(2 * time.Hour)
+		if r, err := later.Purge(e.ctx, core.PurgeParams{OlderThan: time.Hour}); err != nil || r.Items != 2 {
+			e.t.Fatalf("Purge: %+v, %v; want 2 items", r, err)
+		}
+		if r := e.enqueue(e.s, core.ItemSpec{Queue: queue, Key: "k"})[0]; r.Existed {
+			e.t.Errorf("after the holder was purged: %+v, want a new item", r)
+		}
+	})
+
+	e.run("OneWinnerUnderConcurrency", testKeyStatesConcurrent)
+}
+
+// testKeyStatesConcurrent has many goroutines enqueue the same keys, each
+// call both keys in either order, while their holders finish: every
+// goroutine sees the holders until they finish, then exactly one new item
+// per key, and no key is held twice.
+func testKeyStatesConcurrent(e *env) {
+	const queue = "ksc"
+	goroutines := e.scaled(16, 4)
+	o := e.owner(e.s)
+	keys := []string{"a", "b"}
+	var holders []uuid.UUID
+	for _, k := range keys {
+		holders = append(holders, e.enqueueOne(e.s, core.ItemSpec{Queue: queue, Key: k}))
+	}
+	cs := e.claimAll(e.s, o, queue, len(keys))
+	var (
+		wg      sync.WaitGroup
+		started sync.WaitGroup
+		mu      sync.Mutex
+		winners = map[string]map[uuid.UUID]int{}
+	)
+	for _, k := range keys {
+		winners[k] = map[uuid.UUID]int{}
+	}
+	started.Add(goroutines)
+	for g := range goroutines {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			once := sync.OnceFunc(started.Done)
+			defer once()
+			done := map[string]bool{}
+			for len(done) < len(keys) && e.ctx.Err() == nil {
+				specs := []core.ItemSpec{{Queue: queue, Key: keys[0], KeyStates: live}, {Queue: queue, Key: keys[1], KeyStates: live}}
+				if (g+rand.IntN(2))%2 == 1 {
+					specs[0], specs[1] = specs[1], specs[0]
+				}
+				rs, err := e.s.Enqueue(e.ctx, specs...)
+				once()
+				if err != nil {
+					e.t.Errorf("goroutine %d: Enqueue: %v", g, err)
+					return
+				}
+				for i, r := range rs {
+					k := specs[i].Key
+					if holder := holders[slicesIndex(keys, k)]; r.ID == holder || done[k] {
+						continue
+					}
+					done[k] = true
+					mu.Lock()
+					winners[k][r.ID]++
+					mu.Unlock()
+				}
+			}
+		}()
+	}
+	started.Wait() // every goroutine has enqueued once, against the live holders
+	if _, err := e.s.CompleteMany(e.ctx, []core.Completion{{Claim: cs[0]}, {Claim: cs[1]}}); err != nil {
+		e.t.Fatalf("CompleteMany: %v", err)
+	}
+	wg.Wait()
+	for _, k := range keys {
+		if len(winners[k]) != 1 {
+			e.t.Errorf("key %s: new items %v, want exactly one seen by all %d goroutines", k, winners[k], goroutines)
+		}
+		if n := e.sqlCount("SELECT COUNT(*) FROM {items} WHERE queue = ? AND unique_key = ?", queue, k); n != 1 {
+			e.t.Errorf("%d items hold key %s, want 1", n, k)
+		}
+	}
+	e.wantCounts(queue, map[core.State]int64{core.StateCompleted: 2, core.StateAvailable: 2})
+	// Where conflicting transactions wait instead of aborting, the releases
+	// (in key order, into the gap after the key) deadlock with nothing.
+	if n := e.s.Stats().Retries; n > 0 && e.caps.RetryAttempts == 0 {
+		e.t.Errorf("%d transactions retried: the enqueues deadlocked", n)
+	}
+}
+
+func slicesIndex(xs []string, x string) int {
+	for i, v := range xs {
+		if v == x {
+			return i
+		}
+	}
+	return -1
+}
+
+// Unique per period (ItemSpec.KeyPeriod): one item per key per period of
+// the database clock, aligned to the epoch, under the documented key.
+func testKeyPeriod(e *env) {
+	const queue = "kp"
+	before := e.now(e.s)
+	x := e.enqueue(e.s, core.ItemSpec{Queue: queue, Key: "k", KeyPeriod: time.Hour})[0]
+	after := e.now(e.s)
+	y := e.enqueue(e.s, core.ItemSpec{Queue: queue, Key: "k", KeyPeriod: time.Hour})[0]
+	if x.Existed || !y.Existed || y.ID != x.ID {
+		e.t.Fatalf("twice in one period: %+v then %+v, want one item", x, y)
+	}
+	key := e.get(x.ID).Key
+	if key != core.PeriodKey("k", time.Hour, before) && key != core.PeriodKey("k", time.Hour, after) {
+		e.t.Errorf("stored key %q, want %q", key, core.PeriodKey("k", time.Hour, after))
+	}
+	if r := e.enqueue(e.s, core.ItemSpec{Queue: queue, Key: key})[0]; !r.Existed || r.ID != x.ID {
+		e.t.Errorf("the period's key given as a plain key: %+v, want %s existed", r, x.ID)
+	}
+	next := e.at(time.Hour)
+	z := e.enqueue(next, core.ItemSpec{Queue: queue, Key: "k", KeyPeriod: time.Hour})[0]
+	if z.Existed {
+		e.t.Errorf("in the next period: %+v, want a new item", z)
+	}
+	// With KeyStates: the period's item, once finished, gives way.
+	o := e.owner(e.s)
+	c := e.claimOne(next, o, queue)
+	e.complete(next, c, "")
+	c = e.claimOne(next, o, queue)
+	e.complete(next, c, "")
+	w := e.enqueue(next, core.ItemSpec{Queue: queue, Key: "k", KeyPeriod: time.Hour, KeyStates: live})[0]
+	if w.Existed {
+		e.t.Errorf("KeyPeriod with KeyStates, the period's item finished: %+v, want a new item", w)
+	}
+	long := e.enqueue(e.s, core.ItemSpec{Queue: queue, Key: string(make200('k')), KeyPeriod: 24 * time.Hour})[0]
+	if long.Existed {
+		e.t.Errorf("a 200-character key with a period: %+v, want a new item", long)
+	}
+}
+
+func make200(c byte) []byte {
+	b := make([]byte, 200)
+	for i := range b {
+		b[i] = c
+	}
+	return b
+}
+
+// Periodic work with SkipWhile: no tick is enqueued while the previous
+// tick's item is live, the ticks before it finished are skipped for good,
+// and the next one after is enqueued.
+func testPeriodicSkipWhile(e *env) {
+	const queue = "skip"
+	spec := core.ScheduleSpec{Name: "s", Every: time.Minute, MaxCatchUp: 100, SkipWhile: live, Item: core.ItemSpec{Queue: queue}}
+	due := func(s *core.Store) []core.Tick {
+		e.t.Helper()
+		ticks, err := s.EnqueueDue(e.ctx, spec)
+		if err != nil {
+			e.t.Fatalf("EnqueueDue: %v", err)
+		}
+		return ticks
+	}
+	if ticks := due(e.s); len(ticks) != 0 {
+		e.t.Fatalf("first sight: %d ticks, want none", len(ticks))
+	}
+	ticks := due(e.at(time.Minute))
+	if len(ticks) != 1 {
+		e.t.Fatalf("a minute later: %d ticks, want 1", len(ticks))
+	}
+	first := ticks[0]
+	if ticks := due(e.at(3 * time.Minute)); len(ticks) != 0 {
+		e.t.Errorf("previous tick available: %v, want none", ticks)
+	}
+	o := e.owner(e.s)
+	s4 := e.at(4 * time.Minute)
+	c := e.claimOne(s4, o, queue)
+	if ticks := due(e.at(5 * time.Minute)); len(ticks) != 0 {
+		e.t.Errorf("previous tick claimed: %v, want none", ticks)
+	}
+	s6 := e.at(6*time.Minute + 30*time.Second)
+	e.complete(s6, c, "")
+	finished := e.get(first.ID).FinishedAt
+	s9 := e.at(9 * time.Minute)
+	floor := e.now(s9).Truncate(time.Minute)
+	ticks = due(s9)
+	if len(ticks) == 0 {
+		e.t.Fatalf("after the previous tick finished: no ticks")
+	}
+	if want := finished.Truncate(time.Minute).Add(time.Minute); !ticks[0].At.Equal(want) {
+		e.t.Errorf("first tick after the item finished at %s: %s, want %s (the ones before skipped)", finished, ticks[0].At, want)
+	}
+	for i, tk := range ticks {
+		if i > 0 && !tk.At.Equal(ticks[i-1].At.Add(time.Minute)) {
+			e.t.Errorf("ticks %v are not consecutive", ticks)
+		}
+		if tk.Existed {
+			e.t.Errorf("tick %s existed", tk.At)
+		}
+	}
+	if last := ticks[len(ticks)-1].At; last.Before(floor) {
+		e.t.Errorf("last tick %s, want at least %s", last, floor)
+	}
+	if total := e.total(queue); total != int64(1+len(ticks)) {
+		e.t.Errorf("%d items, want %d", total, 1+len(ticks))
+	}
+	// The newest tick's item is live again: held.
+	if more := due(e.at(12 * time.Minute)); len(more) != 0 {
+		e.t.Errorf("latest tick available again: %v, want none", more)
+	}
+}
+
+// Bad key options are refused naming the field, and change nothing.
+func testKeyOptionsRefused(e *env) {
+	cases := []struct {
+		field string
+		spec  core.ItemSpec
+	}{
+		{"specs[0].KeyStates", core.ItemSpec{Queue: "q", KeyStates: live}},
+		{"specs[0].KeyStates", core.ItemSpec{Queue: "q", Key: "k", KeyStates: []core.State{}}},
+		{"specs[0].KeyStates", core.ItemSpec{Queue: "q", Key: "k", KeyStates: []core.State{"running"}}},
+		{"specs[0].KeyPeriod", core.ItemSpec{Queue: "q", KeyPeriod: time.Hour}},
+		{"specs[0].KeyPeriod", core.ItemSpec{Queue: "q", Key: "k", KeyPeriod: time.Millisecond}},
+		{"specs[0].KeyPeriod", core.ItemSpec{Queue: "q", Key: "k", KeyPeriod: -time.Hour}},
+		{"specs[0].KeyPeriod", core.ItemSpec{Queue: "q", Key: "k", KeyPeriod: time.Second + time.Nanosecond}},
+	}
+	for _, c := range cases {
+		_, err := e.s.Enqueue(e.ctx, c.spec)
+		var ie *core.InputError
+		if !errors.As(err, &ie) || ie.Field != c.field {
+			e.t.Errorf("Enqueue(%+v): %v, want an *core.InputError naming %s", c.spec, err, c.field)
+		}
+	}
+	scheds := []struct {
+		field string
+		spec  core.ScheduleSpec
+	}{
+		{"specs[0].Item.KeyStates", core.ScheduleSpec{Name: "a", Every: time.Minute, Item: core.ItemSpec{Queue: "q", KeyStates: live}}},
+		{"specs[0].Item.KeyPeriod", core.ScheduleSpec{Name: "a", Every: time.Minute, Item: core.ItemSpec{Queue: "q", KeyPeriod: time.Hour}}},
+		{"specs[0].SkipWhile", core.ScheduleSpec{Name: "a", Every: time.Minute, SkipWhile: []core.State{"done"}, Item: core.ItemSpec{Queue: "q"}}},
+	}
+	for _, c := range scheds {
+		_, err := e.s.EnqueueDue(e.ctx, c.spec)
+		var ie *core.InputError
+		if !errors.As(err, &ie) || ie.Field != c.field {
+			e.t.Errorf("EnqueueDue(%s): %v, want an *core.InputError naming %s", fmt.Sprint(c.spec.Item), err, c.field)
+		}
+	}
+	if n := e.total(""); n != 0 {
+		e.t.Errorf("refused enqueues left %d items", n)
+	}
+}

@@ -279,9 +279,18 @@ func testKeyPeriod(e *env) {
 	if w.Existed {
 		e.t.Errorf("KeyPeriod with KeyStates, the period's item finished: %+v, want a new item", w)
 	}
-	long := e.enqueue(e.s, core.ItemSpec{Queue: queue, Key: string(make200('k')), KeyPeriod: 24 * time.Hour})[0]
+	// The longest key, with its period, released: the column holds it.
+	longSpec := core.ItemSpec{Queue: "kp-long", Key: string(make200('k')), KeyPeriod: 24 * time.Hour, KeyStates: live}
+	long := e.enqueue(e.s, longSpec)[0]
 	if long.Existed {
 		e.t.Errorf("a 200-character key with a period: %+v, want a new item", long)
+	}
+	c = e.claimOne(e.s, o, "kp-long")
+	e.complete(e.s, c, "")
+	if again := e.enqueue(e.s, longSpec)[0]; again.Existed {
+		e.t.Errorf("the longest key, its item finished: %+v, want a new item", again)
+	} else if got := e.get(long.ID).Key; got != core.ReleasedKey(long.ID, e.get(again.ID).Key) {
+		e.t.Errorf("the longest released key is stored as %q", got)
 	}
 }
 

@@ -100,6 +100,26 @@ func testKeyStates(e *env) {
 		if viaFence[0].Existed || viaFence[0].ID == viaTx[0].ID {
 			e.t.Errorf("Fenced.Enqueue, KeyStates claimed, holder available: %+v, want a new item", viaFence[0])
 		}
+		// Fenced.Then: a held key is a conflict, unless KeyStates release it.
+		e.enqueueOne(e.s, core.ItemSpec{Queue: "ks-then"})
+		tc := e.claimOne(e.s, o, "ks-then")
+		if held, err := e.s.Fence(e.ctx, tc, func(ctx context.Context, f *core.Fenced) error {
+			_, err := f.Then(ctx, core.ItemSpec{Queue: queue, Key: "k"}, nil)
+			return err
+		}); !held || !errors.Is(err, core.ErrKeyConflict) {
+			e.t.Errorf("Then with a held key: held %v, %v; want ErrKeyConflict", held, err)
+		}
+		var viaThen core.EnqueueResult
+		if held, err := e.s.Fence(e.ctx, tc, func(ctx context.Context, f *core.Fenced) error {
+			var err error
+			viaThen, err = f.Then(ctx, core.ItemSpec{Queue: queue, Key: "k", KeyStates: []core.State{core.StateClaimed}}, nil)
+			return err
+		}); !held || err != nil {
+			e.t.Fatalf("Then, KeyStates claimed, holder available: held %v, %v", held, err)
+		}
+		if viaThen.Existed || viaThen.ID == viaFence[0].ID {
+			e.t.Errorf("Then, KeyStates claimed, holder available: %+v, want a new item", viaThen)
+		}
 		if n := e.sqlCount("SELECT COUNT(*) FROM {items} WHERE queue = ? AND unique_key = ?", queue, "k"); n != 1 {
 			e.t.Errorf("%d items hold key k, want 1", n)
 		}

@@ -42,7 +42,32 @@ type ItemSpec struct {
 	// 36-character text form and a slash ("0190…-…/x") are reserved for the
 	// stored keys of barriers' children and refused, so that no caller's
 	// key can take a child's place.
+	//
+	// By default an item holds its key while it exists, until retention
+	// (Purge) deletes it; KeyStates and KeyPeriod narrow that.
 	Key string
+	// KeyStates, when not nil, makes Key unique only among items in these
+	// states: an item that holds the key in another state (a finished one,
+	// say, for {StateAvailable, StateClaimed}) has its key released in the
+	// enqueue's transaction and a new item is enqueued. Nil keeps the
+	// default; an empty non-nil slice is refused. It is the enqueue's
+	// choice, not the holder's: each enqueue of a key decides for itself
+	// which holders it takes. Requires Key.
+	//
+	// A released item keeps its key in a form no caller's key can take,
+	// ReleasedKey(its id, key), which Item.Key shows, so that reviving it
+	// (Revive, ReviveRunItem) never collides with the key's new holder; an
+	// item whose key was not released keeps holding it when revived.
+	// Concurrent enqueues of the key make exactly one new item.
+	KeyStates []State
+	// KeyPeriod, when not zero, makes Key unique per period of this length
+	// on the database clock, aligned to the Unix epoch in UTC: the stored
+	// key is PeriodKey(Key, KeyPeriod, now), read once per call, so that
+	// at most one item per key is enqueued in each period (with KeyStates,
+	// at most one live one). From MinKeyPeriod to MaxDelay, in whole
+	// microseconds; Key with the suffix must fit
+	// migrations.MaxStoredKeyLen. Requires Key.
+	KeyPeriod time.Duration
 	// Run, when set, makes the item part of that run (CreateRun): Get and
 	// RunItems show it with the run, and CancelRun cancels it. A barrier's
 	// children and joins belong to their parent's run; Fenced.Then's next
@@ -167,7 +192,7 @@ func (s *Store) validateSpec(sp *ItemSpec, at string) error {
 	case sp.Cost > 0 && sp.FlowKey == "":
 		return invalid(at+"Cost", "is set without a FlowKey, whose rate limit it counts against")
 	}
-	return nil
+	return validKeyOptions(sp, at)
 }
 
 // MaxCursorBytes bounds a dispatch cursor (ChildPage.Next,
@@ -214,7 +239,9 @@ const (
 // insertItems inserts specs with insert-or-ignore and learns which were new.
 // A barrier's children (barrier != uuid.Nil) carry it and have their keys
 // scoped by it. Statements: one per batch, plus one lookup per batch in
-// which some keyed row already existed.
+// which some keyed row already existed; with KeyPeriod, one read of the
+// clock first; with KeyStates, for each key released, an update of its
+// holder and the row's insert again in a later statement.
 //
 // Ids are made in the caller's order, and rows are split into statements
 // in the caller's order (rows available at once first, then delayed ones),
@@ -226,6 +253,11 @@ const (
 // order instead of deadlocking (InnoDB's ON DUPLICATE KEY locks each key it
 // meets); a deadlock across statements is retried like any other.
 func (s *Store) insertItems(ctx context.Context, q dialect.Querier, specs []ItemSpec, barrier uuid.UUID, keyScope string) ([]EnqueueResult, error) {
+	specs, err := s.periodKeys(ctx, q, specs)
+	if err != nil {
+		return nil, err
+	}
+	rounds := keyRounds{}
 	out := make([]EnqueueResult, len(specs))
 	for i := range out {
 		out[i].ID = uuid.Must(uuid.NewV7())
@@ -271,7 +303,7 @@ func (s *Store) insertItems(ctx context.Context, q dialect.Querier, specs []Item
 			return nil, err
 		}
 		if int(inserted) < len(batch) {
-			existing, err := s.resolveExisting(ctx, q, batch, ids, barrier, keyScope)
+			existing, states, err := s.resolveExisting(ctx, q, batch, ids, barrier, keyScope)
 			if err != nil {
 				return nil, err
 			}
@@ -279,6 +311,23 @@ func (s *Store) insertItems(ctx context.Context, q dialect.Querier, specs []Item
 				if e.Existed {
 					out[order[start+i]] = e
 				}
+			}
+			// Rows whose key was released or freed go again, in a later
+			// statement.
+			again, err := s.releaseKeys(ctx, q, batch, existing, states, keyScope)
+			if err != nil {
+				return nil, err
+			}
+			for _, i := range again {
+				j := order[start+i]
+				if err := rounds.next(j, &batch[i]); err != nil {
+					return nil, err
+				}
+				// A fresh id, later than the holder's: on InnoDB the row
+				// then goes after the holder's entry, not into the gap
+				// that the enqueues waiting for the key have asked for.
+				out[j] = EnqueueResult{ID: uuid.Must(uuid.NewV7())}
+				sorted, order = append(sorted, batch[i]), append(order, j)
 			}
 		}
 		start = end
@@ -350,17 +399,24 @@ func (s *Store) batchEnd(specs []ItemSpec, start int) int {
 
 // resolveExisting finds, for each keyed spec of a batch in which not every
 // row was inserted, the item that holds its key: the result at i has
-// Existed set when that is not the row with ids[i]. For a barrier's
+// Existed set when that is not the row with ids[i], and the state at i is
+// the holder's ("" when no item holds the key any more). For a barrier's
 // children, a row holding the key that is not a child of the barrier is
-// ErrKeyConflict: a child is never silently taken for another item.
-func (s *Store) resolveExisting(ctx context.Context, q dialect.Querier, batch []ItemSpec, ids []uuid.UUID, barrier uuid.UUID, keyScope string) ([]EnqueueResult, error) {
+// ErrKeyConflict, unless the spec's KeyStates release it: a child is never
+// silently taken for another item.
+func (s *Store) resolveExisting(ctx context.Context, q dialect.Querier, batch []ItemSpec, ids []uuid.UUID, barrier uuid.UUID, keyScope string) ([]EnqueueResult, []State, error) {
 	byQueue := map[string][]string{}
 	for _, sp := range batch {
 		if sp.Key != "" {
 			byQueue[sp.Queue] = append(byQueue[sp.Queue], keyScope+sp.Key)
 		}
 	}
-	found := map[[2]string]uuid.UUID{}
+	type holder struct {
+		id    uuid.UUID
+		state State
+		mine  bool
+	}
+	found := map[[2]string]holder{}
 	for queue, keys := range byQueue {
 		for _, chunk := range chunks(keys, s.keysMax()) {
 			args := make([]any, 0, len(chunk)+1)
@@ -376,39 +432,47 @@ func (s *Store) resolveExisting(ctx context.Context, q dialect.Querier, batch []
 			}
 			rows, err := q.QueryContext(ctx, s.sql(qExisting(len(chunk), barrier != uuid.Nil)), append(ownArgs, args...)...)
 			if err != nil {
-				return nil, err
+				return nil, nil, err
 			}
 			for rows.Next() {
-				var id uuid.UUID
-				var key string
+				var h holder
+				var key, state string
 				var mine int
-				if err := rows.Scan(&id, &key, &mine); err != nil {
+				if err := rows.Scan(&h.id, &key, &mine, &state); err != nil {
 					rows.Close()
-					return nil, err
+					return nil, nil, err
 				}
-				if mine != 1 {
-					rows.Close()
-					return nil, fmt.Errorf("plenum: child key %q of barrier %s in queue %q is held by item %s, which is not a child of that barrier: %w", key, barrier, queue, id, ErrKeyConflict)
-				}
-				found[[2]string{queue, key}] = id
+				h.state, h.mine = State(state), mine == 1
+				found[[2]string{queue, key}] = h
 			}
 			rows.Close()
 			if err := rows.Err(); err != nil {
-				return nil, err
+				return nil, nil, err
 			}
 		}
 	}
 	out := make([]EnqueueResult, len(batch))
-	for i, sp := range batch {
+	states := make([]State, len(batch))
+	for i := range batch {
+		sp := &batch[i]
 		out[i].ID = ids[i]
 		if sp.Key == "" {
 			continue
 		}
-		if id, ok := found[[2]string{sp.Queue, keyScope + sp.Key}]; ok && id != ids[i] {
-			out[i] = EnqueueResult{ID: id, Existed: true}
+		h, ok := found[[2]string{sp.Queue, keyScope + sp.Key}]
+		if !ok {
+			continue
 		}
+		states[i] = h.state
+		if h.id == ids[i] {
+			continue
+		}
+		if !h.mine && !releasable(sp, h.state) {
+			return nil, nil, fmt.Errorf("plenum: child key %q of barrier %s in queue %q is held by item %s, which is not a child of that barrier: %w", keyScope+sp.Key, barrier, sp.Queue, h.id, ErrKeyConflict)
+		}
+		out[i] = EnqueueResult{ID: h.id, Existed: true}
 	}
-	return out, nil
+	return out, states, nil
 }
 
 // insertSQL is the insert-or-ignore of n item rows, each written as row.

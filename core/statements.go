@@ -114,14 +114,15 @@ func qChildren(d dialect.Dialect, n int) string {
 	return "SELECT " + itemColumns + " FROM {items} WHERE barrier_id = ? AND id > ? ORDER BY id" + d.Limit(n)
 }
 
-// qExisting finds the items holding n keys of one queue; a barrier's
-// children (child) also say whether each is the barrier's own.
+// qExisting finds the items holding n keys of one queue, and their states
+// (ItemSpec.KeyStates); a barrier's children (child) also say whether each
+// is the barrier's own.
 func qExisting(n int, child bool) string {
 	own := "1"
 	if child {
 		own = "CASE WHEN barrier_id = ? OR EXISTS (SELECT 1 FROM {barriers} b WHERE b.owner_id = {items}.id AND b.parent_barrier_id = ?) THEN 1 ELSE 0 END"
 	}
-	return "SELECT id, unique_key, " + own + " FROM {items} WHERE queue = ? AND unique_key IN (" + sqlkit.Placeholders(n) + ")"
+	return "SELECT id, unique_key, " + own + ", state FROM {items} WHERE queue = ? AND unique_key IN (" + sqlkit.Placeholders(n) + ")"
 }
 
 // idsIn is the condition "id is one of these n": one list parameter where

@@ -178,6 +178,8 @@ var baseTemplates = []entry{
 	{name: "enqueue.later", max: (*Store).insertRowsMax, render: func(s *Store, n int) []string { return []string{s.insertSQL(insertRowLater, n)} }},
 	sized("enqueue.existing", (*Store).keysLookupMax, func(_ *Store, n int) string { return qExisting(n, false) }),
 	sized("enqueue.existing-child", (*Store).keysLookupMax, func(_ *Store, n int) string { return qExisting(n, true) }),
+	fixed("enqueue.release-key", qKeyRelease),
+	fixed("schedule.tick-holder", qTickHolder),
 	{name: "claim", max: (*Store).claimMax, render: (*Store).claimStatements},
 	// The skip-locked probe (ProveSkipLocked, and the migrator's): its rows
 	// and its claim, on the databases with row locks.

@@ -59,6 +59,15 @@ type EnqueueParams struct {
 	// EnqueueMany refuses a Key for more than one item: enqueue items
 	// with keys of their own through Spec and core.Store.Enqueue.
 	Key string
+	// KeyStates makes Key held only while its item is in these states
+	// (core.ItemSpec.KeyStates): with {core.StateAvailable,
+	// core.StateClaimed}, a key can be enqueued again once its item has
+	// finished. Default nil: held while the item exists. Requires Key.
+	KeyStates []core.State
+	// KeyPeriod makes Key unique per period of the database clock
+	// (core.ItemSpec.KeyPeriod): at most one item per key per hour, say.
+	// Default none. Requires Key.
+	KeyPeriod time.Duration
 	// Run makes the item part of that run. Default none.
 	Run uuid.UUID
 }
@@ -77,13 +86,20 @@ func (k Kind[T]) spec(field string, args T, p EnqueueParams) (core.ItemSpec, err
 	if k.name == "" {
 		return core.ItemSpec{}, &core.InputError{Field: "Kind", Reason: "empty name (declare it with NewKind)"}
 	}
+	if p.Key == "" && (p.KeyStates != nil || p.KeyPeriod != 0) {
+		field := "EnqueueParams.KeyStates"
+		if p.KeyStates == nil {
+			field = "EnqueueParams.KeyPeriod"
+		}
+		return core.ItemSpec{}, fmt.Errorf("plenum/worker: kind %q: %w", k.name, &core.InputError{Field: field, Reason: "set without a Key"})
+	}
 	b, err := json.Marshal(args)
 	if err != nil {
 		return core.ItemSpec{}, fmt.Errorf("plenum/worker: kind %q: encode %s (%T): %w: %w", k.name, field, args, core.ErrInvalidInput, err)
 	}
 	return core.ItemSpec{
 		Queue: p.Queue, Kind: k.name, Payload: b, Priority: p.Priority, Delay: p.Delay,
-		MaxAttempts: p.MaxAttempts, Key: p.Key, Run: p.Run,
+		MaxAttempts: p.MaxAttempts, Key: p.Key, KeyStates: p.KeyStates, KeyPeriod: p.KeyPeriod, Run: p.Run,
 	}, nil
 }
 

@@ -115,6 +115,12 @@ func TestKind_RefusesWhatItCannotEnqueue(t *testing.T) {
 	checkRefused(t, "an infinite number", err, `"ratio"`, "args[2]")
 	_, err = greet.EnqueueMany(ctx, store, []greeting{{To: "a"}, {To: "b"}}, worker.EnqueueParams{Queue: "q", Key: "k"})
 	checkRefused(t, "one key for two items", err, `"greet"`, "EnqueueParams.Key")
+	_, err = greet.Enqueue(ctx, store, greeting{}, worker.EnqueueParams{Queue: "q", KeyStates: []core.State{core.StateAvailable}})
+	checkRefused(t, "KeyStates without a key", err, `"greet"`, "EnqueueParams.KeyStates")
+	_, err = greet.Enqueue(ctx, store, greeting{}, worker.EnqueueParams{Queue: "q", KeyPeriod: time.Hour})
+	checkRefused(t, "KeyPeriod without a key", err, `"greet"`, "EnqueueParams.KeyPeriod")
+	_, err = greet.Enqueue(ctx, store, greeting{}, worker.EnqueueParams{Queue: "q", Key: "k", KeyPeriod: time.Millisecond})
+	checkRefused(t, "a KeyPeriod under a second", err, `"greet"`, "KeyPeriod")
 	_, err = greet.EnqueueMany(ctx, store, nil, p)
 	checkRefused(t, "no args", err, `"greet"`, "args")
 	_, err = worker.Kind[greeting]{}.Enqueue(ctx, store, greeting{}, p)
@@ -129,6 +135,60 @@ func TestKind_RefusesWhatItCannotEnqueue(t *testing.T) {
 	checkRefused(t, "a nil transaction", err, `"greet"`, "tx")
 	if n, err := store.Counts(ctx, "q"); err != nil || n[core.StateAvailable] != 0 {
 		t.Errorf("refused enqueues left items: %v, %v", n, err)
+	}
+}
+
+// TestKind_KeyOptionsReachTheStore checks that EnqueueParams' KeyStates
+// and KeyPeriod are the enqueue's: a key held only while live is taken
+// from a finished item, and a key per period is stored with its period.
+func TestKind_KeyOptionsReachTheStore(t *testing.T) {
+	t.Parallel()
+	ctx := t.Context()
+	for _, dbase := range databases {
+		t.Run(dbase.Name, func(t *testing.T) {
+			store, err := core.Open(ctx, dbase.Open(t), dbase.Dialect, core.Options{Prefix: "kindkeys_", Migrate: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			live := worker.EnqueueParams{Queue: "keys", Key: "k", KeyStates: []core.State{core.StateAvailable, core.StateClaimed}}
+			first, err := greet.Enqueue(ctx, store, greeting{To: "a"}, live)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if again, err := greet.Enqueue(ctx, store, greeting{To: "b"}, live); err != nil || !again.Existed || again.ID != first.ID {
+				t.Fatalf("the live key again: %+v, %v; want %s existed", again, err, first.ID)
+			}
+			if err := store.Cancel(ctx, first.ID); err != nil {
+				t.Fatal(err)
+			}
+			tx, err := store.DB().BeginTx(ctx, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			rs, err := greet.EnqueueTx(ctx, store, tx, []greeting{{To: "c"}}, live)
+			if err != nil {
+				_ = tx.Rollback()
+				t.Fatal(err)
+			}
+			if err := tx.Commit(); err != nil {
+				t.Fatal(err)
+			}
+			if rs[0].Existed {
+				t.Errorf("the key of a cancelled item, KeyStates live: %+v, want a new item", rs[0])
+			}
+			hourly := worker.EnqueueParams{Queue: "keys", Key: "h", KeyPeriod: time.Hour}
+			h, err := greet.EnqueueMany(ctx, store, []greeting{{To: "d"}}, hourly)
+			if err != nil {
+				t.Fatal(err)
+			}
+			it, err := store.Get(ctx, h[0].ID)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, at, ok := strings.Cut(it.Key, "@"); !ok || !strings.HasPrefix(it.Key, "h@") || !strings.HasSuffix(at, ":00:00.000000Z") {
+				t.Errorf("key per hour stored as %q, want h@<the hour>", it.Key)
+			}
+		})
 	}
 }
 

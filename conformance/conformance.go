@@ -179,6 +179,7 @@ var guarantees = []guarantee{
 	{"Browse_QueueSummariesCappedOnDatabaseClock", testBrowseQueueSummaries},
 	{"Browse_OwnersHeartbeatAgeAndClaims", testBrowseOwners},
 	{"Browse_RunsAndRunBarriersInKeysetPages", testBrowseRuns},
+	{"Browse_LanesInKeysetPages", testBrowseLanes},
 	{"BadInput_BrowseRefused", testBrowseBadInput},
 	{"BadInput_ChangesNothing", testBadInput},
 	{"BadInput_KeyOptionsRefused", testKeyOptionsRefused},

@@ -32,13 +32,17 @@ var flowTemplates = []entry{
 }
 
 // laneCandidateTemplates are the reads of the lanes' candidates, one
-// entry for each count of lanes, each sized by the items read of each.
+// entry for each count of lanes (its kinds, the template's second count),
+// each sized by the items read of each.
 func laneCandidateTemplates() []entry {
 	out := make([]entry, 0, maxClaimLanes)
 	for m := 1; m <= maxClaimLanes; m++ {
-		out = append(out, sized("lanes.candidates", limitMax, func(s *Store, f int) string {
-			return qLaneCandidates(s.d, m, f)
-		}))
+		out = append(out, entry{
+			name:   "lanes.candidates",
+			kinds:  m,
+			max:    limitMax,
+			render: func(s *Store, f int) []string { return []string{s.sql(qLaneCandidates(s.d, m, f))} },
+		})
 	}
 	return out
 }

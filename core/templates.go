@@ -68,8 +68,9 @@ type entry struct {
 	// when, when set, says the same of the store (the dialect's optional
 	// capabilities).
 	when func(s *Store) bool
-	// kinds, when positive, is the count of kinds the statements carry
-	// attempt limits for (a claim's ClaimParams.MaxAttempts).
+	// kinds, when positive, is the statements' second count: the kinds
+	// they carry attempt limits for (a claim's ClaimParams.MaxAttempts),
+	// or the lanes a claim of keyed items reads (lanes.candidates).
 	kinds int
 }
 

@@ -16,6 +16,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/plenumdb/plenum/core"
 	"github.com/plenumdb/plenum/dialect"
+	"github.com/plenumdb/plenum/internal/flowcheck"
 	"github.com/plenumdb/plenum/migrations"
 	runtime "github.com/plenumdb/plenum/worker"
 )
@@ -158,16 +159,19 @@ func RunFlow(t *testing.T, cfg Config) {
 		t.Fatal(err)
 	}
 	ends := map[string]int{}
-	crashed, bounded := 0, 0
+	crashed, unended := 0, 0
+	var measured []flowcheck.Run
 	for _, r := range runs {
 		switch {
 		case r.ended:
-			ends[r.item]++
-		case r.bounded:
-			bounded++
+			ends[r.Item]++
+		case r.unended:
+			unended++
+			continue
 		default:
 			crashed++
 		}
+		measured = append(measured, r.Run)
 	}
 	if len(ends) != total {
 		t.Errorf("%d items have an end record, want %d", len(ends), total)
@@ -177,12 +181,15 @@ func RunFlow(t *testing.T, cfg Config) {
 			t.Errorf("item %s completed %d times, want once", item, n)
 		}
 	}
-	peak, over := flowOverlaps(runs, flowLimit)
-	for _, v := range over {
-		t.Errorf("audit: %s", v)
+	peak := 0
+	for _, o := range flowcheck.Overlaps(measured) {
+		peak = max(peak, o.N)
+		if o.N > flowLimit {
+			t.Errorf("audit: %v, over the limit of %d", o, flowLimit)
+		}
 	}
-	t.Logf("%d runs recorded, %d of them ended by the reaper, %d given back unrecorded; most at once of one key: %d (audit), %d (sampled)",
-		len(runs), crashed, bounded, peak, sampled.peak())
+	t.Logf("%d runs recorded, %d of them ended by the reaper, %d given back unrecorded (left out); most at once of one key: %d (audit), %d (sampled)",
+		len(runs), crashed, unended, peak, sampled.peak())
 	if crashed == 0 {
 		t.Error("the reaper ended no run: the test killed nothing that held a claim")
 	}
@@ -355,14 +362,17 @@ func flowWorker(cfg Config, dsn, prefix string) error {
 	}
 }
 
-// flowRun is one run of an item as the audit shows it: from its start
-// record to its end record or, for a run cut by a kill, to the end of
-// its claim (the reaper's record in the item's attempts).
+// flowRun is one run of an item as the audit shows it: from its claim to
+// its end record or, for a run cut by a kill, to the end of its claim
+// (the reaper's record in the item's attempts).
 type flowRun struct {
-	item, key  string
-	start, end time.Time
-	ended      bool // it has an end record
-	bounded    bool // it has no recorded end: its item's next start ends it
+	flowcheck.Run
+	ended bool // it has an end record
+	// unended: it has no recorded end at all (a worker gave the claim
+	// back after failing to write the run's end); it is left out of the
+	// overlaps, which it could only overstate if bounded by its item's
+	// next run.
+	unended bool
 }
 
 // readFlowRuns reads the runs the audit under prefix records.
@@ -390,15 +400,15 @@ func readFlowRuns(ctx context.Context, db *sql.DB, d dialect.Dialect, prefix str
 		run := item + " " + token
 		r := byToken[run]
 		if r == nil {
-			r = &flowRun{item: item, key: key}
+			r = &flowRun{Run: flowcheck.Run{Item: item, Key: key}}
 			byToken[run] = r
 			order = append(order, run)
 		}
 		switch event {
 		case "start":
-			r.start = tm
+			r.Start = tm
 		case "end":
-			r.end, r.ended = tm, true
+			r.End, r.ended = tm, true
 		}
 	}
 	rows.Close()
@@ -434,44 +444,20 @@ func readFlowRuns(ctx context.Context, db *sql.DB, d dialect.Dialect, prefix str
 	if err := rows.Err(); err != nil {
 		return nil, err
 	}
-	starts := map[string][]time.Time{}
-	for _, r := range byToken {
-		starts[r.item] = append(starts[r.item], r.start)
-	}
 	out := make([]flowRun, 0, len(order))
 	for _, tok := range order {
 		r := *byToken[tok]
-		if r.start.IsZero() {
+		if r.Start.IsZero() {
 			return nil, fmt.Errorf("run %s has an end record and no start record", tok)
 		}
 		if !r.ended {
-			// The earliest end of one of the item's claims after this
-			// run's start is this run's: any earlier claim of the item
-			// ended before this one began. A claim given back ends
-			// without a record (a worker that failed to write a run's
-			// end): its item's next start bounds it.
-			r.end = earliestAfter(r.start, endings[r.item])
-			if r.end.IsZero() {
-				r.end, r.bounded = earliestAfter(r.start.Add(time.Nanosecond), starts[r.item]), true
-			}
-			if r.end.IsZero() {
-				return nil, fmt.Errorf("run %s has no end record, its claim no recorded end and its item no later run", tok)
-			}
+			var ok bool
+			r.End, ok = flowcheck.EndOf(r.Start, endings[r.Item])
+			r.unended = !ok
 		}
 		out = append(out, r)
 	}
 	return out, nil
-}
-
-// earliestAfter is the earliest of times not before t, or zero.
-func earliestAfter(t time.Time, times []time.Time) time.Time {
-	var e time.Time
-	for _, x := range times {
-		if !x.Before(t) && (e.IsZero() || x.Before(e)) {
-			e = x
-		}
-	}
-	return e
 }
 
 // scanUUIDString reads a UUID column, in any of its drivers' forms, as

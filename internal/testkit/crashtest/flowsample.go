@@ -4,54 +4,10 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
-	"slices"
 	"time"
 
 	"github.com/plenumdb/plenum/dialect"
 )
-
-// flowOverlaps computes, key by key, the most runs that were under way at
-// once, and lists the moments a key had more than limit. At equal times
-// an end counts before a start: a run's end is recorded before its claim
-// ends, and the next run's start after its claim began.
-func flowOverlaps(runs []flowRun, limit int) (peak int, over []string) {
-	type event struct {
-		at    time.Time
-		delta int
-		item  string
-	}
-	byKey := map[string][]event{}
-	for _, r := range runs {
-		byKey[r.key] = append(byKey[r.key], event{r.start, +1, r.item}, event{r.end, -1, r.item})
-	}
-	keys := make([]string, 0, len(byKey))
-	for k := range byKey {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	for _, k := range keys {
-		evs := byKey[k]
-		slices.SortFunc(evs, func(a, b event) int {
-			if c := a.at.Compare(b.at); c != 0 {
-				return c
-			}
-			return a.delta - b.delta
-		})
-		n, worst := 0, 0
-		var at time.Time
-		for _, e := range evs {
-			n += e.delta
-			if n > worst {
-				worst, at = n, e.at
-			}
-		}
-		peak = max(peak, worst)
-		if worst > limit {
-			over = append(over, fmt.Sprintf("key %s had %d runs under way at once at %s, over its limit of %d", k, worst, at.Format(time.RFC3339Nano), limit))
-		}
-	}
-	return peak, over
-}
 
 // flowSampler reads the claimed items of each key of the test's queue
 // again and again while the run lasts.

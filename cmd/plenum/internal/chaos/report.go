@@ -14,8 +14,8 @@ func (r *Result) Print(w io.Writer) {
 	fmt.Fprintf(w, "  workers        %d processes of %d handlers at once; %d processes started in all\n", r.Workers, r.Slots, r.Processes)
 	fmt.Fprintf(w, "  phases         faults %s, drain %s%s, check %s\n", secs(r.Faulted), secs(r.Drained), map[bool]string{true: " (timed out)"}[r.DrainTimedOut], secs(r.Checked))
 	p := r.Plan
-	fmt.Fprintf(w, "  workload       %d generation(s) of %d chains of %d steps and %d fan-outs of %d children: %d units, %d items\n",
-		p.gens(), p.Chains, p.ChainSteps, p.Fanouts, p.Children, p.Units(), p.Items())
+	fmt.Fprintf(w, "  workload       %d generation(s) of %d chains of %d steps, %d fan-outs of %d children and %d keyed items on %d keys: %d units, %d items\n",
+		p.gens(), p.Chains, p.ChainSteps, p.Fanouts, p.Children, p.flowUnits(), p.FlowKeys+p.RateKeys, p.Units(), p.Items())
 	fmt.Fprintln(w, "What it did:")
 	fmt.Fprintf(w, "  killed         %d by SIGKILL, %d at injection points, %d other exits\n", r.Killed, r.PointKills, r.Exits)
 	if len(r.Fired) > 0 {

@@ -34,7 +34,7 @@ const (
 	flowQueue     = "crashflow"
 	flowKind      = "crashflow.item"
 	flowKeys      = 50
-	flowPerKey    = 6 // items per key in the killed run
+	flowPerKey    = 4 // items per key in the killed run: more than the limit
 	flowLimit     = 3 // the queue's concurrency limit per key
 	flowProcs     = 4
 	flowSlots     = 12 // handlers per process: more than a key's limit

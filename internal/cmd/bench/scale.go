@@ -225,7 +225,7 @@ func plans(ctx context.Context, w io.Writer, sd sides, queue, when string) {
 		return
 	}
 	for _, t := range []struct{ side, table string }{{"plenum", migrations.NamesFor(sd.st.Prefix()).Items}, {"bare SQL", sd.b.names.Items}} {
-		q := "SELECT id FROM " + t.table + " WHERE queue = '" + queue + "' AND state = 'available' AND available_at <= " +
+		q := "SELECT id FROM " + t.table + " WHERE queue = '" + queue + "' AND state = 'available' AND flow_key IS NULL AND available_at <= " +
 			sd.b.now + " ORDER BY priority, available_at, id LIMIT 100"
 		plan, err := explain(ctx, sd.b, q)
 		if err != nil {

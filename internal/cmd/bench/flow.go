@@ -213,12 +213,18 @@ func runFlow(ctx context.Context, w io.Writer, rep *benchReport, sd sides, o ben
 	}
 	printFlow(w, fr, o)
 
-	var err error
-	if fr.Small, err = fairness(ctx, sd.st, "bench.flow.fair", o, true); err != nil {
-		return fmt.Errorf("bench: fairness: %w", err)
-	}
-	if fr.FIFO, err = fairness(ctx, sd.st, "bench.flow.fifo", o, false); err != nil {
-		return fmt.Errorf("bench: fairness without flow keys: %w", err)
+	for _, f := range []struct {
+		queue string
+		keyed bool
+		run   *fairnessRun
+	}{{"bench.flow.fair", true, &fr.Small}, {"bench.flow.fifo", false, &fr.FIFO}} {
+		var err error
+		if *f.run, err = fairness(ctx, sd.st, f.queue, o, f.keyed); err == nil {
+			err = checkSideDrained(ctx, sd, f.queue, true, o.Items+flowSmall)
+		}
+		if err != nil {
+			return fmt.Errorf("bench: fairness (%s): %w", f.queue, err)
+		}
 	}
 	if o.Pickups > 0 {
 		took, err := pickups(ctx, sd.st, "bench.flow.pickup", o.Pickups, pickupMode{name: "keyed, empty queue", flowKey: "k"})

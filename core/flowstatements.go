@@ -59,14 +59,16 @@ const (
 	laneMaxRunning = "CASE WHEN {lanes}.weight IS NULL THEN ? ELSE {lanes}.max_running END"
 	lanePerProcess = "CASE WHEN {lanes}.weight IS NULL THEN ? ELSE {lanes}.per_process END"
 	// laneClaimSet marks the lanes a claim takes: served_at is read back
-	// as the database clock at the claim.
-	laneClaimSet     = "served_at = {now}"
+	// as the database clock at the claim, and next_at sends the lane to
+	// the back of the line, the turn of most lanes a claim serves; the
+	// others are set apart afterwards (serveLanes).
+	laneClaimSet     = "served_at = {now}, next_at = {now}"
 	laneClaimOrderBy = "next_at, id"
 )
 
 // laneClaimColumns are what a claim of lanes returns of each, in
 // laneClaim's scan order.
-var laneClaimColumns = []string{"id", "lane_key", "next_at", "served_at", "tat", "max_running", "per_process", "rate", "rate_per", "burst", "weight"}
+var laneClaimColumns = []string{"id", "lane_key", "served_at", "tat", "max_running", "per_process", "rate", "rate_per", "burst", "weight"}
 
 // laneOpenColumns are the columns a lane's first row is written with.
 var laneOpenColumns = []string{"id", "queue", "lane_key", "next_at", "updated_at"}

@@ -1,6 +1,7 @@
 package core
 
 import (
+	"bytes"
 	"context"
 	"database/sql"
 	"slices"
@@ -168,13 +169,13 @@ func (s *Store) takeLanes(ctx context.Context, q dialect.Querier, p ClaimParams,
 	var out []*laneRow
 	for rows.Next() {
 		l := &laneRow{}
-		var turn, served, tat timeValue
-		turn.d, served.d, tat.d = s.d, s.d, s.d
+		var served, tat timeValue
+		served.d, tat.d = s.d, s.d
 		var v limitValues
-		if err := rows.Scan(append([]any{&l.id, &l.key, &turn, &served, &tat}, v.dest()...)...); err != nil {
+		if err := rows.Scan(append([]any{&l.id, &l.key, &served, &tat}, v.dest()...)...); err != nil {
 			return nil, err
 		}
-		l.turn, l.now = turn.t, served.t.UnixMicro()
+		l.now = served.t.UnixMicro()
 		if !tat.t.IsZero() {
 			l.tat = tat.t.UnixMicro()
 		}
@@ -187,12 +188,9 @@ func (s *Store) takeLanes(ctx context.Context, q dialect.Querier, p ClaimParams,
 	if err := rows.Err(); err != nil {
 		return nil, err
 	}
-	slices.SortFunc(out, func(a, b *laneRow) int {
-		if c := a.turn.Compare(b.turn); c != 0 {
-			return c
-		}
-		return strings.Compare(a.id.String(), b.id.String())
-	})
+	// The claim took them in turn order; within it, they give in the
+	// order of their ids (rows come back in no promised order).
+	slices.SortFunc(out, func(a, b *laneRow) int { return bytes.Compare(a.id[:], b.id[:]) })
 	return out, nil
 }
 
@@ -443,10 +441,10 @@ func (s *Store) serveLanes(ctx context.Context, q dialect.Querier, queue string,
 			// burst's tolerance again.
 			next = max(0, tat-int64(l.limit.burst())*cell+cell-l.now)
 		}
-		if got[l.key] == 0 && len(l.items) > 0 {
+		if got[l.key] == 0 && len(l.items) > 0 && next == 0 {
 			// Passed over because the claim was full, or its items were
-			// held: it keeps its place in line.
-			next = max(next, l.turn.UnixMicro()-l.now)
+			// held: ahead of the lanes this claim served.
+			next = -1
 		}
 		plan[i] = served{next: next, tat: tatOffset}
 		if l.limit.Rate > 0 && next > 0 {
@@ -477,17 +475,28 @@ func (s *Store) serveLanes(ctx context.Context, q dialect.Querier, queue string,
 			plan[i].next = max(plan[i].next.(int64), at.UnixMicro()-l.now)
 		}
 	}
-	args := make([]any, 0, 5*len(lanes))
-	for i, l := range lanes {
-		args = append(args, s.d.UUID(l.id), plan[i].next)
+	// The lanes claim sent every lane it took to the back of the line:
+	// only those whose turn or rate state is otherwise are written again.
+	var apart []int
+	for i := range lanes {
+		if plan[i].next != int64(0) || plan[i].tat != nil {
+			apart = append(apart, i)
+		}
 	}
-	for i, l := range lanes {
-		args = append(args, s.d.UUID(l.id), plan[i].tat)
+	if len(apart) == 0 {
+		return nil
 	}
-	for _, l := range lanes {
-		args = append(args, s.d.UUID(l.id))
+	args := make([]any, 0, 5*len(apart))
+	for _, i := range apart {
+		args = append(args, s.d.UUID(lanes[i].id), plan[i].next)
 	}
-	_, err := q.ExecContext(ctx, s.sql(qLanesServed(len(lanes))), args...)
+	for _, i := range apart {
+		args = append(args, s.d.UUID(lanes[i].id), plan[i].tat)
+	}
+	for _, i := range apart {
+		args = append(args, s.d.UUID(lanes[i].id))
+	}
+	_, err := q.ExecContext(ctx, s.sql(qLanesServed(len(apart))), args...)
 	return err
 }
 

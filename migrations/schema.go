@@ -260,9 +260,18 @@ const (
 // latest one marked Claim on the items table), or nil: what the core
 // passes as dialect.ClaimSpec.Seek.
 func ClaimIndex(prefix string) *dialect.Index {
+	return claimIndexAt(prefix, LatestVersion)
+}
+
+// claimIndexAt is ClaimIndex of a schema at version v: the migrator's
+// skip-locked probe runs at whatever version Up went to.
+func claimIndexAt(prefix string, v int) *dialect.Index {
 	var ix *dialect.Index
 	items := NamesFor(prefix).Items
 	for _, m := range All(prefix) {
+		if m.Version > v {
+			break
+		}
 		for _, c := range m.Changes {
 			if c.Index != nil && c.Index.Claim && c.IndexTable == items {
 				ix = c.Index

@@ -2,6 +2,7 @@ package sqlcheck
 
 import (
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -36,7 +37,9 @@ func TestCatalog_Oracle(t *testing.T) {
 	start := time.Now()
 	seen := map[string]bool{}
 	for _, st := range sts {
-		if seen[st.SQL] {
+		if seen[st.SQL] || (st.Name == "lanes.candidates" && strings.Count(st.SQL, " UNION ALL ") > 1) {
+			// The read of m lanes' candidates repeats one lane's part m
+			// times, up to 100: one and two lanes give its shape.
 			continue
 		}
 		seen[st.SQL] = true

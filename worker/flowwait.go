@@ -40,8 +40,13 @@ func (f *flowState) onHeld(h core.Held) {
 }
 
 // claimed notes what a claim of the queue met, and reports the keys it
-// held back to the hooks.
-func (w *Worker) claimed(ctx context.Context, queue string, f *flowState, cs []core.Claim) {
+// held back to the hooks; a claim that failed reports none (it may not
+// have committed).
+func (w *Worker) claimed(ctx context.Context, queue string, f *flowState, cs []core.Claim, err error) {
+	if err != nil {
+		f.held = f.held[:0]
+		return
+	}
 	if len(f.held) > 0 {
 		f.keyed = true
 		for _, h := range f.held {

@@ -204,3 +204,47 @@ func checkRefused(t *testing.T, what string, err error, mentions ...string) {
 		}
 	}
 }
+
+// TestKind_FlowKeyFromArgs checks that Spec takes a kind's flow key from
+// its args unless EnqueueParams gives one, and that a cost without a
+// key, a key the store refuses and two KindOptions are refused naming
+// the field, enqueueing nothing.
+func TestKind_FlowKeyFromArgs(t *testing.T) {
+	t.Parallel()
+	ctx := t.Context()
+	store, err := core.Open(ctx, databases[0].Open(t), databases[0].Dialect, core.Options{Prefix: "kindflow_", Migrate: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	byTo := worker.NewKind("greet.flow", worker.KindOptions[greeting]{FlowKey: func(g greeting) string { return g.To }})
+	p := worker.EnqueueParams{Queue: "q"}
+	for _, c := range []struct {
+		p          worker.EnqueueParams
+		wantKey    string
+		wantCost   int
+		kind       worker.Kind[greeting]
+		kindKeyArg string
+	}{
+		{p: p, kind: byTo, kindKeyArg: "ada", wantKey: "ada"},
+		{p: worker.EnqueueParams{Queue: "q", FlowKey: "given", Cost: 4}, kind: byTo, kindKeyArg: "ada", wantKey: "given", wantCost: 4},
+		{p: p, kind: byTo, kindKeyArg: "", wantKey: ""},
+		{p: worker.EnqueueParams{Queue: "q", FlowKey: "given"}, kind: greet, kindKeyArg: "ada", wantKey: "given"},
+	} {
+		spec, err := c.kind.Spec(greeting{To: c.kindKeyArg}, c.p)
+		if err != nil || spec.FlowKey != c.wantKey || spec.Cost != c.wantCost {
+			t.Errorf("Spec with %+v, args to %q: flow key %q cost %d, %v; want %q and %d", c.p, c.kindKeyArg, spec.FlowKey, spec.Cost, err, c.wantKey, c.wantCost)
+		}
+	}
+	_, err = greet.Enqueue(ctx, store, greeting{To: "a"}, worker.EnqueueParams{Queue: "q", Cost: 2})
+	checkRefused(t, "a cost without a key", err, `"greet"`, "EnqueueParams.Cost")
+	_, err = byTo.EnqueueMany(ctx, store, []greeting{{To: "a"}, {To: strings.Repeat("x", 201)}}, p)
+	checkRefused(t, "a key too long from the kind's function", err, `"greet.flow"`, "FlowKey")
+	_, err = greet.Enqueue(ctx, store, greeting{}, worker.EnqueueParams{Queue: "q", FlowKey: "k", Cost: core.MaxCost + 1})
+	checkRefused(t, "a cost too high", err, `"greet"`, "Cost")
+	twice := worker.NewKind("twice", worker.KindOptions[greeting]{}, worker.KindOptions[greeting]{})
+	_, err = twice.Enqueue(ctx, store, greeting{}, p)
+	checkRefused(t, "two KindOptions", err, `"twice"`, "KindOptions")
+	if n, err := store.Counts(ctx, "q"); err != nil || n[core.StateAvailable] != 0 {
+		t.Errorf("refused enqueues left items: %v, %v", n, err)
+	}
+}

@@ -279,6 +279,11 @@ func shareLanes(lanes []*laneRow, n int) []int {
 		l.room = max(0, room)
 		share := (laneFetchFactor*n*l.limit.weight() + total - 1) / total
 		offer[i] = min(l.room, max(1, share))
+		if l.limit.Rate > 0 && offer[i] == l.room {
+			// One more than the rate allows, to tell whether it holds
+			// work back (Held); never claimed (canGive stops at room).
+			offer[i]++
+		}
 	}
 	return offer
 }

@@ -4,6 +4,8 @@ import (
 	"context"
 	"database/sql"
 	"math"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/google/uuid"
@@ -72,6 +74,33 @@ const (
 	// MaxCost bounds ItemSpec.Cost.
 	MaxCost = 1 << 20
 )
+
+// String says what l allows, in the words of its fields: "concurrency
+// 5, per process 2, rate 10/1s burst 2, weight 3", or "no limit" (with
+// the weight, when above 1). Queue and Key are left out.
+func (l Limit) String() string {
+	var parts []string
+	if l.Concurrency > 0 {
+		parts = append(parts, "concurrency "+strconv.Itoa(l.Concurrency))
+	}
+	if l.PerProcess > 0 {
+		parts = append(parts, "per process "+strconv.Itoa(l.PerProcess))
+	}
+	if l.Rate > 0 {
+		r := "rate " + strconv.Itoa(l.Rate) + "/" + l.Per.String()
+		if l.Burst > 1 {
+			r += " burst " + strconv.Itoa(l.Burst)
+		}
+		parts = append(parts, r)
+	}
+	if len(parts) == 0 {
+		parts = append(parts, "no limit")
+	}
+	if l.Weight > 1 {
+		parts = append(parts, "weight "+strconv.Itoa(l.Weight))
+	}
+	return strings.Join(parts, ", ")
+}
 
 // limited reports whether l limits anything besides its weight.
 func (l Limit) limited() bool { return l.Concurrency > 0 || l.PerProcess > 0 || l.Rate > 0 }

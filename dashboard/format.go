@@ -28,7 +28,7 @@ var funcs = template.FuncMap{
 	"waits":     waits,
 	"waited":    waited,
 	"view":      func(p page, n *node) nodeView { return nodeView{P: p, N: n} },
-	"limitText": limitText,
+	"limitText": core.Limit.String,
 	"turn":      nextTurn,
 }
 

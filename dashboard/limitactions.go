@@ -138,7 +138,7 @@ func doSetLimit(h *handler, r *http.Request, t target) (string, error) {
 	if err := h.store.SetLimit(r.Context(), l); err != nil {
 		return "", err
 	}
-	return fmt.Sprintf("Set: %s is now %s.", t.Limit.what(), limitText(l)), nil
+	return fmt.Sprintf("Set: %s is now %s.", t.Limit.what(), l.String()), nil
 }
 
 // doDeleteLimit deletes the target's limit.

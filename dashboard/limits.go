@@ -2,12 +2,9 @@ package dashboard
 
 import (
 	"net/http"
-	"strconv"
-	"strings"
 	"time"
 
 	"github.com/plenumdb/plenum/browse"
-	"github.com/plenumdb/plenum/core"
 	"github.com/plenumdb/plenum/migrations"
 )
 
@@ -43,31 +40,6 @@ func (h *handler) limits(w http.ResponseWriter, r *http.Request) {
 	p := limitsPage{Lanes: lanes}
 	p.Pager = keysetText(baseOf(r), "/limits", q.v, "after", after, lanes.Next, false)
 	h.render(w, r, http.StatusOK, "limits", "Limits of "+queue, lanes.Now, p)
-}
-
-// limitText says what a limit allows, in a few words.
-func limitText(l core.Limit) string {
-	var parts []string
-	if l.Concurrency > 0 {
-		parts = append(parts, "at most "+strconv.Itoa(l.Concurrency)+" at once")
-	}
-	if l.PerProcess > 0 {
-		parts = append(parts, strconv.Itoa(l.PerProcess)+" per process")
-	}
-	if l.Rate > 0 {
-		s := strconv.Itoa(l.Rate) + " per " + l.Per.String()
-		if l.Burst > 1 {
-			s += " (burst " + strconv.Itoa(l.Burst) + ")"
-		}
-		parts = append(parts, s)
-	}
-	if len(parts) == 0 {
-		parts = append(parts, "no limit")
-	}
-	if l.Weight > 1 {
-		parts = append(parts, "weight "+strconv.Itoa(l.Weight))
-	}
-	return strings.Join(parts, ", ")
 }
 
 // nextTurn says when a lane may next give work: "no work" for a lane

@@ -71,13 +71,13 @@ func TestLimits_PageShowsLanes(t *testing.T) {
 		}
 		code, body := c.get("/limits?queue=flow%2Fq")
 		wantStatus(t, "GET /limits", code, http.StatusOK, body)
-		if !strings.Contains(body, `<span id="default" data-set="true">at most 2 at once</span>`) {
+		if !strings.Contains(body, `<span id="default" data-set="true">concurrency 2</span>`) {
 			t.Errorf("default limit not shown:\n%s", body)
 		}
 		for _, c := range []struct{ key, limit, source, claimed, waiting, next string }{
-			{"a", "at most 2 at once", "default", "2 / 2", "1", "now"},
-			{"b", "at most 1 at once, 5 per 1m0s, weight 3", "own", "1 / 1", "0", "no work"},
-			{"c", "at most 2 at once", "default", "1 / 2", "0", "no work"},
+			{"a", "concurrency 2", "default", "2 / 2", "1", "now"},
+			{"b", "concurrency 1, rate 5/1m0s, weight 3", "own", "1 / 1", "0", "no work"},
+			{"c", "concurrency 2", "default", "1 / 2", "0", "no work"},
 		} {
 			r := html.UnescapeString(row(t, body, c.key))
 			for _, want := range []string{
@@ -145,7 +145,7 @@ func TestLimits_SetAndDelete(t *testing.T) {
 		if got := limits()["a"]; got != want {
 			t.Errorf("a's limit is %+v, want %+v", got, want)
 		}
-		if !strings.Contains(html.UnescapeString(body), `Set: the limit of key "a" of queue "flow/q" is now at most 4 at once, 10 per 1s (burst 2).`) {
+		if !strings.Contains(html.UnescapeString(body), `Set: the limit of key "a" of queue "flow/q" is now concurrency 4, rate 10/1s burst 2.`) {
 			t.Errorf("outcome:\n%s", body)
 		}
 		// Refused input: the store's reason, a 400, nothing changed.

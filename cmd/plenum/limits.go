@@ -107,7 +107,7 @@ func runLimitsCmd(ctx context.Context, e env, args []string) error {
 	case "set":
 		o.Set.Queue, o.Set.Key = o.Queue, o.Key
 		if err = st.SetLimit(ctx, o.Set); err == nil {
-			fmt.Fprintf(e.stdout, "Set %s: %s\n", limitName(o.Queue, o.Key), limitWords(o.Set))
+			fmt.Fprintf(e.stdout, "Set %s: %s\n", limitName(o.Queue, o.Key), o.Set.String())
 		}
 	case "delete":
 		if err = st.DeleteLimit(ctx, o.Queue, o.Key); err == nil {
@@ -142,7 +142,7 @@ func listLimits(ctx context.Context, w io.Writer, r *browse.Reader, o limitsOpti
 	fmt.Fprintln(w)
 	def := "none"
 	if page.DefaultSet {
-		def = limitWords(page.Default)
+		def = page.Default.String()
 	}
 	fmt.Fprintf(w, "Default limit: %s\n", def)
 	if len(page.Lanes) == 0 {
@@ -160,7 +160,7 @@ func listLimits(ctx context.Context, w io.Writer, r *browse.Reader, o limitsOpti
 		if l.Limit.Concurrency > 0 {
 			slots += "/" + strconv.Itoa(l.Limit.Concurrency)
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", cmdline.Printable(l.Key), limitWords(l.Limit), l.Source,
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", cmdline.Printable(l.Key), l.Limit.String(), l.Source,
 			slots, count(l.Waiting, l.WaitingCapped), turnWords(page.Now, l))
 	}
 	if err := tw.Flush(); err != nil {
@@ -178,31 +178,6 @@ func limitName(queue, key string) string {
 		return "the default limit of queue " + cmdline.Printable(queue)
 	}
 	return "the limit of key " + cmdline.Printable(key) + " of queue " + cmdline.Printable(queue)
-}
-
-// limitWords says what a limit allows.
-func limitWords(l core.Limit) string {
-	var parts []string
-	if l.Concurrency > 0 {
-		parts = append(parts, "concurrency "+strconv.Itoa(l.Concurrency))
-	}
-	if l.PerProcess > 0 {
-		parts = append(parts, "per process "+strconv.Itoa(l.PerProcess))
-	}
-	if l.Rate > 0 {
-		s := "rate " + strconv.Itoa(l.Rate) + "/" + l.Per.String()
-		if l.Burst > 1 {
-			s += " burst " + strconv.Itoa(l.Burst)
-		}
-		parts = append(parts, s)
-	}
-	if len(parts) == 0 {
-		parts = append(parts, "no limit")
-	}
-	if l.Weight > 1 {
-		parts = append(parts, "weight "+strconv.Itoa(l.Weight))
-	}
-	return strings.Join(parts, ", ")
 }
 
 // turnWords says when a lane may next give work, as the dashboard does.

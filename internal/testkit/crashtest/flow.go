@@ -264,38 +264,12 @@ func waitFor(ctx context.Context, t *testing.T, what string, cond func() (bool, 
 	}
 }
 
-// flowAuditTable is the test's audit: one row per start and per end of a
-// run (a claim's handling), stamped by the database clock in the fence
-// that wrote it.
-func flowAuditTable(prefix string) dialect.Table {
-	return dialect.Table{
-		Name: prefix + "flow_audit",
-		Columns: []dialect.Column{
-			{Name: "item", Type: dialect.String, Size: 64},
-			{Name: "token", Type: dialect.String, Size: 64},
-			{Name: "event", Type: dialect.String, Size: 8},
-			{Name: "flow_key", Type: dialect.String, Size: 200},
-			{Name: "at", Type: dialect.Time},
-		},
-		PrimaryKey: []string{"item", "token", "event"},
-	}
-}
+// flowAuditTable is the test's audit (flowcheck.AuditTable).
+func flowAuditTable(prefix string) dialect.Table { return flowcheck.AuditTable(prefix + "flow_audit") }
 
-// recordRun writes the audit row of event for c through f: a start is
-// stamped with the claim's time (claimed_at, read under the fence's lock
-// while the claim holds), an end with the database clock in the fence
-// that completes the item, so that a run covers its claim.
+// recordRun writes the audit row of event for c through f.
 func recordRun(ctx context.Context, f *core.Fenced, d dialect.Dialect, prefix string, c core.Claim, event string) error {
-	audit := flowAuditTable(prefix).Name
-	if event == "start" {
-		_, err := f.ExecContext(ctx, d.Rebind("INSERT INTO "+audit+" (item, token, event, flow_key, at)"+
-			" SELECT ?, ?, ?, ?, claimed_at FROM "+migrations.NamesFor(prefix).Items+" WHERE id = ?"),
-			c.ID.String(), c.Token.String(), event, c.FlowKey, d.UUID(c.ID))
-		return err
-	}
-	_, err := f.ExecContext(ctx, d.Rebind("INSERT INTO "+audit+" (item, token, event, flow_key, at) VALUES (?, ?, ?, ?, "+d.Now(0)+")"),
-		c.ID.String(), c.Token.String(), event, c.FlowKey)
-	return err
+	return flowcheck.Record(ctx, f, d, flowAuditTable(prefix).Name, migrations.NamesFor(prefix).Items, c, event)
 }
 
 // flowWorker runs the worker runtime on the test's queue until it is

@@ -207,7 +207,7 @@ func TestCheck_CatchesPlantedViolations(t *testing.T) {
 func (f *finished) copyRuns(t *testing.T, key, at string) {
 	t.Helper()
 	table := flowAudit(f.prefix).Name
-	rows, err := f.db.Query(f.d.Rebind("SELECT item_id, token, event FROM "+table+" WHERE flow_key = ?"), key)
+	rows, err := f.db.Query(f.d.Rebind("SELECT item, token, event FROM "+table+" WHERE flow_key = ?"), key)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -226,7 +226,7 @@ func (f *finished) copyRuns(t *testing.T, key, at string) {
 		stamp = at
 	}
 	for _, r := range rs {
-		f.exec(t, "INSERT INTO "+table+" (item_id, token, event, flow_key, at) SELECT ?, token, event, flow_key, "+stamp+
-			" FROM "+table+" WHERE item_id = ? AND token = ? AND event = ?", "p"+r.item[1:], r.item, r.token, r.event)
+		f.exec(t, "INSERT INTO "+table+" (item, token, event, flow_key, at) SELECT ?, token, event, flow_key, "+stamp+
+			" FROM "+table+" WHERE item = ? AND token = ? AND event = ?", "p"+r.item[1:], r.item, r.token, r.event)
 	}
 }

@@ -157,36 +157,11 @@ func (wl *workload) flow(ctx context.Context, job *worker.Job[flowArgs]) error {
 }
 
 // flowAudit is the flow audit's table under prefix.
-func flowAudit(prefix string) dialect.Table {
-	return dialect.Table{
-		Name: prefix + "chaos_flow",
-		Columns: []dialect.Column{
-			{Name: "item_id", Type: dialect.String, Size: 36},
-			{Name: "token", Type: dialect.String, Size: 36},
-			{Name: "event", Type: dialect.String, Size: 8},
-			{Name: "flow_key", Type: dialect.String, Size: 200},
-			{Name: "at", Type: dialect.Time},
-		},
-		PrimaryKey: []string{"item_id", "token", "event"},
-	}
-}
+func flowAudit(prefix string) dialect.Table { return flowcheck.AuditTable(prefix + "chaos_flow") }
 
-// insertFlowRun writes the flow audit's row of event for c through f: a
-// start is stamped with the claim's time (claimed_at, read under the
-// fence's lock while the claim holds), an end with the database clock in
-// the fence that completes the item, so that a run covers its claim.
+// insertFlowRun writes the flow audit's row of event for c through f.
 func insertFlowRun(ctx context.Context, f *core.Fenced, d dialect.Dialect, prefix string, c core.Claim, event string) error {
-	table := flowAudit(prefix).Name
-	var err error
-	if event == "start" {
-		_, err = f.ExecContext(ctx, d.Rebind("INSERT INTO "+table+" (item_id, token, event, flow_key, at)"+
-			" SELECT ?, ?, ?, ?, claimed_at FROM "+migrations.NamesFor(prefix).Items+" WHERE id = ?"),
-			c.ID.String(), c.Token.String(), event, c.FlowKey, d.UUID(c.ID))
-	} else {
-		_, err = f.ExecContext(ctx, d.Rebind("INSERT INTO "+table+" (item_id, token, event, flow_key, at) VALUES (?, ?, ?, ?, "+d.Now(0)+")"),
-			c.ID.String(), c.Token.String(), event, c.FlowKey)
-	}
-	if err != nil {
+	if err := flowcheck.Record(ctx, f, d, flowAudit(prefix).Name, migrations.NamesFor(prefix).Items, c, event); err != nil {
 		return fmt.Errorf("chaos: flow audit of %s: %w", c.ID, err)
 	}
 	return nil
@@ -204,7 +179,7 @@ func flowRuns(ctx context.Context, db *sql.DB, d dialect.Dialect, prefix string)
 	}
 	byRun := map[string]*run{} // by item and token: a token is its claim batch's
 	var order []string
-	rows, err := db.QueryContext(ctx, "SELECT item_id, token, event, flow_key, at FROM "+flowAudit(prefix).Name)
+	rows, err := db.QueryContext(ctx, "SELECT item, token, event, flow_key, at FROM "+flowAudit(prefix).Name)
 	if err != nil {
 		return nil, 0, err
 	}

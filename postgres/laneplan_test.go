@@ -22,12 +22,12 @@ func laneCandidatesSQL(t *testing.T, prefix string, m, f int) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sts, err := c.Statements(f)
+	sts, err := c.Statements(f, m) // m lanes: the template's second count (Kinds)
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, st := range sts {
-		if st.Name == "lanes.candidates" && st.Size == f && strings.Count(st.SQL, " UNION ALL ") == m-1 {
+		if st.Name == "lanes.candidates" && st.Size == f && st.Kinds == m {
 			return st.SQL
 		}
 	}

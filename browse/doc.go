@@ -1,6 +1,6 @@
 // Package browse reads a store's tables for people: the pages of the
-// dashboard, and any tool that shows what a store holds. Its reads list items, runs, a run's barriers, owners and queue
-// summaries, a keyset page or a bounded count at a time, each shaped so
+// dashboard, and any tool that shows what a store holds. Its reads list items, runs, a run's barriers, owners, queue
+// summaries and a queue's lanes (flow control), a keyset page or a bounded count at a time, each shaped so
 // that an index serves it however large the tables grow.
 //
 //	r := browse.New(store)

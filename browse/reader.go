@@ -8,7 +8,8 @@ import (
 )
 
 // Reader reads a store's tables for people: its methods list items, runs,
-// a run's barriers, owners and queue summaries a keyset page at a time.
+// a run's barriers, owners, queue summaries and a queue's lanes a keyset
+// page at a time.
 // It is safe for concurrent use, and as cheap to make as to keep.
 type Reader struct {
 	store *core.Store

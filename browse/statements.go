@@ -216,3 +216,35 @@ func searchOrder(st core.State) string {
 	}
 	return " ORDER BY id DESC"
 }
+
+// laneColumns are what a page of lanes reads of each: its key, its turn,
+// and its own limit (set exactly when weight is), in Lanes' scan order.
+const laneColumns = "lane_key, next_at, max_running, per_process, rate, rate_per, burst, weight"
+
+// qLanePageFirst and qLanePageNext are a page of n of a queue's lanes in
+// key order, from the lanes' (queue, lane_key) index: the first page
+// without a lower bound (Oracle reads an empty string as NULL), the next
+// ones after a key. qLaneOne is one lane by its key.
+func qLanePageFirst(d dialect.Dialect, n int) string {
+	return "SELECT " + laneColumns + " FROM {lanes} WHERE queue = ? ORDER BY lane_key" + d.Limit(n)
+}
+
+func qLanePageNext(d dialect.Dialect, n int) string {
+	return "SELECT " + laneColumns + " FROM {lanes} WHERE queue = ? AND lane_key > ? ORDER BY lane_key" + d.Limit(n)
+}
+
+const qLaneOne = "SELECT " + laneColumns + " FROM {lanes} WHERE queue = ? AND lane_key = ?"
+
+// qLaneQueueLimit is whether a queue is paused (the bind is true) and
+// its default limit, on its queues row.
+const qLaneQueueLimit = "SELECT CASE WHEN paused = ? THEN 1 ELSE 0 END, max_running, per_process, rate, rate_per, burst, weight FROM {queues} WHERE name = ?"
+
+// qLaneItemCounts counts one lane's claimed items (the slots of its
+// concurrency limit in use, from items_flowing) and its available items
+// (from items_flow), each count stopping at n rows.
+func qLaneItemCounts(d dialect.Dialect, n int) string {
+	branch := func(st core.State, alias string) string {
+		return "SELECT '" + string(st) + "' s, COUNT(*) c FROM (SELECT 1 x FROM {items} WHERE queue = ? AND flow_key = ? AND state = '" + string(st) + "'" + d.Limit(n) + ") " + alias
+	}
+	return branch(core.StateClaimed, "lc") + " UNION ALL " + branch(core.StateAvailable, "la")
+}

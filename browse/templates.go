@@ -58,6 +58,11 @@ func templates(s *seam) []storesql.Template {
 		fixed("browse.oldest-available", qOldestAvailable(d)),
 		fixed("browse.oldest-available-scan", qOldestAvailableScan),
 		sized("browse.finished-window", MaxCountCap+1, func(n int) string { return qFinishedWindow(d, n) }),
+		sized("browse.lanes-first", MaxListLimit, func(n int) string { return qLanePageFirst(d, n) }),
+		sized("browse.lanes-next", MaxListLimit, func(n int) string { return qLanePageNext(d, n) }),
+		fixed("browse.lane-one", qLaneOne),
+		fixed("browse.lanes-queue-limit", qLaneQueueLimit),
+		sized("browse.lane-counts", MaxCountCap+1, func(n int) string { return qLaneItemCounts(d, n) }),
 	}
 }
 

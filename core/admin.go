@@ -75,9 +75,10 @@ func (s *Store) revive(ctx context.Context, tx dialect.Querier, id uuid.UUID) er
 			keep = uuid.Nil
 		}
 	}
-	_, err = tx.ExecContext(ctx, s.sql(qItemRevive),
-		nullUUID(s.d, keep), s.d.UUID(id))
-	return err
+	if _, err = tx.ExecContext(ctx, s.sql(qItemRevive), nullUUID(s.d, keep), s.d.UUID(id)); err != nil {
+		return err
+	}
+	return s.wakeItemLane(ctx, tx, id)
 }
 
 func (s *Store) lockItem(ctx context.Context, tx dialect.Querier, id uuid.UUID) (State, uuid.UUID, error) {

@@ -98,6 +98,10 @@ type ChildSpec struct {
 	Priority    int
 	Delay       time.Duration
 	MaxAttempts int
+	// FlowKey and Cost put the child in its key's lane of its queue, as
+	// ItemSpec's do. A barrier's join has neither.
+	FlowKey string
+	Cost    int
 }
 
 const barrierColumns = "id, owner_id, name, parent_barrier_id, expected, arrived, failed, sealed, fired_at, dispatch_cursor, on_child_failure, join_item_id, created_at, run_id, generation"
@@ -198,7 +202,7 @@ func (f *Fenced) AddChildren(ctx context.Context, p AddChildrenParams) (int, err
 		if q == "" {
 			q = f.c.Queue
 		}
-		specs[i] = ItemSpec{Queue: q, Kind: c.Kind, Payload: c.Payload, Priority: c.Priority, Delay: c.Delay, MaxAttempts: c.MaxAttempts, Key: c.Key}
+		specs[i] = ItemSpec{Queue: q, Kind: c.Kind, Payload: c.Payload, Priority: c.Priority, Delay: c.Delay, MaxAttempts: c.MaxAttempts, Key: c.Key, FlowKey: c.FlowKey, Cost: c.Cost}
 		if err := s.validateSpec(&specs[i], fmt.Sprintf("Children[%d].", i)); err != nil {
 			return 0, err
 		}

@@ -41,7 +41,32 @@ type ClaimParams struct {
 	// its kinds (the worker's KindConfig.MaxAttempts). Default: none, and
 	// the stored values stay the enqueue's.
 	MaxAttempts map[string]int
+	// Held, when set, is told of each flow key this claim left work of
+	// because of the key's limits (Limit): at its concurrency limit, or
+	// its rate spent (Until then). It is called before Claim returns,
+	// whether or not the claim commits, and must not call the store.
+	// Keys already held back when the claim begins (their lanes full,
+	// or waiting for their rate) are not met, and not told of again.
+	Held func(Held)
 }
+
+// Held is a flow key a claim left work of because of its limits.
+type Held struct {
+	// Queue and Key name the lane.
+	Queue, Key string
+	// Reason is HeldConcurrency, HeldPerProcess or HeldRate.
+	Reason string
+	// Until is, for HeldRate, when the key's rate allows its next claim,
+	// on the database clock; zero otherwise.
+	Until time.Time
+}
+
+// Reasons a key is held back (Held.Reason).
+const (
+	HeldConcurrency = "concurrency"
+	HeldPerProcess  = "per-process"
+	HeldRate        = "rate"
+)
 
 // Claim is one claimed item and the token that fences every change its
 // holder makes. It is a value captured at claim time: fences compare the
@@ -149,22 +174,34 @@ func (s *Store) MinLease() time.Duration {
 
 func (s *Store) claim(ctx context.Context, q dialect.Querier, p ClaimParams) ([]Claim, error) {
 	token := uuid.Must(uuid.NewV7())
-	rows, err := s.d.Claim(ctx, q, s.claimSpec(p, token))
-	if err != nil {
-		return nil, err
+	n := min(p.Limit, s.claimMaxWith(len(p.MaxAttempts)))
+	// Keyed items are claimed lane by lane (laneclaim.go), the others by
+	// the queue's claim. Where this store has seen lanes in the queue
+	// they go first, limited and shared as their limits say, and the
+	// queue's claim fills what they leave; elsewhere the queue's claim
+	// goes first and the lanes fill what it leaves, so that a queue
+	// without keys pays for lanes only when it has fewer items than
+	// asked for.
+	var out []Claim
+	take := func(more []Claim, err error) error {
+		out = append(out, more...)
+		return err
 	}
-	defer rows.Close()
-	out := make([]Claim, 0, min(p.Limit, s.claimMaxWith(len(p.MaxAttempts))))
-	scan := newClaimScanner(s.d, p.Queue, p.Owner, token)
-	for rows.Next() {
-		c, err := scan.scan(rows)
-		if err != nil {
+	lanesFirst, _ := s.lanesSeen.Load(p.Queue)
+	if lanesFirst != nil {
+		if err := take(s.claimLanes(ctx, q, p, token, n)); err != nil {
 			return nil, err
 		}
-		out = append(out, c)
 	}
-	if err := rows.Err(); err != nil {
-		return nil, err
+	if len(out) < n {
+		if err := take(s.claimPlain(ctx, q, p, token, n-len(out))); err != nil {
+			return nil, err
+		}
+	}
+	if lanesFirst == nil && len(out) < n {
+		if err := take(s.claimLanes(ctx, q, p, token, n-len(out))); err != nil {
+			return nil, err
+		}
 	}
 	sortClaims(out)
 	if len(out) == 0 {
@@ -181,8 +218,28 @@ func (s *Store) claim(ctx context.Context, q dialect.Querier, p ClaimParams) ([]
 	return out, nil
 }
 
-// claimSpec is what a claim of p under token asks of the dialect.
-func (s *Store) claimSpec(p ClaimParams, token uuid.UUID) dialect.ClaimSpec {
+// claimPlain claims up to n items of p.Queue without a flow key.
+func (s *Store) claimPlain(ctx context.Context, q dialect.Querier, p ClaimParams, token uuid.UUID, n int) ([]Claim, error) {
+	rows, err := s.d.Claim(ctx, q, s.claimSpec(p, token, n))
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	out := make([]Claim, 0, n)
+	scan := newClaimScanner(s.d, p.Queue, p.Owner, token)
+	for rows.Next() {
+		c, err := scan.scan(rows)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, c)
+	}
+	return out, rows.Err()
+}
+
+// claimSpec is what a claim of up to n items for p under token asks of
+// the dialect.
+func (s *Store) claimSpec(p ClaimParams, token uuid.UUID, n int) dialect.ClaimSpec {
 	set, setArgs := s.claimSet, []any{s.d.UUID(token), s.d.UUID(p.Owner), micros(p.Lease)}
 	if len(p.MaxAttempts) > 0 {
 		set += claimLimitsSet(len(p.MaxAttempts))
@@ -198,7 +255,7 @@ func (s *Store) claimSpec(p ClaimParams, token uuid.UUID) dialect.ClaimSpec {
 		Filter:     s.claimFilter,
 		FilterArgs: []any{p.Queue, s.d.UUID(p.Owner), p.Queue, s.d.Bool(true)},
 		OrderBy:    claimOrderBy,
-		Limit:      min(p.Limit, s.claimMaxWith(len(p.MaxAttempts))),
+		Limit:      n,
 		Set:        set,
 		SetArgs:    setArgs,
 		Returning:  claimedColumns,

@@ -34,7 +34,9 @@
 //     "<B>/<k>" in its queue. A row that holds a child's stored key without
 //     being B's child (only a writer outside the store can make one)
 //     fails the dispatch with ErrKeyConflict; it is never taken for the
-//     child.
+//     child. A third form, a key released by ItemSpec.KeyStates
+//     (ReleasedKey: the key, U+0001, the holder's id), contains a control
+//     character, which no caller's key may.
 //   - Fan-in: every terminal transition of a child counts once at its
 //     barrier, in the same transaction, and the barrier fires once. A
 //     parent that seals a barrier (its sub-fan-in) makes the barrier's

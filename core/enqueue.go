@@ -42,7 +42,32 @@ type ItemSpec struct {
 	// 36-character text form and a slash ("0190…-…/x") are reserved for the
 	// stored keys of barriers' children and refused, so that no caller's
 	// key can take a child's place.
+	//
+	// By default an item holds its key while it exists, until retention
+	// (Purge) deletes it; KeyStates and KeyPeriod narrow that.
 	Key string
+	// KeyStates, when not nil, makes Key unique only among items in these
+	// states: an item that holds the key in another state (a finished one,
+	// say, for {StateAvailable, StateClaimed}) has its key released in the
+	// enqueue's transaction and a new item is enqueued. Nil keeps the
+	// default; an empty non-nil slice is refused. It is the enqueue's
+	// choice, not the holder's: each enqueue of a key decides for itself
+	// which holders it takes. Requires Key.
+	//
+	// A released item keeps its key in a form no caller's key can take,
+	// ReleasedKey(its id, key), which Item.Key shows, so that reviving it
+	// (Revive, ReviveRunItem) never collides with the key's new holder; an
+	// item whose key was not released keeps holding it when revived.
+	// Concurrent enqueues of the key make exactly one new item.
+	KeyStates []State
+	// KeyPeriod, when not zero, makes Key unique per period of this length
+	// on the database clock, aligned to the Unix epoch in UTC: the stored
+	// key is PeriodKey(Key, KeyPeriod, now), read once per call, so that
+	// at most one item per key is enqueued in each period (with KeyStates,
+	// at most one live one). From MinKeyPeriod to MaxDelay, in whole
+	// microseconds; Key with the suffix must fit
+	// migrations.MaxStoredKeyLen. Requires Key.
+	KeyPeriod time.Duration
 	// Run, when set, makes the item part of that run (CreateRun): Get and
 	// RunItems show it with the run, and CancelRun cancels it. A barrier's
 	// children and joins belong to their parent's run; Fenced.Then's next
@@ -53,6 +78,18 @@ type ItemSpec struct {
 	// only when some spec has a Run; a run created earlier in the same
 	// transaction (CreateRunTx) is found.
 	Run uuid.UUID
+	// FlowKey, when set, puts the item in its key's lane of the queue
+	// (up to 200 characters): the lanes of a queue take turns at each
+	// claim, in every process, and the queue's Limit (SetLimit) applies
+	// to each key. It has nothing to do with Key: many items share a
+	// flow key (a tenant's, a customer's), and an item may have both.
+	// Items without one are claimed as before, beside the lanes, and
+	// never limited.
+	FlowKey string
+	// Cost is the claims of its key's rate limit (Limit.Rate) the item
+	// counts for: a heavier job can use up more of it. 0 means 1; at most
+	// MaxCost; only with a FlowKey.
+	Cost int
 }
 
 // EnqueueResult is the outcome of one ItemSpec.
@@ -146,7 +183,16 @@ func (s *Store) validateSpec(sp *ItemSpec, at string) error {
 	if sp.Priority < -MaxPriority || sp.Priority > MaxPriority {
 		return invalid(at+"Priority", "%d is outside ±%d", sp.Priority, MaxPriority)
 	}
-	return nil
+	if err := validName(at+"FlowKey", sp.FlowKey, migrations.MaxFlowKeyLen, false); err != nil {
+		return err
+	}
+	switch {
+	case sp.Cost < 0 || sp.Cost > MaxCost:
+		return invalid(at+"Cost", "%d is outside [0, %d] (0 for 1)", sp.Cost, MaxCost)
+	case sp.Cost > 0 && sp.FlowKey == "":
+		return invalid(at+"Cost", "is set without a FlowKey, whose rate limit it counts against")
+	}
+	return validKeyOptions(sp, at)
 }
 
 // MaxCursorBytes bounds a dispatch cursor (ChildPage.Next,
@@ -193,7 +239,9 @@ const (
 // insertItems inserts specs with insert-or-ignore and learns which were new.
 // A barrier's children (barrier != uuid.Nil) carry it and have their keys
 // scoped by it. Statements: one per batch, plus one lookup per batch in
-// which some keyed row already existed.
+// which some keyed row already existed; with KeyPeriod, one read of the
+// clock first; with KeyStates, for each key released, an update of its
+// holder and the row's insert again in a later statement.
 //
 // Ids are made in the caller's order, and rows are split into statements
 // in the caller's order (rows available at once first, then delayed ones),
@@ -205,6 +253,11 @@ const (
 // order instead of deadlocking (InnoDB's ON DUPLICATE KEY locks each key it
 // meets); a deadlock across statements is retried like any other.
 func (s *Store) insertItems(ctx context.Context, q dialect.Querier, specs []ItemSpec, barrier uuid.UUID, keyScope string) ([]EnqueueResult, error) {
+	specs, err := s.periodKeys(ctx, q, specs)
+	if err != nil {
+		return nil, err
+	}
+	rounds := keyRounds{}
 	out := make([]EnqueueResult, len(specs))
 	for i := range out {
 		out[i].ID = uuid.Must(uuid.NewV7())
@@ -236,12 +289,11 @@ func (s *Store) insertItems(ctx context.Context, q dialect.Querier, specs []Item
 				args = append(args, micros(sp.Delay))
 			}
 			args = append(args, maxAttempts, nullUUID(s.d, barrier), nullUUID(s.d, sp.Run))
+			if batch[0].FlowKey != "" {
+				args = append(args, sp.FlowKey, max(1, sp.Cost))
+			}
 		}
-		row := insertRowNow
-		if batch[0].Delay > 0 {
-			row = insertRowLater
-		}
-		stmt := s.insertSQL(row, len(batch))
+		stmt := s.insertSQL(shapeOf(&batch[0]).row(), len(batch))
 		res, err := q.ExecContext(ctx, stmt, args...)
 		if err != nil {
 			return nil, err
@@ -251,7 +303,7 @@ func (s *Store) insertItems(ctx context.Context, q dialect.Querier, specs []Item
 			return nil, err
 		}
 		if int(inserted) < len(batch) {
-			existing, err := s.resolveExisting(ctx, q, batch, ids, barrier, keyScope)
+			existing, states, err := s.resolveExisting(ctx, q, batch, ids, barrier, keyScope)
 			if err != nil {
 				return nil, err
 			}
@@ -260,8 +312,28 @@ func (s *Store) insertItems(ctx context.Context, q dialect.Querier, specs []Item
 					out[order[start+i]] = e
 				}
 			}
+			// Rows whose key was released or freed go again, in a later
+			// statement.
+			again, err := s.releaseKeys(ctx, q, batch, existing, states, keyScope)
+			if err != nil {
+				return nil, err
+			}
+			for _, i := range again {
+				j := order[start+i]
+				if err := rounds.next(j, &batch[i]); err != nil {
+					return nil, err
+				}
+				// A fresh id, later than the holder's: on InnoDB the row
+				// then goes after the holder's entry, not into the gap
+				// that the enqueues waiting for the key have asked for.
+				out[j] = EnqueueResult{ID: uuid.Must(uuid.NewV7())}
+				sorted, order = append(sorted, batch[i]), append(order, j)
+			}
 		}
 		start = end
+	}
+	if err := s.lanesReady(ctx, q, specs, out); err != nil {
+		return nil, err
 	}
 	if err := s.itemsReady(ctx, q, readyQueues(specs)...); err != nil {
 		return nil, err
@@ -270,21 +342,15 @@ func (s *Store) insertItems(ctx context.Context, q dialect.Querier, specs []Item
 }
 
 // delayOrder returns the indexes of specs with the rows that are not
-// delayed first (a batch holds rows of one kind), each kind in the
-// caller's order.
+// delayed first (a batch holds rows of one shape), the rows without a
+// flow key before those with one, each shape in the caller's order.
 func delayOrder(specs []ItemSpec) []int {
 	order := make([]int, len(specs))
 	for i := range order {
 		order[i] = i
 	}
 	slices.SortStableFunc(order, func(a, b int) int {
-		if da, db := specs[a].Delay > 0, specs[b].Delay > 0; da != db {
-			if db {
-				return -1
-			}
-			return 1
-		}
-		return 0
+		return shapeOf(&specs[a]).rank() - shapeOf(&specs[b]).rank()
 	})
 	return order
 }
@@ -314,10 +380,13 @@ func sortByKey(batch []ItemSpec, order []int) {
 // kind (delayed or not), bounded by maxInsertRows, the bind-parameter limit,
 // the IN-list limit and the statement size limit.
 func (s *Store) batchEnd(specs []ItemSpec, start int) int {
+	shape := shapeOf(&specs[start])
 	maxRows := s.insertRowsMax()
-	delayed := specs[start].Delay > 0
+	if shape.keyed {
+		maxRows = s.keyedInsertRowsMax()
+	}
 	end, bytes := start, 0
-	for end < len(specs) && end-start < maxRows && (specs[end].Delay > 0) == delayed {
+	for end < len(specs) && end-start < maxRows && shapeOf(&specs[end]) == shape {
 		size := len(specs[end].Payload) + len(specs[end].Key) + rowOverhead
 		if s.caps.MaxStatementBytes > 0 && end > start && bytes+size > s.caps.MaxStatementBytes {
 			break
@@ -330,17 +399,24 @@ func (s *Store) batchEnd(specs []ItemSpec, start int) int {
 
 // resolveExisting finds, for each keyed spec of a batch in which not every
 // row was inserted, the item that holds its key: the result at i has
-// Existed set when that is not the row with ids[i]. For a barrier's
+// Existed set when that is not the row with ids[i], and the state at i is
+// the holder's ("" when no item holds the key any more). For a barrier's
 // children, a row holding the key that is not a child of the barrier is
-// ErrKeyConflict: a child is never silently taken for another item.
-func (s *Store) resolveExisting(ctx context.Context, q dialect.Querier, batch []ItemSpec, ids []uuid.UUID, barrier uuid.UUID, keyScope string) ([]EnqueueResult, error) {
+// ErrKeyConflict, unless the spec's KeyStates release it: a child is never
+// silently taken for another item.
+func (s *Store) resolveExisting(ctx context.Context, q dialect.Querier, batch []ItemSpec, ids []uuid.UUID, barrier uuid.UUID, keyScope string) ([]EnqueueResult, []State, error) {
 	byQueue := map[string][]string{}
 	for _, sp := range batch {
 		if sp.Key != "" {
 			byQueue[sp.Queue] = append(byQueue[sp.Queue], keyScope+sp.Key)
 		}
 	}
-	found := map[[2]string]uuid.UUID{}
+	type holder struct {
+		id    uuid.UUID
+		state State
+		mine  bool
+	}
+	found := map[[2]string]holder{}
 	for queue, keys := range byQueue {
 		for _, chunk := range chunks(keys, s.keysMax()) {
 			args := make([]any, 0, len(chunk)+1)
@@ -356,39 +432,47 @@ func (s *Store) resolveExisting(ctx context.Context, q dialect.Querier, batch []
 			}
 			rows, err := q.QueryContext(ctx, s.sql(qExisting(len(chunk), barrier != uuid.Nil)), append(ownArgs, args...)...)
 			if err != nil {
-				return nil, err
+				return nil, nil, err
 			}
 			for rows.Next() {
-				var id uuid.UUID
-				var key string
+				var h holder
+				var key, state string
 				var mine int
-				if err := rows.Scan(&id, &key, &mine); err != nil {
+				if err := rows.Scan(&h.id, &key, &mine, &state); err != nil {
 					rows.Close()
-					return nil, err
+					return nil, nil, err
 				}
-				if mine != 1 {
-					rows.Close()
-					return nil, fmt.Errorf("plenum: child key %q of barrier %s in queue %q is held by item %s, which is not a child of that barrier: %w", key, barrier, queue, id, ErrKeyConflict)
-				}
-				found[[2]string{queue, key}] = id
+				h.state, h.mine = State(state), mine == 1
+				found[[2]string{queue, key}] = h
 			}
 			rows.Close()
 			if err := rows.Err(); err != nil {
-				return nil, err
+				return nil, nil, err
 			}
 		}
 	}
 	out := make([]EnqueueResult, len(batch))
-	for i, sp := range batch {
+	states := make([]State, len(batch))
+	for i := range batch {
+		sp := &batch[i]
 		out[i].ID = ids[i]
 		if sp.Key == "" {
 			continue
 		}
-		if id, ok := found[[2]string{sp.Queue, keyScope + sp.Key}]; ok && id != ids[i] {
-			out[i] = EnqueueResult{ID: id, Existed: true}
+		h, ok := found[[2]string{sp.Queue, keyScope + sp.Key}]
+		if !ok {
+			continue
 		}
+		states[i] = h.state
+		if h.id == ids[i] {
+			continue
+		}
+		if !h.mine && !releasable(sp, h.state) {
+			return nil, nil, fmt.Errorf("plenum: child key %q of barrier %s in queue %q is held by item %s, which is not a child of that barrier: %w", keyScope+sp.Key, barrier, sp.Queue, h.id, ErrKeyConflict)
+		}
+		out[i] = EnqueueResult{ID: h.id, Existed: true}
 	}
-	return out, nil
+	return out, states, nil
 }
 
 // insertSQL is the insert-or-ignore of n item rows, each written as row.
@@ -404,7 +488,11 @@ func (s *Store) insertSQL(row string, n int) string {
 	if q, ok := s.inserts.Load(key); ok {
 		return q.(string)
 	}
-	q := s.d.InsertIgnore(s.names.Items, insertColumns, s.expand.Replace(row), n, itemConflict)
+	columns := insertColumns
+	if row == insertRowNowKeyed || row == insertRowLaterKeyed {
+		columns = insertColumnsKeyed
+	}
+	q := s.d.InsertIgnore(s.names.Items, columns, s.expand.Replace(row), n, itemConflict)
 	if n == s.insertRowsMax() || (n >= minCachedInsertRows && s.insertSizes.Load() < maxCachedInsertSizes && s.insertSizes.Add(1) <= maxCachedInsertSizes) {
 		s.inserts.Store(key, q)
 	}

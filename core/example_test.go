@@ -259,3 +259,32 @@ func ExampleStore_Attempts() {
 	// 1 failed smtp: attempt 1 refused
 	// 2 failed smtp: attempt 2 refused
 }
+
+// A key held only while its item is waiting or running: once the item has
+// finished, the same key enqueues a new one.
+func ExampleItemSpec_keyStates() {
+	dir, _ := os.MkdirTemp("", "plenum-example")
+	defer os.RemoveAll(dir)
+	ctx := context.Background()
+	db, _ := sqlite.Open(filepath.Join(dir, "jobs.db"))
+	defer db.Close()
+	store, _ := core.Open(ctx, db, sqlite.Dialect(), core.Options{Migrate: true})
+
+	sync := core.ItemSpec{Queue: "sync", Key: "account:42", KeyStates: []core.State{core.StateAvailable, core.StateClaimed}}
+	first, _ := store.Enqueue(ctx, sync)
+	again, _ := store.Enqueue(ctx, sync)
+	fmt.Println("while waiting, existed:", again[0].Existed)
+
+	owner, _ := store.RegisterOwner(ctx, core.RegisterOwnerParams{})
+	claims, _ := store.Claim(ctx, core.ClaimParams{Queue: "sync", Owner: owner, Limit: 1, Lease: time.Minute})
+	_ = store.Complete(ctx, claims[0], nil)
+
+	next, _ := store.Enqueue(ctx, sync)
+	fmt.Println("once finished, existed:", next[0].Existed)
+	done, _ := store.Get(ctx, first[0].ID)
+	fmt.Println("finished item's key released:", done.Key == core.ReleasedKey(first[0].ID, "account:42"))
+	// Output:
+	// while waiting, existed: true
+	// once finished, existed: false
+	// finished item's key released: true
+}

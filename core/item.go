@@ -73,8 +73,13 @@ type Item struct {
 	// WaitName is the signal the item waits for (Fenced.Await), while it
 	// waits or until the handler that claims it again takes the signal or
 	// the timeout; WaitUntil is the wait's deadline (zero for none).
-	WaitName   string
-	WaitUntil  time.Time
+	WaitName  string
+	WaitUntil time.Time
+	// FlowKey is the item's flow key (ItemSpec.FlowKey), empty for none;
+	// Cost the claims of its key's rate limit it counts for, 1 for an
+	// item with a key, 0 for one without.
+	FlowKey    string
+	Cost       int
 	Result     json.RawMessage
 	LastError  string
 	CreatedAt  time.Time
@@ -88,7 +93,7 @@ func (it Item) Waiting() bool { return it.State == StateAvailable && it.WaitName
 // itemColumns is the column list every item read selects, in scan order.
 const itemColumns = "id, queue, kind, unique_key, payload, priority, state, available_at, attempt, max_attempts, crash_count, " +
 	"claim_token, claimed_by, claimed_at, lease_expires_at, barrier_id, join_barrier_id, result, last_error, created_at, finished_at, " +
-	"run_id, wait_name, wait_until"
+	"run_id, wait_name, wait_until, flow_key, cost"
 
 // scanner is a row to scan: a *sql.Row or a *sql.Rows.
 type scanner = storesql.Scanner
@@ -96,7 +101,8 @@ type scanner = storesql.Scanner
 func scanItem(d dialect.Dialect, r scanner) (Item, error) {
 	var (
 		it                                                  Item
-		key, lastErr, kind, waitName                        sql.NullString
+		key, lastErr, kind, waitName, flowKey               sql.NullString
+		cost                                                sql.NullInt64
 		state                                               string
 		token, by, barrier, join, run                       uuid.NullUUID
 		avail, claimedAt, lease, created, finish, waitUntil timeValue
@@ -104,10 +110,11 @@ func scanItem(d dialect.Dialect, r scanner) (Item, error) {
 	avail.d, claimedAt.d, lease.d, created.d, finish.d, waitUntil.d = d, d, d, d, d, d
 	err := r.Scan(&it.ID, &it.Queue, &kind, &key, (*rawJSON)(&it.Payload), &it.Priority, &state, &avail,
 		&it.Attempt, &it.MaxAttempts, &it.CrashCount, &token, &by, &claimedAt, &lease, &barrier, &join,
-		(*rawJSON)(&it.Result), &lastErr, &created, &finish, &run, &waitName, &waitUntil)
+		(*rawJSON)(&it.Result), &lastErr, &created, &finish, &run, &waitName, &waitUntil, &flowKey, &cost)
 	if err != nil {
 		return Item{}, err
 	}
+	it.FlowKey, it.Cost = flowKey.String, int(cost.Int64)
 	it.Key, it.LastError, it.Kind, it.State = key.String, lastErr.String, kind.String, State(state)
 	it.ClaimToken, it.ClaimedBy, it.BarrierID, it.JoinOf = token.UUID, by.UUID, barrier.UUID, join.UUID
 	it.Run, it.WaitName, it.WaitUntil = run.UUID, waitName.String, waitUntil.t
@@ -121,7 +128,7 @@ func scanItem(d dialect.Dialect, r scanner) (Item, error) {
 // send, decode and allocate per item on the hot path.
 var claimedColumns = []string{"id", "kind", "unique_key", "payload", "priority", "available_at", "attempt",
 	"max_attempts", "crash_count", "claimed_at", "lease_expires_at", "barrier_id", "join_barrier_id", "result",
-	"last_error", "created_at", "finished_at", "run_id", "wait_name", "wait_until"}
+	"last_error", "created_at", "finished_at", "run_id", "wait_name", "wait_until", "flow_key", "cost"}
 
 // claimScanner reads rows of claimedColumns into claims of one queue, owner
 // and token. Its destinations are made once per claim, not per row: a
@@ -137,6 +144,8 @@ type claimScanner struct {
 	run          uuid.NullUUID
 	waitName     sql.NullString
 	waitUntil    timeValue
+	flowKey      sql.NullString
+	cost         sql.NullInt64
 	avail        timeValue
 	claimedAt    timeValue
 	lease        timeValue
@@ -151,7 +160,7 @@ func newClaimScanner(d dialect.Dialect, queue string, owner, token uuid.UUID) *c
 	it := &c.it
 	c.dest = []any{&it.ID, &c.kind, &c.key, (*rawJSON)(&it.Payload), &it.Priority, &c.avail,
 		&it.Attempt, &it.MaxAttempts, &it.CrashCount, &c.claimedAt, &c.lease, &c.barrier, &c.join,
-		(*rawJSON)(&it.Result), &c.lastErr, &c.created, &c.finish, &c.run, &c.waitName, &c.waitUntil}
+		(*rawJSON)(&it.Result), &c.lastErr, &c.created, &c.finish, &c.run, &c.waitName, &c.waitUntil, &c.flowKey, &c.cost}
 	return c
 }
 
@@ -166,6 +175,7 @@ func (c *claimScanner) scan(r scanner) (Claim, error) {
 	it.Key, it.LastError, it.Kind = c.key.String, c.lastErr.String, c.kind.String
 	it.BarrierID, it.JoinOf = c.barrier.UUID, c.join.UUID
 	it.Run, it.WaitName, it.WaitUntil = c.run.UUID, c.waitName.String, c.waitUntil.t
+	it.FlowKey, it.Cost = c.flowKey.String, int(c.cost.Int64)
 	it.AvailableAt, it.ClaimedAt, it.LeaseExpiresAt, it.CreatedAt, it.FinishedAt = c.avail.t, c.claimedAt.t, c.lease.t, c.created.t, c.finish.t
 	return Claim{Item: it, Token: c.token, Owner: c.owner}, nil
 }

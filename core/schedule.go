@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -42,6 +43,22 @@ type ScheduleSpec struct {
 	// ones, the older ones skipped for good. 0 or 1 is "latest only".
 	// At most MaxCatchUpCeiling.
 	MaxCatchUp int
+
+	// SkipWhile, when not empty, skips the schedule's ticks while the item
+	// of its latest enqueued tick (the one at the watermark, found by its
+	// TickKey in Item.Queue) is in one of these states: with
+	// {StateAvailable, StateClaimed}, a tick never overlaps the previous
+	// one. While that item is in them, EnqueueDue enqueues nothing and the
+	// watermark stays on its tick. Once it is in another state, the ticks
+	// at or before its finished_at are skipped for good (the watermark
+	// passes them) and the later ones are due as usual, MaxCatchUp
+	// bounding them; an item that left the states without finishing (one
+	// released back to available, when only StateClaimed is listed) skips
+	// none. If retention (Purge) deleted the item first, or there is none
+	// (the schedule's first tick), nothing is skipped. This is uniqueness
+	// by state for schedules: a tick's own key stays TickKey, and
+	// Item.KeyStates and Item.KeyPeriod are refused.
+	SkipWhile []State
 }
 
 // MaxCatchUpCeiling bounds ScheduleSpec.MaxCatchUp.
@@ -183,6 +200,18 @@ func (s *Store) planSchedules(specs []ScheduleSpec) ([]schedulePlan, error) {
 		if sp.Item.Key != "" {
 			return nil, invalid(at+"Item.Key", "is set per tick (TickKey): leave it empty")
 		}
+		if sp.Item.KeyStates != nil || sp.Item.KeyPeriod != 0 {
+			field := at + "Item.KeyStates"
+			if sp.Item.KeyPeriod != 0 {
+				field = at + "Item.KeyPeriod"
+			}
+			return nil, invalid(field, "a tick's key is its own (TickKey): leave it empty, and use SkipWhile")
+		}
+		for _, st := range sp.SkipWhile {
+			if !knownState(st) {
+				return nil, invalid(at+"SkipWhile", "%q is not an item state", st)
+			}
+		}
 		if sp.Item.Delay != 0 {
 			return nil, invalid(at+"Item.Delay", "a tick's item is available at its tick: leave it zero")
 		}
@@ -266,12 +295,20 @@ func (s *Store) enqueueDue(ctx context.Context, p *schedulePlan) ([]Tick, error)
 		if len(ticks) == 0 {
 			return nil
 		}
-		res, err := tx.ExecContext(ctx, s.sql(qScheduleAdvance), ticks[len(ticks)-1], p.spec.Name, watermark)
+		last := ticks[len(ticks)-1]
+		ticks, held, err := s.skipTicks(ctx, tx, p, watermark, ticks)
+		if err != nil || held {
+			return err
+		}
+		res, err := tx.ExecContext(ctx, s.sql(qScheduleAdvance), last, p.spec.Name, watermark)
 		if err != nil {
 			return err
 		}
 		if n, err := res.RowsAffected(); err != nil || n != 1 {
 			return err // another process moved it first and enqueued these
+		}
+		if len(ticks) == 0 {
+			return nil // all skipped (SkipWhile)
 		}
 		specs := make([]ItemSpec, len(ticks))
 		for i, at := range ticks {
@@ -309,4 +346,34 @@ func cronInvalid(field string, err error) error {
 		reason = fmt.Sprintf("%q: %s field: %s", ce.Expr, ce.Field, ce.Reason)
 	}
 	return &InputError{Field: field, Reason: reason, Err: err}
+}
+
+// skipTicks applies p's SkipWhile to the due ticks: held when the item of
+// the tick at watermark is in one of its states (nothing is due, and the
+// watermark stays), else the ticks after that item finished.
+func (s *Store) skipTicks(ctx context.Context, tx dialect.Tx, p *schedulePlan, watermark int64, ticks []int64) ([]int64, bool, error) {
+	if len(p.spec.SkipWhile) == 0 {
+		return ticks, false, nil
+	}
+	var state string
+	finished := timeValue{d: s.d}
+	err := tx.QueryRowContext(ctx, s.sql(qTickHolder), p.spec.Item.Queue, TickKey(p.spec.Name, time.UnixMicro(watermark))).Scan(&state, &finished)
+	if errors.Is(err, sql.ErrNoRows) {
+		return ticks, false, nil
+	}
+	if err != nil {
+		return nil, false, err
+	}
+	if slices.Contains(p.spec.SkipWhile, State(state)) {
+		return nil, true, nil
+	}
+	if finished.t.IsZero() {
+		return ticks, false, nil
+	}
+	f := finished.t.UnixMicro()
+	i := 0
+	for i < len(ticks) && ticks[i] <= f {
+		i++
+	}
+	return ticks[i:], false, nil
 }

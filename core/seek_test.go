@@ -14,14 +14,17 @@ import (
 	"github.com/plenumdb/plenum/sqlite"
 )
 
-// seekSpy is SQLite's dialect, keeping the last ClaimSpec it was given.
+// seekSpy is SQLite's dialect, keeping the last ClaimSpec of items it was
+// given (a claim of an empty queue also looks at its lanes).
 type seekSpy struct {
 	dialect.Dialect
 	spec dialect.ClaimSpec
 }
 
 func (s *seekSpy) Claim(ctx context.Context, q dialect.Querier, spec dialect.ClaimSpec) (*sql.Rows, error) {
-	s.spec = spec
+	if strings.HasSuffix(spec.Table, "items") {
+		s.spec = spec
+	}
 	return s.Dialect.Claim(ctx, q, spec)
 }
 

@@ -146,6 +146,11 @@ func (s *Store) signal(ctx context.Context, tx dialect.Querier, spec SignalSpec)
 			return SignalResult{}, err
 		}
 		out.Woken += int(n)
+		for _, w := range chunk {
+			if err := s.wakeItemLane(ctx, tx, w); err != nil {
+				return SignalResult{}, err
+			}
+		}
 	}
 	if out.Woken > 0 {
 		if err := s.itemsReady(ctx, tx, queues...); err != nil {

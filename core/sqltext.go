@@ -12,7 +12,7 @@ import (
 //
 //	{items} {processes} {barriers}  the tables, under the store's prefix
 //	{attempts} {queues} {schedules}
-//	{runs} {signals}
+//	{runs} {signals} {lanes}
 //	{now}                           the database clock
 //	{now+?}                         the clock plus a bound number of microseconds
 //	{lock}                          the dialect's row lock clause
@@ -34,6 +34,7 @@ func expansions(d dialect.Dialect, names migrations.Names, offset time.Duration)
 		"{queues}", names.Queues,
 		"{runs}", names.Runs,
 		"{signals}", names.Signals,
+		"{lanes}", names.Lanes,
 		"{now+?}", d.AddMicros(now),
 		"{now}", now,
 		"{lock}", d.Capabilities().LockClause,

@@ -85,7 +85,7 @@ const (
 	qJoinDead      = "INSERT INTO {items} (" + joinColumns + ", last_error, finished_at) VALUES (?, ?, ?, {json?}, ?, 'dead', {now}, 0, ?, 0, ?, ?, {now}, ?, ?, {now})"
 	qJoinCancelled = "INSERT INTO {items} (" + joinColumns + ", finished_at) VALUES (?, ?, ?, {json?}, ?, 'cancelled', {now}, 0, ?, 0, ?, ?, {now}, ?, {now})"
 	barrierOpen    = "?, ?, ?, 0, 0, 0, ?, ?, ?, {json?}, ?, ?, ?, {now}, ?"
-	claimFilter    = "queue = ? AND state = 'available' AND available_at <= {now} AND EXISTS (SELECT 1 FROM {processes} p WHERE p.id = ?) AND " + queueUnpaused
+	claimFilter    = "queue = ? AND state = 'available' AND flow_key IS NULL AND available_at <= {now} AND EXISTS (SELECT 1 FROM {processes} p WHERE p.id = ?) AND " + queueUnpaused
 	claimSet       = "state = 'claimed', claim_token = ?, claimed_by = ?, claimed_at = {now}, lease_expires_at = {now+?}, attempt = attempt + 1"
 	claimOrderBy   = "priority, available_at, id"
 )
@@ -114,14 +114,15 @@ func qChildren(d dialect.Dialect, n int) string {
 	return "SELECT " + itemColumns + " FROM {items} WHERE barrier_id = ? AND id > ? ORDER BY id" + d.Limit(n)
 }
 
-// qExisting finds the items holding n keys of one queue; a barrier's
-// children (child) also say whether each is the barrier's own.
+// qExisting finds the items holding n keys of one queue, and their states
+// (ItemSpec.KeyStates); a barrier's children (child) also say whether each
+// is the barrier's own.
 func qExisting(n int, child bool) string {
 	own := "1"
 	if child {
 		own = "CASE WHEN barrier_id = ? OR EXISTS (SELECT 1 FROM {barriers} b WHERE b.owner_id = {items}.id AND b.parent_barrier_id = ?) THEN 1 ELSE 0 END"
 	}
-	return "SELECT id, unique_key, " + own + " FROM {items} WHERE queue = ? AND unique_key IN (" + sqlkit.Placeholders(n) + ")"
+	return "SELECT id, unique_key, " + own + ", state FROM {items} WHERE queue = ? AND unique_key IN (" + sqlkit.Placeholders(n) + ")"
 }
 
 // idsIn is the condition "id is one of these n": one list parameter where

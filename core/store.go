@@ -44,7 +44,10 @@ type Store struct {
 	// inserts holds item INSERTs by row shape and size (insertSQL): the
 	// full size, and the first few other sizes met (a fan-out's page),
 	// insertSizes counting those.
-	inserts     sync.Map
+	inserts sync.Map
+	// lanesSeen holds the queues in which this store has claimed from
+	// lanes: their claims take lanes first (claim.go).
+	lanesSeen   sync.Map
 	insertSizes atomic.Int32
 
 	retries      atomic.Uint64

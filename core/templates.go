@@ -2,6 +2,7 @@ package core
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -67,8 +68,9 @@ type entry struct {
 	// when, when set, says the same of the store (the dialect's optional
 	// capabilities).
 	when func(s *Store) bool
-	// kinds, when positive, is the count of kinds the statements carry
-	// attempt limits for (a claim's ClaimParams.MaxAttempts).
+	// kinds, when positive, is the statements' second count: the kinds
+	// they carry attempt limits for (a claim's ClaimParams.MaxAttempts),
+	// or the lanes a claim of keyed items reads (lanes.candidates).
 	kinds int
 }
 
@@ -114,7 +116,7 @@ func (s *Store) keysLookupMax() int {
 
 // templates is every template the core sends. Adding a statement to the
 // core means adding its entry here: see statements.go.
-var templates = append(baseTemplates, claimLimitTemplates()...)
+var templates = slices.Concat(baseTemplates, claimLimitTemplates(), flowTemplates, laneCandidateTemplates(), chosenLimitTemplates())
 
 // claimLimitTemplates are the claim's statements with attempt limits
 // (ClaimParams.MaxAttempts), one entry for each count of kinds: the
@@ -177,6 +179,8 @@ var baseTemplates = []entry{
 	{name: "enqueue.later", max: (*Store).insertRowsMax, render: func(s *Store, n int) []string { return []string{s.insertSQL(insertRowLater, n)} }},
 	sized("enqueue.existing", (*Store).keysLookupMax, func(_ *Store, n int) string { return qExisting(n, false) }),
 	sized("enqueue.existing-child", (*Store).keysLookupMax, func(_ *Store, n int) string { return qExisting(n, true) }),
+	fixed("enqueue.release-key", qKeyRelease),
+	fixed("schedule.tick-holder", qTickHolder),
 	{name: "claim", max: (*Store).claimMax, render: (*Store).claimStatements},
 	// The skip-locked probe (ProveSkipLocked, and the migrator's): its rows
 	// and its claim, on the databases with row locks.
@@ -278,7 +282,7 @@ func (s *Store) claimStatementsWith(n, kinds int) []string {
 			p.MaxAttempts[fmt.Sprint("kind", k)] = 1
 		}
 	}
-	return s.claims(s.d, s.claimSpec(p, uuid.Nil))
+	return s.claims(s.d, s.claimSpec(p, uuid.Nil, n))
 }
 
 // probeClaimStatements are the statements of the skip-locked probe's

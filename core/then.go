@@ -18,7 +18,9 @@ import (
 //
 // next.Run defaults to the item's run. A next.Key that an existing item of
 // next.Queue holds is an ErrKeyConflict, and nothing changes: the place
-// handed over must go to a new item. After a Seal in the same fence, the
+// handed over must go to a new item. With next.KeyStates, a holder outside
+// those states gives its key up first (ItemSpec.KeyStates), and next is
+// new. After a Seal in the same fence, the
 // item's place goes to next and the sealed barrier's join keeps its own
 // (the barrier above then waits for both).
 func (f *Fenced) Then(ctx context.Context, next ItemSpec, result json.RawMessage) (EnqueueResult, error) {

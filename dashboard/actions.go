@@ -29,12 +29,16 @@ type action struct {
 	target func(h *handler, r *http.Request) (target, error)
 	// do makes the change and says how it went.
 	do func(h *handler, r *http.Request, t target) (string, error)
+	// params are the query parameters that name the action's target,
+	// when its path does not.
+	params []string
 }
 
 // target is what an action is about, as its confirm page shows it.
 type target struct {
-	Item *core.Item
-	Run  *core.Run
+	Item  *core.Item
+	Run   *core.Run
+	Limit *limitTarget
 	// Back is the page to go back to, under the base.
 	Back string
 	// Effect says what the action will do; Warning why it may be refused
@@ -80,6 +84,8 @@ var actions = []action{
 		}
 		return "The signal is stored once per name and key, and every step of the run waiting on that name becomes claimable at once.", w
 	}), do: doSignal},
+	{name: "set-limit", pattern: "/limits/set", verb: "Set limit", target: limitOf(describeSetLimit), do: doSetLimit, params: limitParams},
+	{name: "delete-limit", pattern: "/limits/delete", verb: "Delete limit", target: limitOf(describeDeleteLimit), do: doDeleteLimit, params: limitParams},
 }
 
 // confirmPage is the data of an action's confirm page.
@@ -118,7 +124,7 @@ func (h *handler) confirm(a action) http.HandlerFunc {
 			h.disabled(w, r)
 			return
 		}
-		allowed := []string{}
+		allowed := append([]string{}, a.params...)
 		if a.name == "signal" {
 			allowed = append(allowed, "name")
 		}
@@ -134,6 +140,9 @@ func (h *handler) confirm(a action) http.HandlerFunc {
 			return
 		}
 		p := confirmPage{Action: a.name, Verb: a.verb, Target: t, Token: h.issue(w, r), Name: name, Path: r.URL.Path}
+		if a.params != nil {
+			p.Path = limitPath(r)
+		}
 		if a.name == "signal" {
 			p.Key = uuid.NewString()
 		}

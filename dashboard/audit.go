@@ -37,12 +37,20 @@ func (h *handler) audit(r *http.Request, a action, e auditEntry) {
 	attrs := []slog.Attr{slog.String("action", a.name)}
 	id := clipTo(r.PathValue("id"), auditMax)
 	switch {
+	case a.params != nil:
+		v := r.URL.Query()
+		attrs = append(attrs, slog.String("queue", clipTo(v.Get("queue"), auditMax)), slog.String("key", clipTo(v.Get("key"), auditMax)))
 	case r.PathValue("item") != "":
 		attrs = append(attrs, slog.String("run", id), slog.String("item", clipTo(r.PathValue("item"), auditMax)))
 	case strings.HasPrefix(a.pattern, "/runs/"):
 		attrs = append(attrs, slog.String("run", id))
 	default:
 		attrs = append(attrs, slog.String("item", id))
+	}
+	if a.name == "set-limit" && r.PostForm != nil {
+		for _, f := range limitFields {
+			attrs = append(attrs, slog.String(f, clipTo(r.PostForm.Get(f), auditMax)))
+		}
 	}
 	if a.name == "signal" && r.PostForm != nil {
 		attrs = append(attrs,

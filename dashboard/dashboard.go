@@ -47,7 +47,8 @@ type Options struct {
 
 	// Actions enables the buttons and POST endpoints that change the
 	// database: revive a dead item or a halted run (or one of its steps),
-	// cancel an item or a run, signal a run. Default off: POSTs are refused
+	// cancel an item or a run, signal a run, set or delete a queue's
+	// flow control limits. Default off: POSTs are refused
 	// with 403 and no button is shown. New refuses Actions without
 	// Authorize unless AllowUnauthenticatedActions is set.
 	Actions bool
@@ -67,7 +68,7 @@ type Options struct {
 
 	// Logger receives the audit trail, one record per action posted
 	// (message "dashboard action"; attributes action, item, run, signal
-	// and key as they apply, outcome, status, message, caller,
+	// and key, or queue, key and the limit's fields, as they apply, outcome, status, message, caller,
 	// remote_addr, and err for a database failure), and the errors of
 	// the database the pages meet. Outcomes: done and refused (the store
 	// said why not) at Info, forbidden (CSRF or actions off) and

@@ -1,6 +1,7 @@
 // Package dashboard is Plenum's web dashboard: an http.Handler that shows a
-// store's queues, items, pipeline runs, owners and stuck fan-ins, and, when
-// enabled, revives, cancels and signals through the store's own (fenced) API.
+// store's queues, their flow control limits and lanes, items, pipeline runs,
+// owners and stuck fan-ins, and, when enabled, revives, cancels, signals and
+// sets or deletes limits through the store's own (fenced) API.
 //
 // Mount it in your own server, behind your own authentication:
 //
@@ -47,7 +48,8 @@
 //
 // Every action posted, done or refused, is one record on Options.Logger
 // (slog.Default() unless set), message "dashboard action", with the
-// action, its item or run (a signal's name and key too), the outcome
+// action, its item or run (a signal's name and key too; a limit's queue,
+// key and posted fields), the outcome
 // (done, refused, forbidden, bad-request, not-found, error, aborted), the
 // HTTP status, the message shown, the caller as Options.Caller names it
 // and the remote address. To keep the trail apart from the application's

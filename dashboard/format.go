@@ -15,19 +15,21 @@ import (
 
 // funcs are the templates' helpers.
 var funcs = template.FuncMap{
-	"ago":      ago,
-	"age":      age,
-	"stamp":    stamp,
-	"count":    count,
-	"pretty":   pretty,
-	"short":    short,
-	"isNil":    func(id uuid.UUID) bool { return id == uuid.Nil },
-	"percent":  percent,
-	"path":     func(base string, parts ...any) string { return base + fmt.Sprint(parts...) },
-	"duration": duration,
-	"waits":    waits,
-	"waited":   waited,
-	"view":     func(p page, n *node) nodeView { return nodeView{P: p, N: n} },
+	"ago":       ago,
+	"age":       age,
+	"stamp":     stamp,
+	"count":     count,
+	"pretty":    pretty,
+	"short":     short,
+	"isNil":     func(id uuid.UUID) bool { return id == uuid.Nil },
+	"percent":   percent,
+	"path":      func(base string, parts ...any) string { return base + fmt.Sprint(parts...) },
+	"duration":  duration,
+	"waits":     waits,
+	"waited":    waited,
+	"view":      func(p page, n *node) nodeView { return nodeView{P: p, N: n} },
+	"limitText": core.Limit.String,
+	"turn":      nextTurn,
 }
 
 // ago says how long before now t was ("3m 20s ago"), both on the database

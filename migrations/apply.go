@@ -71,7 +71,13 @@ func Up(ctx context.Context, db *sql.DB, d dialect.Dialect, prefix string, to in
 	}
 	// After the lock is released: the probe's two sessions and the lock's
 	// would otherwise need three connections.
-	if err := skipprobe.Run(ctx, db, d, NamesFor(prefix).Items, ClaimIndex(prefix)); err != nil {
+	// At the version the schema is at, which may be above to: the claim's
+	// index, and the columns its condition names, are that version's.
+	v, err := Version(ctx, db, d, prefix)
+	if err != nil {
+		return applied, fmt.Errorf("migrations: apply: %w", err)
+	}
+	if err := skipprobe.Run(ctx, db, d, NamesFor(prefix).Items, claimIndexAt(prefix, v)); err != nil {
 		return applied, fmt.Errorf("migrations: apply: %w", err)
 	}
 	return applied, nil

@@ -34,7 +34,9 @@ type Names struct {
 	// Runs holds one row per run of a pipeline (version 3).
 	Runs string
 	// Signals holds the signals sent to runs (version 3).
-	Signals    string
+	Signals string
+	// Lanes holds one row per flow key of a queue (version 8).
+	Lanes      string
 	Migrations string
 }
 
@@ -50,6 +52,7 @@ func NamesFor(prefix string) Names {
 		Schedules:  prefix + "schedules",
 		Runs:       prefix + "runs",
 		Signals:    prefix + "signals",
+		Lanes:      prefix + "lanes",
 		Migrations: prefix + "migrations",
 	}
 }
@@ -100,7 +103,7 @@ type Migration struct {
 }
 
 // LatestVersion is the schema version this build of Plenum needs.
-const LatestVersion = 7
+const LatestVersion = 8
 
 // All returns every migration, oldest first, with table and index names
 // under prefix.
@@ -189,7 +192,7 @@ func All(prefix string) []Migration {
 	claim := func(c Change) Change { c.Index.Claim = true; return c }
 	state := func(s string) dialect.Cond { return dialect.Cond{Column: "state", Value: s} }
 	return withNullable([]Migration{init1(n, idx, sequential, claim, state, items, processes, barriers), runtime2(n, idx, sequential), pipelines3(n, idx), dashboard4(n, idx),
-		lean5(n, func(table, name string, unique bool, cols []string) Change { return idx(table, name, unique, cols) }), keyed6(n, idx), halts7(n)})
+		lean5(n, func(table, name string, unique bool, cols []string) Change { return idx(table, name, unique, cols) }), keyed6(n, idx), halts7(n), flow8(n, idx, claim)})
 }
 
 // init1 is version 1: items, owners and barriers, with the indexes of the
@@ -257,9 +260,18 @@ const (
 // latest one marked Claim on the items table), or nil: what the core
 // passes as dialect.ClaimSpec.Seek.
 func ClaimIndex(prefix string) *dialect.Index {
+	return claimIndexAt(prefix, LatestVersion)
+}
+
+// claimIndexAt is ClaimIndex of a schema at version v: the migrator's
+// skip-locked probe runs at whatever version Up went to.
+func claimIndexAt(prefix string, v int) *dialect.Index {
 	var ix *dialect.Index
 	items := NamesFor(prefix).Items
 	for _, m := range All(prefix) {
+		if m.Version > v {
+			break
+		}
 		for _, c := range m.Changes {
 			if c.Index != nil && c.Index.Claim && c.IndexTable == items {
 				ix = c.Index

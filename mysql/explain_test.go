@@ -23,7 +23,7 @@ func claimSpec(p, queue string, owner []byte, limit int) dialect.ClaimSpec {
 	return dialect.ClaimSpec{
 		Table:      n.Items,
 		Key:        "id",
-		Filter:     "queue = ? AND state = 'available' AND available_at <= " + d.Now(0) + " AND EXISTS (SELECT 1 FROM " + n.Processes + " p WHERE p.id = ?)",
+		Filter:     "queue = ? AND state = 'available' AND flow_key IS NULL AND available_at <= " + d.Now(0) + " AND EXISTS (SELECT 1 FROM " + n.Processes + " p WHERE p.id = ?)",
 		FilterArgs: []any{queue, owner},
 		OrderBy:    "priority, available_at, id",
 		Limit:      limit,

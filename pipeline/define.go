@@ -6,6 +6,8 @@ import (
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/plenumdb/plenum/core"
 )
 
 // Options tune a pipeline. Zero fields take their defaults.
@@ -185,6 +187,7 @@ func (v *validator) copy(n, parent *node, pos, depth int, path string) *node {
 		if c.opts.MaxAttempts < 0 {
 			v.fail(path, "MaxAttempts is negative")
 		}
+		v.checkFlow(path, c.opts)
 	}
 	missing := func(what string, nilFn bool) {
 		if nilFn {
@@ -253,5 +256,18 @@ func (v *validator) copy(n, parent *node, pos, depth int, path string) *node {
 func (v *validator) deep(path string, depth int) {
 	if depth == v.opts.MaxDepth+1 {
 		v.fail(path, "nests expands and divides %d deep, more than Options.MaxDepth (%d)", depth, v.opts.MaxDepth)
+	}
+}
+
+// checkFlow checks a step's flow control options.
+func (v *validator) checkFlow(path string, o StepOptions) {
+	keyed := o.FlowKey != nil || o.RunFlowKey != nil
+	switch {
+	case o.FlowKey != nil && o.RunFlowKey != nil:
+		v.fail(path, "StepOptions.FlowKey and RunFlowKey are both set: set one")
+	case o.Cost < 0 || o.Cost > core.MaxCost:
+		v.fail(path, "StepOptions.Cost is %d: it must be within [0, %d]", o.Cost, core.MaxCost)
+	case o.Cost > 0 && !keyed:
+		v.fail(path, "StepOptions.Cost is set without a FlowKey or RunFlowKey, whose rate limit it counts against")
 	}
 }

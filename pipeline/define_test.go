@@ -2,9 +2,12 @@ package pipeline
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"strings"
 	"testing"
+
+	"github.com/plenumdb/plenum/core"
 )
 
 func inc(name string) Flow[int, int] {
@@ -130,5 +133,44 @@ func TestNext_EachJoinIsItsOwnFanOuts(t *testing.T) {
 	}
 	if e := entry(n["div"].branches[0]); e.name != "b0" {
 		t.Errorf("branch 0 starts with %s", e.name)
+	}
+}
+
+// A step's flow options are checked by Define, each problem naming the
+// field and the step.
+func TestDefine_RefusesBadFlowOptions(t *testing.T) {
+	t.Parallel()
+	key := func(json.RawMessage) string { return "k" }
+	step := func(name string, o StepOptions) Flow[int, int] {
+		return Step(name, func(_ context.Context, n int) (int, error) { return n, nil }, o)
+	}
+	_, err := Define("p", Then(Then(
+		step("both", StepOptions{FlowKey: key, RunFlowKey: key}),
+		step("unkeyed-cost", StepOptions{Cost: 2})),
+		step("huge-cost", StepOptions{FlowKey: key, Cost: core.MaxCost + 1})))
+	for _, want := range []string{
+		"at p > both: StepOptions.FlowKey and RunFlowKey are both set",
+		"at p > unkeyed-cost: StepOptions.Cost is set without a FlowKey or RunFlowKey",
+		"at p > huge-cost: StepOptions.Cost is 1048577",
+	} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("error misses %q:\n%v", want, err)
+		}
+	}
+	if _, err := Define("p", step("ok", StepOptions{RunFlowKey: key, Cost: 3})); err != nil {
+		t.Errorf("a RunFlowKey with a Cost: %v", err)
+	}
+}
+
+// FlowKeyFrom decodes the input as its type: one that does not decode
+// has no key.
+func TestFlowKeyFrom_DecodesTheInput(t *testing.T) {
+	t.Parallel()
+	tenant := FlowKeyFrom(func(in struct{ Tenant string }) string { return in.Tenant })
+	if got := tenant(json.RawMessage(`{"Tenant":"acme"}`)); got != "acme" {
+		t.Errorf("key %q, want acme", got)
+	}
+	if got := tenant(json.RawMessage(`[1]`)); got != "" {
+		t.Errorf("key %q of an input that does not decode, want none", got)
 	}
 }

@@ -134,8 +134,9 @@ const (
 	roleCombine  role = "combine"  // the join of a divide
 )
 
-// spec is the item of env, which runs n.
-func (e *Engine) spec(def *definition, env envelope, n *node) (core.ItemSpec, error) {
+// spec is the item of env, which runs n, in the run whose input run
+// returns (read only for a RunFlowKey).
+func (e *Engine) spec(def *definition, env envelope, n *node, run func() (json.RawMessage, error)) (core.ItemSpec, error) {
 	if env.Role == roleRun && n != nil {
 		env.Op = n.kind.String()
 	}
@@ -143,7 +144,34 @@ func (e *Engine) spec(def *definition, env envelope, n *node) (core.ItemSpec, er
 	if err != nil {
 		return core.ItemSpec{}, fmt.Errorf("plenum/pipeline: %q: encode the item of %q: %w", def.name, env.Node, err)
 	}
-	return core.ItemSpec{Queue: e.cfg.Queue, Kind: kindPrefix + def.name, Payload: b, MaxAttempts: maxAttempts(def, n)}, nil
+	spec := core.ItemSpec{Queue: e.cfg.Queue, Kind: kindPrefix + def.name, Payload: b, MaxAttempts: maxAttempts(def, n)}
+	if env.Role == roleRun && n != nil {
+		// A join (Role collapse or combine) is a barrier's, which has no
+		// flow key.
+		if spec.FlowKey, err = flowKey(n, env.In, run); err != nil {
+			return core.ItemSpec{}, fmt.Errorf("plenum/pipeline: %q: the flow key of %q: %w", def.name, env.Node, err)
+		}
+		if spec.FlowKey != "" {
+			spec.Cost = n.opts.Cost
+		}
+	}
+	return spec, nil
+}
+
+// flowKey is the flow key of n's item, whose input is in, in the run
+// whose input run returns.
+func flowKey(n *node, in json.RawMessage, run func() (json.RawMessage, error)) (string, error) {
+	switch o := n.opts; {
+	case o.FlowKey != nil:
+		return o.FlowKey(in), nil
+	case o.RunFlowKey != nil:
+		raw, err := run()
+		if err != nil {
+			return "", err
+		}
+		return o.RunFlowKey(raw), nil
+	}
+	return "", nil
 }
 
 // maxAttempts is how many attempts n's step gets before its run halts.

@@ -103,6 +103,12 @@ func (j *job) idempotencyKey() string {
 	return k
 }
 
+// runIn returns the reader of the job's run's input, for the flow keys
+// of the items it makes (StepOptions.RunFlowKey).
+func (j *job) runIn(ctx context.Context) func() (json.RawMessage, error) {
+	return func() (json.RawMessage, error) { return j.runInput(ctx) }
+}
+
 // run does the item's work for its node and role.
 func (j *job) run(ctx context.Context) error {
 	n, in := j.n, j.env.In
@@ -150,7 +156,7 @@ func (j *job) advance(ctx context.Context, out json.RawMessage, also func(ctx co
 	var fn func(ctx context.Context, f *core.Fenced) error
 	switch {
 	case a.start != nil:
-		spec, err := j.e.spec(j.def, envelope{Node: a.start.name, In: out, Idx: j.env.Idx, Path: j.env.Path}, a.start)
+		spec, err := j.e.spec(j.def, envelope{Node: a.start.name, In: out, Idx: j.env.Idx, Path: j.env.Path}, a.start, j.runIn(ctx))
 		if err != nil {
 			return err
 		}
@@ -196,7 +202,7 @@ func (j *job) route(ctx context.Context) error {
 		return j.halt(ctx, ReasonNoRouteMatched, fmt.Sprintf("the choice %q names no route", key))
 	}
 	first := entry(target)
-	spec, err := j.e.spec(j.def, envelope{Node: first.name, In: j.env.In, Idx: j.env.Idx, Path: j.env.Path}, first)
+	spec, err := j.e.spec(j.def, envelope{Node: first.name, In: j.env.In, Idx: j.env.Idx, Path: j.env.Path}, first, j.runIn(ctx))
 	if err != nil {
 		return err
 	}

@@ -26,22 +26,23 @@ const (
 )
 
 // child is the child that starts flow n with input in, at position idx.
-func (j *job) child(n *node, in json.RawMessage, idx int) (core.ChildSpec, error) {
+func (j *job) child(ctx context.Context, n *node, in json.RawMessage, idx int) (core.ChildSpec, error) {
 	first := entry(n)
 	path := strconv.Itoa(idx)
 	if j.env.Path != "" {
 		path = j.env.Path + "." + path
 	}
-	spec, err := j.e.spec(j.def, envelope{Node: first.name, In: in, Idx: idx, Path: path}, first)
+	spec, err := j.e.spec(j.def, envelope{Node: first.name, In: in, Idx: idx, Path: path}, first, j.runIn(ctx))
 	if err != nil {
 		return core.ChildSpec{}, err
 	}
-	return core.ChildSpec{Key: strconv.Itoa(idx), Kind: spec.Kind, Payload: spec.Payload, MaxAttempts: spec.MaxAttempts}, nil
+	return core.ChildSpec{Key: strconv.Itoa(idx), Kind: spec.Kind, Payload: spec.Payload, MaxAttempts: spec.MaxAttempts,
+		FlowKey: spec.FlowKey, Cost: spec.Cost}, nil
 }
 
 // join is the join item of the item's fan-out, in role r.
 func (j *job) join(r role) (core.JoinSpec, error) {
-	spec, err := j.e.spec(j.def, envelope{Node: j.n.name, Role: r, Idx: j.env.Idx, Path: j.env.Path}, j.n)
+	spec, err := j.e.spec(j.def, envelope{Node: j.n.name, Role: r, Idx: j.env.Idx, Path: j.env.Path}, j.n, nil)
 	return core.JoinSpec{Queue: spec.Queue, Kind: spec.Kind, Payload: spec.Payload, MaxAttempts: spec.MaxAttempts}, err
 }
 
@@ -55,7 +56,7 @@ func (j *job) divide(ctx context.Context) error {
 	}
 	children := make([]core.ChildSpec, len(j.n.branches))
 	for i, b := range j.n.branches {
-		if children[i], err = j.child(b, j.env.In, i); err != nil {
+		if children[i], err = j.child(ctx, b, j.env.In, i); err != nil {
 			return err
 		}
 	}
@@ -104,7 +105,7 @@ func (j *job) expand(ctx context.Context) error {
 			}
 			page := core.ChildPage{Children: make([]core.ChildSpec, len(p.items)), Next: strconv.Itoa(base+len(p.items)) + "|" + p.next, Done: p.done}
 			for i, item := range p.items {
-				if page.Children[i], err = j.child(j.n.body, item, base+i); err != nil {
+				if page.Children[i], err = j.child(ctx, j.n.body, item, base+i); err != nil {
 					return core.ChildPage{}, err
 				}
 			}

@@ -72,6 +72,43 @@ type StepOptions struct {
 	// MaxAttempts is how many times the step runs before its run halts
 	// with ReasonAttemptsExhausted. Default: Options.MaxAttempts.
 	MaxAttempts int
+	// FlowKey, when set, puts the step's items under flow control: it
+	// gives each item the flow key (core.ItemSpec.FlowKey) of its input,
+	// the step's input as JSON (FlowKeyFrom makes one from a function of
+	// the typed input). The items of one key take turns with the other
+	// keys' in the engine's queue and follow the key's limits
+	// (core.Store.SetLimit), in every process: a concurrency limit on
+	// the key bounds how many of them run at once. An empty key, or an
+	// input that does not decode, puts the item under none. It keys the
+	// step's item wherever it is made: at the trigger, after the step
+	// before it, as a branch of a divide or an element of an expand. The
+	// join of an expand or a divide (its collapse or combine) is a
+	// barrier's join, which has no key: a FlowKey on an expand or divide
+	// keys the item that fans out, not the one that fans in. Default:
+	// none.
+	FlowKey func(in json.RawMessage) string
+	// RunFlowKey is FlowKey from the run's input rather than the step's:
+	// a key the run was triggered with (a tenant, a customer) that the
+	// step's input does not carry. The input is read as RunInput reads
+	// it. At most one of FlowKey and RunFlowKey. Default: none.
+	RunFlowKey func(run json.RawMessage) string
+	// Cost is the claims of its key's rate limit each of the step's
+	// items counts for (core.ItemSpec.Cost); only with FlowKey or
+	// RunFlowKey. Default (0): 1.
+	Cost int
+}
+
+// FlowKeyFrom makes a StepOptions.FlowKey or RunFlowKey of fn, a
+// function of the typed input: the JSON is decoded as a T, and an input
+// that does not decode has no key.
+func FlowKeyFrom[T any](fn func(in T) string) func(json.RawMessage) string {
+	return func(raw json.RawMessage) string {
+		v, err := decode[T](raw)
+		if err != nil {
+			return ""
+		}
+		return fn(v)
+	}
 }
 
 // Step is a flow of one step: fn computes the output from the input. A

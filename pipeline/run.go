@@ -72,7 +72,7 @@ func (e *Engine) trigger(ctx context.Context, tx dialect.Querier, d Definition, 
 		return uuid.Nil, fmt.Errorf("plenum/pipeline: %q: the input does not decode as the pipeline's input type: %w", def.name, err)
 	}
 	first := entry(def.root)
-	spec, err := e.spec(def, envelope{Node: first.name, In: in}, first)
+	spec, err := e.spec(def, envelope{Node: first.name, In: in}, first, func() (json.RawMessage, error) { return in, nil })
 	if err != nil {
 		return uuid.Nil, err
 	}

@@ -14,3 +14,11 @@ func TestCrash_KilledWorkerProcess(t *testing.T) {
 	dsn := harness.DSN(t)
 	crashtest.Run(t, crashtest.Config{Dialect: postgres.Dialect(), Open: postgres.Open, DSN: dsn})
 }
+
+// TestCrash_FlowLimitSurvivesKilledWorkers kills worker processes that hold
+// claims of keyed items under a concurrency limit per key: the limit holds
+// throughout, every item completes once, and no slot leaks.
+func TestCrash_FlowLimitSurvivesKilledWorkers(t *testing.T) {
+	dsn := harness.DSN(t)
+	crashtest.RunFlow(t, crashtest.Config{Dialect: postgres.Dialect(), Open: postgres.Open, DSN: dsn})
+}

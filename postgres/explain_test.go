@@ -44,7 +44,7 @@ func claimSpec(d dialect.Dialect, prefix, queue string, owner, token uuid.UUID, 
 	return dialect.ClaimSpec{
 		Table:      names.Items,
 		Key:        "id",
-		Filter:     r.Replace("queue = ? AND state = 'available' AND available_at <= {now} AND EXISTS (SELECT 1 FROM {processes} p WHERE p.id = ?)"),
+		Filter:     r.Replace("queue = ? AND state = 'available' AND flow_key IS NULL AND available_at <= {now} AND EXISTS (SELECT 1 FROM {processes} p WHERE p.id = ?)"),
 		FilterArgs: []any{queue, d.UUID(owner)},
 		OrderBy:    "priority, available_at, id",
 		Limit:      limit,
@@ -95,7 +95,7 @@ func planText(t *testing.T, rows *sql.Rows) string {
 // which 5% are available, analyzes it, and has the server plan the exact
 // claim statement the dialect builds for the core's claim: it must read
 // the partial claim index (queue, priority, available_at, id WHERE state =
-// 'available') in order and stop after the limit, with no sort and no scan
+// 'available' AND flow_key IS NULL) in order and stop after the limit, with no sort and no scan
 // of the table.
 func TestClaimPlan_UsesPartialIndex(t *testing.T) {
 	db, prefix := explainTables(t)

@@ -16,3 +16,11 @@ func TestCrash_KilledWorkerProcess(t *testing.T) {
 	dsn := filepath.Join(t.TempDir(), "crash.db")
 	crashtest.Run(t, crashtest.Config{Dialect: sqlite.Dialect(), Open: sqlite.Open, DSN: dsn})
 }
+
+// TestCrash_FlowLimitSurvivesKilledWorkers kills worker processes that hold
+// claims of keyed items under a concurrency limit per key: the limit holds
+// throughout, every item completes once, and no slot leaks.
+func TestCrash_FlowLimitSurvivesKilledWorkers(t *testing.T) {
+	dsn := filepath.Join(t.TempDir(), "crashflow.db")
+	crashtest.RunFlow(t, crashtest.Config{Dialect: sqlite.Dialect(), Open: sqlite.Open, DSN: dsn})
+}

@@ -18,11 +18,12 @@ type Config struct {
 	Queues map[string]QueueConfig
 
 	// PollInterval is how often a queue that was found empty is asked
-	// again (sooner when a wake-up comes, see PollOnly), and how often the
-	// worker checks whether the items its handlers run on were cancelled
-	// (each handler from one interval after its claim on: within two
-	// intervals of its start, within one after that). Default
-	// DefaultPollInterval (1 s).
+	// again (sooner when a wake-up comes, see PollOnly, and, for a queue
+	// with flow keys, at their next turn: see core.Store.NextClaimAt),
+	// and how often the worker checks whether the items its handlers run
+	// on were cancelled (each handler from one interval after its claim
+	// on: within two intervals of its start, within one after that).
+	// Default DefaultPollInterval (1 s).
 	PollInterval time.Duration
 
 	// PollOnly makes the worker find new items by polling alone. By

@@ -47,6 +47,12 @@ const (
 	// EventQueueDepth: Depth holds Queue's item counts by state, read by
 	// the maintenance loop.
 	EventQueueDepth EventKind = "queue_depth"
+	// EventHeld: a claim of Queue left items of the flow key Held.Key
+	// because of the key's limits (core.Store.SetLimit): at its
+	// concurrency or per-process limit, or its rate spent until
+	// Held.Until. A key is reported by the claim that meets the limit,
+	// not again by the claims that find it still held.
+	EventHeld EventKind = "held"
 )
 
 // Event is one thing the worker did. Fields that do not apply to Kind are
@@ -70,6 +76,8 @@ type Event struct {
 	Tick core.Tick
 	// Depth counts Queue's items by state, for EventQueueDepth.
 	Depth map[core.State]int64
+	// Held is the flow key held back and why, for EventHeld.
+	Held core.Held
 }
 
 // Hooks receive the worker's events, for metrics and tracing. Event is

@@ -25,12 +25,39 @@ import (
 // nothing beyond core, so a program that only enqueues pays nothing for
 // it. The untyped calls (Handle with a kind string, core.Store.Enqueue
 // with a JSON payload) work as before, on the same items.
-type Kind[T any] struct{ name string }
+type Kind[T any] struct {
+	name    string
+	flowKey func(T) string
+	// opts is how many KindOptions NewKind was given: more than one is
+	// refused by every enqueue.
+	opts int
+}
+
+// KindOptions tune the enqueues of a Kind. The zero value changes
+// nothing.
+type KindOptions[T any] struct {
+	// FlowKey, when set, gives each item enqueued with args its flow key
+	// (core.ItemSpec.FlowKey) from args, wherever EnqueueParams.FlowKey is
+	// empty: in Enqueue, EnqueueMany, EnqueueTx and Spec. The items of one
+	// key of one queue take turns with the other keys' and follow the
+	// key's limits (core.Store.SetLimit), in every process. An empty key
+	// puts the item under no flow control. Default: none.
+	FlowKey func(args T) string
+}
 
 // NewKind returns the kind named name whose items carry a T, encoded as
-// JSON. The name is checked where it is used: an empty one is refused by
-// Handle and by every enqueue, naming the field.
-func NewKind[T any](name string) Kind[T] { return Kind[T]{name: name} }
+// JSON, tuned by at most one KindOptions (more is a mistake each enqueue
+// refuses, naming the field). The name is checked where it is used: an
+// empty one is refused by Handle and by every enqueue, naming the field.
+func NewKind[T any](name string, opts ...KindOptions[T]) Kind[T] {
+	// More than one is refused where the kind is used, not here: NewKind
+	// serves package-level declarations, where an error has nowhere to go.
+	k := Kind[T]{name: name, opts: len(opts)}
+	if len(opts) == 1 {
+		k.flowKey = opts[0].FlowKey
+	}
+	return k
+}
 
 // Name returns the kind's name: the items' core.ItemSpec.Kind.
 func (k Kind[T]) Name() string { return k.name }
@@ -59,8 +86,24 @@ type EnqueueParams struct {
 	// EnqueueMany refuses a Key for more than one item: enqueue items
 	// with keys of their own through Spec and core.Store.Enqueue.
 	Key string
+	// KeyStates makes Key held only while its item is in these states
+	// (core.ItemSpec.KeyStates): with {core.StateAvailable,
+	// core.StateClaimed}, a key can be enqueued again once its item has
+	// finished. Default nil: held while the item exists. Requires Key.
+	KeyStates []core.State
+	// KeyPeriod makes Key unique per period of the database clock
+	// (core.ItemSpec.KeyPeriod): at most one item per key per hour, say.
+	// Default none. Requires Key.
+	KeyPeriod time.Duration
 	// Run makes the item part of that run. Default none.
 	Run uuid.UUID
+	// FlowKey puts the item in its key's lane of the queue, under the
+	// key's limits (core.Store.SetLimit); up to 200 characters. Default:
+	// the kind's KindOptions.FlowKey of the args, if set; else none.
+	FlowKey string
+	// Cost is the claims of its key's rate limit the item counts for;
+	// only with a flow key (this one or the kind's). Default (0): 1.
+	Cost int
 }
 
 // Spec returns the core.ItemSpec that enqueues an item of k with args,
@@ -77,13 +120,33 @@ func (k Kind[T]) spec(field string, args T, p EnqueueParams) (core.ItemSpec, err
 	if k.name == "" {
 		return core.ItemSpec{}, &core.InputError{Field: "Kind", Reason: "empty name (declare it with NewKind)"}
 	}
+	if k.opts > 1 {
+		return core.ItemSpec{}, fmt.Errorf("plenum/worker: kind %q: %w", k.name,
+			&core.InputError{Field: "KindOptions", Reason: fmt.Sprintf("NewKind was given %d, want at most one", k.opts)})
+	}
+	if p.Key == "" && (p.KeyStates != nil || p.KeyPeriod != 0) {
+		field := "EnqueueParams.KeyStates"
+		if p.KeyStates == nil {
+			field = "EnqueueParams.KeyPeriod"
+		}
+		return core.ItemSpec{}, fmt.Errorf("plenum/worker: kind %q: %w", k.name, &core.InputError{Field: field, Reason: "set without a Key"})
+	}
 	b, err := json.Marshal(args)
 	if err != nil {
 		return core.ItemSpec{}, fmt.Errorf("plenum/worker: kind %q: encode %s (%T): %w: %w", k.name, field, args, core.ErrInvalidInput, err)
 	}
+	flowKey := p.FlowKey
+	if flowKey == "" && k.flowKey != nil {
+		flowKey = k.flowKey(args)
+	}
+	if p.Cost != 0 && flowKey == "" {
+		// core would name the spec's field; the caller set this one.
+		return core.ItemSpec{}, fmt.Errorf("plenum/worker: kind %q: %w", k.name,
+			&core.InputError{Field: "EnqueueParams.Cost", Reason: fmt.Sprintf("set for %s, which has no flow key (EnqueueParams.FlowKey, or the kind's KindOptions.FlowKey)", field)})
+	}
 	return core.ItemSpec{
 		Queue: p.Queue, Kind: k.name, Payload: b, Priority: p.Priority, Delay: p.Delay,
-		MaxAttempts: p.MaxAttempts, Key: p.Key, Run: p.Run,
+		MaxAttempts: p.MaxAttempts, Key: p.Key, KeyStates: p.KeyStates, KeyPeriod: p.KeyPeriod, Run: p.Run, FlowKey: flowKey, Cost: p.Cost,
 	}, nil
 }
 

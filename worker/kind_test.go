@@ -115,6 +115,12 @@ func TestKind_RefusesWhatItCannotEnqueue(t *testing.T) {
 	checkRefused(t, "an infinite number", err, `"ratio"`, "args[2]")
 	_, err = greet.EnqueueMany(ctx, store, []greeting{{To: "a"}, {To: "b"}}, worker.EnqueueParams{Queue: "q", Key: "k"})
 	checkRefused(t, "one key for two items", err, `"greet"`, "EnqueueParams.Key")
+	_, err = greet.Enqueue(ctx, store, greeting{}, worker.EnqueueParams{Queue: "q", KeyStates: []core.State{core.StateAvailable}})
+	checkRefused(t, "KeyStates without a key", err, `"greet"`, "EnqueueParams.KeyStates")
+	_, err = greet.Enqueue(ctx, store, greeting{}, worker.EnqueueParams{Queue: "q", KeyPeriod: time.Hour})
+	checkRefused(t, "KeyPeriod without a key", err, `"greet"`, "EnqueueParams.KeyPeriod")
+	_, err = greet.Enqueue(ctx, store, greeting{}, worker.EnqueueParams{Queue: "q", Key: "k", KeyPeriod: time.Millisecond})
+	checkRefused(t, "a KeyPeriod under a second", err, `"greet"`, "KeyPeriod")
 	_, err = greet.EnqueueMany(ctx, store, nil, p)
 	checkRefused(t, "no args", err, `"greet"`, "args")
 	_, err = worker.Kind[greeting]{}.Enqueue(ctx, store, greeting{}, p)
@@ -132,6 +138,60 @@ func TestKind_RefusesWhatItCannotEnqueue(t *testing.T) {
 	}
 }
 
+// TestKind_KeyOptionsReachTheStore checks that EnqueueParams' KeyStates
+// and KeyPeriod are the enqueue's: a key held only while live is taken
+// from a finished item, and a key per period is stored with its period.
+func TestKind_KeyOptionsReachTheStore(t *testing.T) {
+	t.Parallel()
+	ctx := t.Context()
+	for _, dbase := range databases {
+		t.Run(dbase.Name, func(t *testing.T) {
+			store, err := core.Open(ctx, dbase.Open(t), dbase.Dialect, core.Options{Prefix: "kindkeys_", Migrate: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			live := worker.EnqueueParams{Queue: "keys", Key: "k", KeyStates: []core.State{core.StateAvailable, core.StateClaimed}}
+			first, err := greet.Enqueue(ctx, store, greeting{To: "a"}, live)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if again, err := greet.Enqueue(ctx, store, greeting{To: "b"}, live); err != nil || !again.Existed || again.ID != first.ID {
+				t.Fatalf("the live key again: %+v, %v; want %s existed", again, err, first.ID)
+			}
+			if err := store.Cancel(ctx, first.ID); err != nil {
+				t.Fatal(err)
+			}
+			tx, err := store.DB().BeginTx(ctx, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			rs, err := greet.EnqueueTx(ctx, store, tx, []greeting{{To: "c"}}, live)
+			if err != nil {
+				_ = tx.Rollback()
+				t.Fatal(err)
+			}
+			if err := tx.Commit(); err != nil {
+				t.Fatal(err)
+			}
+			if rs[0].Existed {
+				t.Errorf("the key of a cancelled item, KeyStates live: %+v, want a new item", rs[0])
+			}
+			hourly := worker.EnqueueParams{Queue: "keys", Key: "h", KeyPeriod: time.Hour}
+			h, err := greet.EnqueueMany(ctx, store, []greeting{{To: "d"}}, hourly)
+			if err != nil {
+				t.Fatal(err)
+			}
+			it, err := store.Get(ctx, h[0].ID)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, at, ok := strings.Cut(it.Key, "@"); !ok || !strings.HasPrefix(it.Key, "h@") || !strings.HasSuffix(at, ":00:00.000000Z") {
+				t.Errorf("key per hour stored as %q, want h@<the hour>", it.Key)
+			}
+		})
+	}
+}
+
 func checkRefused(t *testing.T, what string, err error, mentions ...string) {
 	t.Helper()
 	if !errors.Is(err, core.ErrInvalidInput) {
@@ -142,5 +202,49 @@ func checkRefused(t *testing.T, what string, err error, mentions ...string) {
 		if !strings.Contains(err.Error(), m) {
 			t.Errorf("%s: %q does not mention %s", what, err, m)
 		}
+	}
+}
+
+// TestKind_FlowKeyFromArgs checks that Spec takes a kind's flow key from
+// its args unless EnqueueParams gives one, and that a cost without a
+// key, a key the store refuses and two KindOptions are refused naming
+// the field, enqueueing nothing.
+func TestKind_FlowKeyFromArgs(t *testing.T) {
+	t.Parallel()
+	ctx := t.Context()
+	store, err := core.Open(ctx, databases[0].Open(t), databases[0].Dialect, core.Options{Prefix: "kindflow_", Migrate: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	byTo := worker.NewKind("greet.flow", worker.KindOptions[greeting]{FlowKey: func(g greeting) string { return g.To }})
+	p := worker.EnqueueParams{Queue: "q"}
+	for _, c := range []struct {
+		p          worker.EnqueueParams
+		wantKey    string
+		wantCost   int
+		kind       worker.Kind[greeting]
+		kindKeyArg string
+	}{
+		{p: p, kind: byTo, kindKeyArg: "ada", wantKey: "ada"},
+		{p: worker.EnqueueParams{Queue: "q", FlowKey: "given", Cost: 4}, kind: byTo, kindKeyArg: "ada", wantKey: "given", wantCost: 4},
+		{p: p, kind: byTo, kindKeyArg: "", wantKey: ""},
+		{p: worker.EnqueueParams{Queue: "q", FlowKey: "given"}, kind: greet, kindKeyArg: "ada", wantKey: "given"},
+	} {
+		spec, err := c.kind.Spec(greeting{To: c.kindKeyArg}, c.p)
+		if err != nil || spec.FlowKey != c.wantKey || spec.Cost != c.wantCost {
+			t.Errorf("Spec with %+v, args to %q: flow key %q cost %d, %v; want %q and %d", c.p, c.kindKeyArg, spec.FlowKey, spec.Cost, err, c.wantKey, c.wantCost)
+		}
+	}
+	_, err = greet.Enqueue(ctx, store, greeting{To: "a"}, worker.EnqueueParams{Queue: "q", Cost: 2})
+	checkRefused(t, "a cost without a key", err, `"greet"`, "EnqueueParams.Cost")
+	_, err = byTo.EnqueueMany(ctx, store, []greeting{{To: "a"}, {To: strings.Repeat("x", 201)}}, p)
+	checkRefused(t, "a key too long from the kind's function", err, `"greet.flow"`, "FlowKey")
+	_, err = greet.Enqueue(ctx, store, greeting{}, worker.EnqueueParams{Queue: "q", FlowKey: "k", Cost: core.MaxCost + 1})
+	checkRefused(t, "a cost too high", err, `"greet"`, "Cost")
+	twice := worker.NewKind("twice", worker.KindOptions[greeting]{}, worker.KindOptions[greeting]{})
+	_, err = twice.Enqueue(ctx, store, greeting{}, p)
+	checkRefused(t, "two KindOptions", err, `"twice"`, "KindOptions")
+	if n, err := store.Counts(ctx, "q"); err != nil || n[core.StateAvailable] != 0 {
+		t.Errorf("refused enqueues left items: %v, %v", n, err)
 	}
 }

@@ -56,7 +56,11 @@ func survivesRestarts(t *testing.T, srv *privatedb.Server, d dialect.Dialect, op
 	// A restart, crash recovery included, must not look like a dead
 	// worker: the worker's own bound on failed heartbeats is far above it.
 	cfg.HeartbeatInterval, cfg.StaleAfter = 500*time.Millisecond, 20*time.Second
-	cfg.DefaultKind.Timeout = time.Minute
+	// A claim whose commit the restart cut off may be held by this live
+	// worker without its knowing until the lease runs out (a timeout, an
+	// attempt used, MaxAttempts 100): well inside the test's wait, which
+	// a lease of a minute was not.
+	cfg.DefaultKind.Timeout = 15 * time.Second
 	// An attempt that failed in a restart runs again at the next poll.
 	cfg.DefaultKind.Backoff = func(int) time.Duration { return 0 }
 	cfg.Logger = slog.New(slog.NewTextHandler(tlog{t}, &slog.HandlerOptions{Level: slog.LevelWarn}))

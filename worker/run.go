@@ -102,6 +102,8 @@ func (w *Worker) claimLoop(queue string, q QueueConfig) {
 	defer unsubscribe()
 	var waiting time.Time // since when the loop waits for free slots
 	woken := false        // a wake-up came while too few slots were free
+	var flow flowState
+	held := flow.onHeld // one closure for every claim
 	for {
 		select {
 		case <-w.claimStop:
@@ -128,7 +130,7 @@ func (w *Worker) claimLoop(queue string, q QueueConfig) {
 		// The deadline counts from before the claim: the lease began no
 		// earlier than this, on the database's clock.
 		requested := time.Now()
-		cs, err := w.store.Claim(w.claims, core.ClaimParams{Queue: queue, Owner: w.owner, Limit: free, Lease: w.lease, MaxAttempts: w.limits})
+		cs, err := w.claim(w.claims, core.ClaimParams{Queue: queue, Owner: w.owner, Limit: free, Lease: w.lease, MaxAttempts: w.limits, Held: held})
 		if errors.Is(err, core.ErrOwnerLost) {
 			w.lose(err)
 			return
@@ -136,16 +138,26 @@ func (w *Worker) claimLoop(queue string, q QueueConfig) {
 		if err != nil && w.claims.Err() == nil {
 			w.log.Warn("plenum/worker: claim", "queue", queue, "err", err)
 		}
+		w.claimed(w.base, queue, &flow, cs, err)
 		w.handOut(queue, sl, cs, requested)
 		if err == nil && len(cs) == free {
 			continue // there may be more
 		}
-		poll.Reset(w.cfg.PollInterval)
+		// A slot of a queue with flow keys that frees may be room under
+		// a key's concurrency limit: its items are then claimable, with
+		// no wake-up to say so.
+		var freed <-chan struct{}
+		if flow.keyed {
+			freed = sl.freed
+		}
+		poll.Reset(w.pollWait(queue, &flow))
 		select {
 		case <-w.claimStop:
 			return
 		case <-poll.C:
 		case <-wake:
+			poll.Stop()
+		case <-freed:
 			poll.Stop()
 		}
 	}

@@ -66,6 +66,12 @@ type Worker struct {
 	completeMany func(ctx context.Context, cs []core.Completion) ([]uuid.UUID, error)
 	// lost is the store's Lost (a test's stand-in in the watcher's).
 	lost func(ctx context.Context, cs []core.Claim) ([]uuid.UUID, error)
+	// claim is the store's Claim (wrapped by the claim loop's own tests,
+	// which count claims).
+	claim func(ctx context.Context, p core.ClaimParams) ([]core.Claim, error)
+	// clock reads the database clock, for the waits of queues with flow
+	// keys.
+	clock dbClock
 }
 
 // New returns a worker on store configured by cfg. It checks cfg, and
@@ -96,7 +102,7 @@ func New(store *core.Store, cfg Config) (*Worker, error) {
 		linger:      completeLinger,
 		landWait:    landWait,
 	}
-	w.completeMany, w.lost = store.CompleteMany, store.Lost
+	w.completeMany, w.lost, w.claim = store.CompleteMany, store.Lost, store.Claim
 	return w, nil
 }
 

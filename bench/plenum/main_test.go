@@ -37,13 +37,15 @@ func TestProgram_BadFlagIsUsageError(t *testing.T) {
 	}
 }
 
-// A tiny run on a SQLite file measures both sides and exits 0.
+// A tiny run on a SQLite file measures both sides, and the flow rows,
+// and exits 0.
 func TestProgram_TinyRunOnSQLite(t *testing.T) {
 	t.Parallel()
 	db := filepath.Join(t.TempDir(), "bench.db")
 	var out, errOut bytes.Buffer
-	code := run(t.Context(), []string{"--db", db, "--items", "40", "--batch", "7", "--workers", "2", "--pickups", "2"}, &out, &errOut)
-	if code != cmdline.ExitOK || !strings.Contains(out.String(), "Plenum bench on sqlite: "+db) || !strings.Contains(out.String(), "ratio") {
+	code := run(t.Context(), []string{"--db", db, "--items", "40", "--batch", "7", "--workers", "2", "--pickups", "2", "--flow"}, &out, &errOut)
+	if code != cmdline.ExitOK || !strings.Contains(out.String(), "Plenum bench on sqlite: "+db) || !strings.Contains(out.String(), "ratio") ||
+		!strings.Contains(out.String(), "flow control") || !strings.Contains(out.String(), "small key, flow keys") {
 		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, out.String(), errOut.String())
 	}
 }

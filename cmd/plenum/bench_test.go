@@ -12,8 +12,9 @@ import (
 
 func TestBench_CommandExitStatus(t *testing.T) {
 	t.Parallel()
-	code, out, errOut := cli(t, "bench", "--items", "40", "--batch", "7", "--workers", "2")
-	if code != cmdline.ExitOK || !strings.Contains(out, "ratio") || !strings.Contains(out, "Plenum bench on sqlite") {
+	code, out, errOut := cli(t, "bench", "--items", "40", "--batch", "7", "--workers", "2", "--flow")
+	if code != cmdline.ExitOK || !strings.Contains(out, "ratio") || !strings.Contains(out, "Plenum bench on sqlite") ||
+		!strings.Contains(out, "flow control") || !strings.Contains(out, "small key, flow keys") {
 		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, out, errOut)
 	}
 }

@@ -24,7 +24,8 @@ Then the faults stop, fresh workers drain the workload (chains, large
 fan-outs and their joins, retried failures, periodic ticks), and an
 invariant checker reads the tables: every item terminal, every unit done
 exactly once, every barrier fired once with every child seen, no claim
-held by a dead owner, crash and attempt counts that add up.
+held by a dead owner, crash and attempt counts that add up, no flow key
+over its concurrency or rate limit.
 
 It prints what it did and what it found, and exits 1 on any violation
 (the round's tables are then kept for inspection; --keep keeps them

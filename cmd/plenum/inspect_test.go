@@ -93,7 +93,7 @@ func checkInspect(t *testing.T, db *sql.DB, d dialect.Dialect, prefix string, o 
 	}
 	s := out.String()
 	for _, want := range []string{
-		regexp.QuoteMeta(where) + ` schema version 7`,
+		regexp.QuoteMeta(where) + ` schema version ` + fmt.Sprint(migrations.LatestVersion),
 		`Items \(2 queues\)`,
 		`mail +2 +1 +0 +0 +0 +3\n`,
 		`parent +2 +1 +0 +0 +0 +3\n`, // the parent and its two children

@@ -1,7 +1,8 @@
 // Command plenum is Plenum's command line: a demo of a fan-out/fan-in
 // workflow on an embedded SQLite file, schema migrations for each dialect, a
 // benchmark against bare SQL, the conformance suite outside "go test", a
-// look inside a database's Plenum tables, a web dashboard of them, and a
+// look inside a database's Plenum tables, the flow control limits of a
+// queue's keys, a web dashboard of them, and a
 // chaos round that injures worker processes and checks the invariants after.
 // The benchmark's code is internal/cmd/bench, which the program
 // bench/plenum runs too, with the same flags and output (bench/BENCH.md);
@@ -58,6 +59,7 @@ func commands() []command {
 		{"migrations", "generate migration files for your own migration tool (gen)", runMigrationsCmd},
 		{"conformance", "run the conformance suite against a database", runConformanceCmd},
 		{"inspect", "show items by state, barriers and owners of a database", runInspectCmd},
+		{"limits", "list, set or delete the flow control limits of a queue's keys", runLimitsCmd},
 		{"dashboard", "serve the web dashboard of a database (read-only unless --actions)", runDashboardCmd},
 		{"chaos", "run workers under kills, dropped connections, stalls and clock skew, then check the invariants", runChaosCmd},
 		{"help", "show help for plenum or one command", runHelpCmd},

@@ -26,8 +26,9 @@ type Statement struct {
 	// values of an IN list, branches of a CASE, a LIMIT): 0 for a template
 	// that takes none.
 	Size int
-	// Kinds is the count of kinds whose attempt limits the statement
-	// carries (a claim with core.ClaimParams.MaxAttempts); 0 for others.
+	// Kinds is the statement's second count: the kinds whose attempt
+	// limits it carries (a claim with core.ClaimParams.MaxAttempts), or
+	// the lanes a claim of keyed items reads the items of; 0 for others.
 	Kinds int
 	// SQL is the text as sent.
 	SQL string

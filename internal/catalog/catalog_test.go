@@ -49,7 +49,9 @@ func TestCatalog_MatchFindsEveryRendering(t *testing.T) {
 				// statements are one entry); the size must agree.
 				if got.Name != st.Name || got.Size != st.Size {
 					// Then the text must be that entry's at that size too.
-					again, err := c.Statements(max(1, got.Size))
+					// (at its count of kinds too: the claim of lanes' chosen
+					// items sends statements of the claim with kind limits).
+					again, err := c.Statements(max(1, got.Size), max(1, got.Kinds))
 					if err != nil {
 						t.Fatal(err)
 					}

@@ -27,6 +27,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/plenumdb/plenum/dialect"
+	"github.com/plenumdb/plenum/dialect/sqlkit"
 )
 
 // Wait bounds the second session's claim. A claim that skips a held row
@@ -94,12 +95,19 @@ func DeleteLeftover(d dialect.Dialect, table string) string {
 
 // Spec is the claim of one probe row of priority in table: the shape of
 // the core's claim (the same index, the same order), over the probe's
-// rows alone. seek is the index that serves the core's claim, or nil.
+// rows alone. seek is the index that serves the core's claim at the
+// schema's version, or nil: the filter holds its condition (from version
+// 8 on, flow_key IS NULL, a column older versions lack), so that a
+// partial index serves the probe as it serves the claim.
 func Spec(d dialect.Dialect, table string, seek *dialect.Index, priority int) dialect.ClaimSpec {
+	where := "state = 'available'"
+	if seek != nil && len(seek.Where) > 0 {
+		where = sqlkit.Condition(seek.Where)
+	}
 	return dialect.ClaimSpec{
 		Table:      table,
 		Key:        "id",
-		Filter:     "queue = ? AND state = 'available' AND priority = ?",
+		Filter:     "queue = ? AND " + where + " AND priority = ?",
 		FilterArgs: []any{Queue, priority},
 		OrderBy:    "priority, available_at, id",
 		Limit:      1,

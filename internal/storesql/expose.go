@@ -54,10 +54,12 @@ type Template struct {
 	// Largest is the largest size the store sends it at: 0 for a template
 	// that takes no size.
 	Largest int
-	// Kinds, when positive, is the count of kinds whose attempt limits
-	// the statements carry (a claim's core.ClaimParams.MaxAttempts): one
-	// template for each count, from 1 to the most a claim takes, each
-	// sized by the rows it takes.
+	// Kinds, when positive, is the second count the statements' text
+	// depends on: the kinds whose attempt limits a claim carries (its
+	// core.ClaimParams.MaxAttempts), or the lanes whose items a claim of
+	// keyed items reads; one template for each count, from 1 to the
+	// most, each sized by its first count (the rows taken, the items
+	// read of each lane).
 	Kinds int
 	// Render gives the statements it sends at size n (0 for a template
 	// that takes none), as sent.

@@ -60,6 +60,7 @@ var tests = []struct {
 	{"CancelStopsTheRun", cancelRun},
 	{"TriggerTxAndKey", triggerTx},
 	{"StepsReadTheRunsInput", stepsReadRunInput},
+	{"StepsUnderFlowKeys", stepsUnderFlowKeys},
 }
 
 // Run runs every subtest of the suite, in parallel, on cfg's database.

@@ -64,6 +64,8 @@ var tests = []struct {
 	{"PanicStackInHistory", panicStackInHistory},
 	{"EnqueueWakesIdleWorker", enqueueWakesIdleWorker},
 	{"HeartbeatWhileFencesHoldThePool", heartbeatWhileFencesHoldThePool},
+	{"HeldEvent", heldEvent},
+	{"FlowKeyKind", flowKeyKind},
 }
 
 // patience bounds a subtest's waits for work that takes seconds on a quiet

@@ -76,6 +76,17 @@ the old items meanwhile (passes of --purge-limit, --purge-pause apart: the
 runtime's pace by default), and prints the slowdown per round and overall
 and the rate of deletion.
 
+Flow control, behind --flow (Plenum only, no baseline): claim+complete
+and the runtime on items with flow keys, as ratios to the same run's
+items without flow keys (limits off) and to keyed items without limits:
+keys of --items items in runs of 100, key by key (up to 1,000 keys), with
+no limit, a concurrency limit of 5 each, a rate limit that does not bind,
+and 20 keys with a concurrency limit of 5 (binding when the workers ask
+for more than 100 items at once). Then the fairness scenario: the pickup
+latency of 100 items of a second key enqueued while the runtime works
+through --items items of a first, with and without flow keys, next to a
+keyed item's pickup on an empty queue.
+
 Then the pickup latency, from enqueue to handler start (p50 and p99 of
 --pickups single enqueues, each to an idle worker polling every %v):
 woken in-process (an enqueue through the worker's own store), woken by
@@ -113,6 +124,10 @@ type benchOptions struct {
 	Shapes bool
 	// Scale is the measurements at scale, behind their own flags.
 	Scale scaleOptions
+	// Flow measures flow control too (flow.go): claim+complete and the
+	// runtime with limits on against the same items with limits off,
+	// and the fairness scenario.
+	Flow bool
 }
 
 func defaultBenchOptions() benchOptions {
@@ -209,6 +224,7 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs.StringVar(&o.Shape, "shape", "", "the baseline's hand-written `shape` (default: the fastest measured here; see --shapes)")
 	fs.BoolVar(&o.Shapes, "shapes", false, "measure claim+complete with every hand-written shape first, and keep the fastest")
 	o.Scale.flags(fs)
+	fs.BoolVar(&o.Flow, "flow", false, "then measure flow control: claim+complete and the runtime with limits on against the same items with limits off, and the fairness scenario")
 	var profile string
 	fs.StringVar(&profile, "cpuprofile", "", "write a CPU profile of the whole run to `file` (go tool pprof)")
 	if err := cmdline.ParseFlags(fs, args); err != nil {
@@ -281,6 +297,8 @@ type benchReport struct {
 	TxRetries, BaseRetries uint64
 	// Scale is what the measurements at scale found.
 	Scale scaleReport
+	// Flow is what --flow measured; nil without it.
+	Flow *flowReport
 }
 
 // shapeRate is the claim+complete rate of one hand-written shape.
@@ -402,6 +420,11 @@ func benchOn(ctx context.Context, w io.Writer, db *sql.DB, d dialect.Dialect, pa
 	}
 	if err := runScale(ctx, w, &rep, sd, o, settle); err != nil {
 		return rep, err
+	}
+	if o.Flow {
+		if err := runFlow(ctx, w, &rep, sd, o, settle); err != nil {
+			return rep, err
+		}
 	}
 	rep.TxRetries, rep.BaseRetries = st.Stats().Retries+pc.Stats().Retries, b.retries.Load()
 	fmt.Fprintf(w, "transactions retried: Plenum %s, bare SQL %s\n", cmdline.Commas(rep.TxRetries), cmdline.Commas(rep.BaseRetries))

@@ -129,18 +129,20 @@ func checkDropped(t *testing.T, db *sql.DB, rep benchReport) {
 	}
 }
 
-// A tiny bench measures every row on both sides, checks the work was
-// really done (it returns an error otherwise), and drops its tables.
+// A tiny bench measures every row on both sides, and the flow rows,
+// checks the work was really done (it returns an error otherwise), and
+// drops its tables.
 func TestBench_TinyRunMeasuresBothSides(t *testing.T) {
 	t.Parallel()
 	path := filepath.Join(t.TempDir(), "bench.db")
 	var out bytes.Buffer
-	rep, err := runBench(t.Context(), &out, benchOptions{Database: cmdline.Database{DB: path}, Items: 150, Batch: 20, Workers: 3, Pickups: 5})
+	rep, err := runBench(t.Context(), &out, benchOptions{Database: cmdline.Database{DB: path}, Items: 150, Batch: 20, Workers: 3, Pickups: 5, Flow: true})
 	if err != nil {
 		t.Fatalf("runBench: %v\n%s", err, out.String())
 	}
 	checkTinyRun(t, rep, out.String())
 	checkLatency(t, rep, out.String(), sqlite.Dialect(), 5)
+	checkFlow(t, rep, out.String(), 5)
 	if rep.Dialect != sqlite.Name || rep.Path != path || !strings.Contains(out.String(), path) {
 		t.Errorf("report names %s at %q, want sqlite at %s; output:\n%s", rep.Dialect, rep.Path, path, out.String())
 	}
@@ -165,7 +167,7 @@ func TestBench_TinyRunOnEnvDialect(t *testing.T) {
 	t.Parallel()
 	name, dsn := envBenchTarget(t)
 	var out bytes.Buffer
-	rep, err := runBench(t.Context(), &out, benchOptions{Database: cmdline.Database{Dialect: name, DSN: dsn}, Items: 150, Batch: 20, Workers: 3, Pickups: 5})
+	rep, err := runBench(t.Context(), &out, benchOptions{Database: cmdline.Database{Dialect: name, DSN: dsn}, Items: 150, Batch: 20, Workers: 3, Pickups: 5, Flow: true})
 	if err != nil {
 		t.Fatalf("runBench: %v\n%s", err, out.String())
 	}
@@ -176,6 +178,7 @@ func TestBench_TinyRunOnEnvDialect(t *testing.T) {
 		t.Fatal(err)
 	}
 	checkLatency(t, rep, out.String(), d, 5)
+	checkFlow(t, rep, out.String(), 5)
 	defer db.Close()
 	checkDropped(t, db, rep)
 }

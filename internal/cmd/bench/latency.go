@@ -38,6 +38,8 @@ type pickupMode struct {
 	// another process would: only the dialect's notifier can wake the
 	// worker then.
 	other bool
+	// flowKey, if set, is the items' flow key.
+	flowKey string
 }
 
 // benchLatency measures the pickup latency of n single enqueues, each to
@@ -60,8 +62,7 @@ func benchLatency(ctx context.Context, w io.Writer, st *core.Store, n int) ([]la
 		if err != nil {
 			return rows, fmt.Errorf("bench: pickup latency (%s): %w", m.name, err)
 		}
-		slices.Sort(took)
-		row := latencyRow{Name: m.name, N: n, P50: percentile(took, 50), P99: percentile(took, 99)}
+		row := latencyRowOf(m.name, took)
 		rows = append(rows, row)
 		fmt.Fprintf(w, "  %-16s %14s %14s\n", row.Name, ms(row.P50), ms(row.P99))
 	}
@@ -127,7 +128,7 @@ func pickups(ctx context.Context, st *core.Store, queue string, n int, m pickupM
 		case <-time.After(pause):
 		}
 		before := time.Now()
-		if _, err := enqueuer.Enqueue(ctx, core.ItemSpec{Queue: queue, Kind: "pickup"}); err != nil {
+		if _, err := enqueuer.Enqueue(ctx, core.ItemSpec{Queue: queue, Kind: "pickup", FlowKey: m.flowKey}); err != nil {
 			return nil, err
 		}
 		timeout := time.After(time.Minute)
@@ -148,6 +149,12 @@ func pickups(ctx context.Context, st *core.Store, queue string, n int, m pickupM
 		}
 	}
 	return took, wk.Stop(ctx)
+}
+
+// latencyRowOf is the row name of the latencies took, which it sorts.
+func latencyRowOf(name string, took []time.Duration) latencyRow {
+	slices.Sort(took)
+	return latencyRow{Name: name, N: len(took), P50: percentile(took, 50), P99: percentile(took, 99)}
 }
 
 // percentile returns the p-th percentile of sorted (nearest rank).

@@ -37,7 +37,7 @@ type scaleOptions struct {
 	PurgeLimit int
 	PurgePause time.Duration
 	// NoTable skips the table's rows (and the pickup latency): only what
-	// the flags above ask for is measured.
+	// the flags above and --flow ask for is measured.
 	NoTable bool
 }
 
@@ -47,7 +47,7 @@ func (s *scaleOptions) flags(fs *flag.FlagSet) {
 	fs.BoolVar(&s.Retention, "retention", false, "then measure claim+complete again in rounds with and without retention (Store.Purge) deleting old completed items (needs --completed)")
 	fs.IntVar(&s.PurgeLimit, "purge-limit", runtimePurgeLimit, "--retention: items per Store.Purge pass")
 	fs.DurationVar(&s.PurgePause, "purge-pause", runtimePurgePause, "--retention: pause between Store.Purge passes")
-	fs.BoolVar(&s.NoTable, "no-table", false, "measure only what --fanout, --completed and --retention ask for")
+	fs.BoolVar(&s.NoTable, "no-table", false, "measure only what --fanout, --completed, --retention and --flow ask for")
 }
 
 func (s scaleOptions) validate() error {
@@ -225,7 +225,7 @@ func plans(ctx context.Context, w io.Writer, sd sides, queue, when string) {
 		return
 	}
 	for _, t := range []struct{ side, table string }{{"plenum", migrations.NamesFor(sd.st.Prefix()).Items}, {"bare SQL", sd.b.names.Items}} {
-		q := "SELECT id FROM " + t.table + " WHERE queue = '" + queue + "' AND state = 'available' AND available_at <= " +
+		q := "SELECT id FROM " + t.table + " WHERE queue = '" + queue + "' AND state = 'available' AND flow_key IS NULL AND available_at <= " +
 			sd.b.now + " ORDER BY priority, available_at, id LIMIT 100"
 		plan, err := explain(ctx, sd.b, q)
 		if err != nil {

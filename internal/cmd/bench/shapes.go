@@ -158,11 +158,17 @@ func hexList(ids []uuid.UUID) string {
 // completes, the ids bound as one uuid[] (a statement whose text never
 // changes, prepared once per connection by pgx's statement cache) or as an
 // IN list.
+//
+// The claims of every shape read "flow_key IS NULL" with the state: the
+// claim index, items_claim, holds only the available items without a flow
+// key (schema version 8), and PostgreSQL and SQLite use a partial index
+// only for a query whose condition implies its predicate.
 type pgBare struct{ inList bool }
 
+// claimSQL is the claim: queue, limit, token, worker, lease.
 func (pgBare) claimSQL(b *baseline) string {
 	return "WITH c AS (SELECT id FROM " + b.names.Items +
-		" WHERE queue = $1 AND state = 'available' AND available_at <= statement_timestamp()" +
+		" WHERE queue = $1 AND state = 'available' AND flow_key IS NULL AND available_at <= statement_timestamp()" +
 		" ORDER BY priority, available_at, id LIMIT $2 FOR UPDATE SKIP LOCKED)" +
 		" UPDATE " + b.names.Items + " AS i SET state = 'claimed', claim_token = $3, claimed_by = $4," +
 		" claimed_at = statement_timestamp(), lease_expires_at = statement_timestamp() + CAST($5 AS bigint) * INTERVAL '1 microsecond'," +
@@ -258,12 +264,16 @@ func (pgBare) completeArrive(ctx context.Context, b *baseline, tx bareTx, ids []
 // json_each.
 type sqliteBare struct{ jsonList bool }
 
-func (sqliteBare) claim(ctx context.Context, b *baseline, tx bareTx, c bareClaim) ([]bareItem, error) {
-	q := "UPDATE " + b.names.Items + " SET state = 'claimed', claim_token = ?, claimed_by = ?, claimed_at = " + b.now +
+// claimSQL is the claim: token, worker, lease, queue, limit.
+func (sqliteBare) claimSQL(b *baseline) string {
+	return "UPDATE " + b.names.Items + " SET state = 'claimed', claim_token = ?, claimed_by = ?, claimed_at = " + b.now +
 		", lease_expires_at = " + b.later + ", attempt = attempt + 1 WHERE id IN (SELECT id FROM " + b.names.Items +
-		" WHERE queue = ? AND state = 'available' AND available_at <= " + b.now +
+		" WHERE queue = ? AND state = 'available' AND flow_key IS NULL AND available_at <= " + b.now +
 		" ORDER BY priority, available_at, id LIMIT ?) RETURNING id, kind, payload, attempt, barrier_id"
-	rows, err := tx.query(ctx, q, b.d.UUID(c.token), b.d.UUID(c.worker), baseLease, c.queue, c.limit)
+}
+
+func (s sqliteBare) claim(ctx context.Context, b *baseline, tx bareTx, c bareClaim) ([]bareItem, error) {
+	rows, err := tx.query(ctx, s.claimSQL(b), b.d.UUID(c.token), b.d.UUID(c.worker), baseLease, c.queue, c.limit)
 	if err != nil {
 		return nil, err
 	}
@@ -319,7 +329,7 @@ func (m mysqlBare) update(b *baseline, ids []uuid.UUID, set string, setArgs []an
 
 func (m mysqlBare) claim(ctx context.Context, b *baseline, tx bareTx, c bareClaim) ([]bareItem, error) {
 	rows, err := tx.query(ctx, "SELECT id, kind, payload, attempt, barrier_id FROM "+b.names.Items+
-		" WHERE queue = ? AND state = 'available' AND available_at <= "+b.now+
+		" WHERE queue = ? AND state = 'available' AND flow_key IS NULL AND available_at <= "+b.now+
 		" ORDER BY priority, available_at, id LIMIT ? FOR UPDATE SKIP LOCKED", c.queue, c.limit)
 	if err != nil {
 		return nil, err
@@ -358,7 +368,7 @@ func (genericBare) claim(ctx context.Context, b *baseline, tx bareTx, c bareClai
 	spec := dialect.ClaimSpec{
 		Table:      b.names.Items,
 		Key:        "id",
-		Filter:     "queue = ? AND state = 'available' AND available_at <= " + b.now,
+		Filter:     "queue = ? AND state = 'available' AND flow_key IS NULL AND available_at <= " + b.now,
 		FilterArgs: []any{c.queue},
 		OrderBy:    "priority, available_at, id",
 		Limit:      c.limit,

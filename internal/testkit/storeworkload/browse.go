@@ -55,4 +55,23 @@ func workloadBrowse(t *testing.T, db *sql.DB, d dialect.Dialect) {
 	must(err)
 	_, err = b.QueueSummaries(ctx, browse.QueueSummaryParams{Queue: "browse-prio", CountCap: 5})
 	must(err)
+	workloadBrowseLanes(t, s, b)
+}
+
+// workloadBrowseLanes reaches the reads of a queue's lanes: the first page
+// and the next, one lane by its key, with and without the queue's default
+// limit.
+func workloadBrowseLanes(t *testing.T, s *core.Store, b *browse.Reader) {
+	ctx := context.Background()
+	must := fatal(t)
+	_, err := s.Enqueue(ctx, core.ItemSpec{Queue: "browse-lanes", FlowKey: "a"}, core.ItemSpec{Queue: "browse-lanes", FlowKey: "b"})
+	must(err)
+	must(s.SetLimit(ctx, core.Limit{Queue: "browse-lanes", Key: "b", Concurrency: 1}))
+	page, err := b.Lanes(ctx, browse.LanesParams{Queue: "browse-lanes", Limit: 1})
+	must(err)
+	_, err = b.Lanes(ctx, browse.LanesParams{Queue: "browse-lanes", After: page.Next, CountCap: 5})
+	must(err)
+	must(s.SetLimit(ctx, core.Limit{Queue: "browse-lanes", Concurrency: 2}))
+	_, err = b.Lanes(ctx, browse.LanesParams{Queue: "browse-lanes", Key: "a"})
+	must(err)
 }

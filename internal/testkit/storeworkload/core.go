@@ -25,6 +25,15 @@ func workload(t *testing.T, db *sql.DB, d dialect.Dialect) {
 	must(err)
 	_, err = s.Enqueue(ctx, core.ItemSpec{Queue: "q", Key: "a"})
 	must(err)
+	// A key held only while claimed: the available holder's key is
+	// released; a key per hour reads the clock.
+	_, err = s.Enqueue(ctx, core.ItemSpec{Queue: "uk", Key: "k"})
+	must(err)
+	if r, err := s.Enqueue(ctx, core.ItemSpec{Queue: "uk", Key: "k", KeyStates: []core.State{core.StateClaimed}}); err != nil || r[0].Existed {
+		t.Fatalf("enqueue of a released key: %v, %v", r, err)
+	}
+	_, err = s.Enqueue(ctx, core.ItemSpec{Queue: "uk", Key: "p", KeyPeriod: time.Hour})
+	must(err)
 	tx, err := s.Begin(ctx)
 	must(err)
 	_, err = s.EnqueueTx(ctx, tx, core.ItemSpec{Queue: "q", Payload: json.RawMessage(`[1]`)}, core.ItemSpec{Queue: "q"}, core.ItemSpec{Queue: "q"})
@@ -122,7 +131,7 @@ func workload(t *testing.T, db *sql.DB, d dialect.Dialect) {
 	// Periodic work: a schedule's first sight, then the watermark's
 	// compare-and-set with the ticks' items (reaper's clock is ahead).
 	sched := []core.ScheduleSpec{
-		{Name: "every", Every: time.Minute, MaxCatchUp: 3, Item: core.ItemSpec{Queue: "tick", Payload: json.RawMessage(`{}`)}},
+		{Name: "every", Every: time.Minute, MaxCatchUp: 3, Item: core.ItemSpec{Queue: "tick", Payload: json.RawMessage(`{}`)}, SkipWhile: []core.State{core.StateClaimed}},
 		{Name: "cron", Cron: "*/5 * * * *", Item: core.ItemSpec{Queue: "tick"}},
 	}
 	_, err = s.EnqueueDue(ctx, sched...)

@@ -22,6 +22,7 @@ func Run(t *testing.T, db *sql.DB, d dialect.Dialect) {
 	workloadMore(t, db, d)
 	workloadRuns(t, db, d)
 	workloadBrowse(t, db, d)
+	workloadFlow(t, db, d)
 }
 
 // NoReturning is a dialect without UPDATE ... RETURNING (SQLite's, say),

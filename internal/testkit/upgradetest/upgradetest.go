@@ -1,6 +1,6 @@
 // Package upgradetest is the schema upgrade test every dialect package runs
 // against its database: version 1 with data in its tables, up to the
-// latest version and back, version 2 with data up to 3 and back, concurrent migrators, and migrations that stop
+// latest version and back, each version with data up to the next and back, concurrent migrators, and migrations that stop
 // half way. It is internal to Plenum's tests.
 package upgradetest
 
@@ -44,6 +44,7 @@ func Run(t *testing.T, c Config) {
 	t.Run("UpgradeFromVersion4WithData", func(t *testing.T) { t.Parallel(); upgradeFrom4WithData(t, c) })
 	t.Run("UpgradeFromVersion5WithData", func(t *testing.T) { t.Parallel(); upgradeFrom5WithData(t, c) })
 	t.Run("UpgradeFromVersion6WithData", func(t *testing.T) { t.Parallel(); upgradeFrom6WithData(t, c) })
+	t.Run("UpgradeFromVersion7WithData", func(t *testing.T) { t.Parallel(); upgradeFrom7WithData(t, c) })
 }
 
 // up lists the versions above from, oldest first: what Apply applies to a

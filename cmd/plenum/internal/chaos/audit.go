@@ -21,8 +21,8 @@ import (
 func auditTable(prefix string) string { return prefix + "chaos_audit" }
 
 // createAudit creates the audit table under prefix, in SQL every local
-// database accepts as it is.
-func createAudit(ctx context.Context, db *sql.DB, prefix string) error {
+// database accepts as it is, and the flow audit (flow.go).
+func createAudit(ctx context.Context, db *sql.DB, d dialect.Dialect, prefix string) error {
 	_, err := db.ExecContext(ctx, "CREATE TABLE "+auditTable(prefix)+` (
 		unit VARCHAR(200) NOT NULL,
 		kind VARCHAR(40) NOT NULL,
@@ -37,13 +37,20 @@ func createAudit(ctx context.Context, db *sql.DB, prefix string) error {
 	if err != nil {
 		return fmt.Errorf("chaos: create the audit table: %w", err)
 	}
+	for _, stmt := range d.CreateTable(flowAudit(prefix)) {
+		if _, err := db.ExecContext(ctx, stmt); err != nil {
+			return fmt.Errorf("chaos: create the flow audit table: %w", err)
+		}
+	}
 	return nil
 }
 
 // dropAudit drops the audit table under prefix, if it is there.
 func dropAudit(ctx context.Context, db *sql.DB, prefix string) error {
-	if _, err := db.ExecContext(ctx, "DROP TABLE IF EXISTS "+auditTable(prefix)); err != nil {
-		return fmt.Errorf("chaos: drop the audit table: %w", err)
+	for _, t := range []string{auditTable(prefix), flowAudit(prefix).Name} {
+		if _, err := db.ExecContext(ctx, "DROP TABLE IF EXISTS "+t); err != nil {
+			return fmt.Errorf("chaos: drop the audit table %s: %w", t, err)
+		}
 	}
 	return nil
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/plenumdb/plenum/core"
 	"github.com/plenumdb/plenum/dialect"
+	"github.com/plenumdb/plenum/internal/flowcheck"
 	"github.com/plenumdb/plenum/internal/skipprobe"
 	"github.com/plenumdb/plenum/migrations"
 )
@@ -22,6 +23,8 @@ const (
 	InvBarrier     = "every barrier fired once, its join saw every child"
 	InvOwner       = "no claim held by a dead owner"
 	InvAttempts    = "crash and attempt counts add up"
+	InvConcurrency = "no key had more claims at once than its concurrency limit"
+	InvRate        = "no key began more claims within its rate's period than rate plus burst"
 )
 
 // Violation is one broken invariant, with what shows it.
@@ -50,6 +53,13 @@ type Findings struct {
 	Retried int64
 	// ByWorker counts audit rows by worker slot.
 	ByWorker map[int]int64
+	// FlowRuns counts the runs of keyed items the flow audit records,
+	// Unended those of them with no recorded end (left out of the
+	// overlaps); FlowPeak is the most claims of one key under the
+	// concurrency limit at once, RatePeak the most claims of one
+	// rate-limited key begun within the rate's period.
+	FlowRuns, Unended  int
+	FlowPeak, RatePeak int
 	// Violations are the broken invariants; none means the round passed.
 	Violations []Violation
 }
@@ -67,6 +77,7 @@ type checker struct {
 	d      dialect.Dialect
 	n      migrations.Names
 	audit  string
+	prefix string
 	plan   Plan
 	stale  time.Duration
 	f      *Findings
@@ -85,9 +96,9 @@ func (c *checker) violate(inv, format string, args ...any) {
 // silent for longer is dead. It returns an error only when it could not
 // read; broken invariants are Findings.Violations.
 func Check(ctx context.Context, db *sql.DB, d dialect.Dialect, prefix string, plan Plan, staleAfter time.Duration) (*Findings, error) {
-	c := &checker{db: db, d: d, n: migrations.NamesFor(prefix), audit: auditTable(prefix), plan: plan, stale: staleAfter,
+	c := &checker{db: db, d: d, n: migrations.NamesFor(prefix), audit: auditTable(prefix), prefix: prefix, plan: plan, stale: staleAfter,
 		f: &Findings{Items: map[core.State]int64{}, History: map[string]int64{}, ByWorker: map[int]int64{}}, counts: map[string]int{}}
-	for _, step := range []func(context.Context) error{c.items, c.units, c.barriers, c.owners, c.attempts} {
+	for _, step := range []func(context.Context) error{c.items, c.units, c.barriers, c.owners, c.attempts, c.flow} {
 		if err := step(ctx); err != nil {
 			return nil, fmt.Errorf("chaos: check: %w", err)
 		}
@@ -172,6 +183,7 @@ func (c *checker) units(ctx context.Context) error {
 	steps := make([]bool, p.chains()*p.ChainSteps)
 	children := make([]bool, p.fanouts()*p.Children)
 	joins := make([]bool, p.fanouts())
+	flows := make([]bool, p.gens()*p.flowUnits())
 	audited := map[string]int64{}
 	var unit, kind string
 	var rows int64
@@ -190,7 +202,7 @@ func (c *checker) units(ctx context.Context) error {
 				c.violate(InvExactlyOnce, "%s's fenced effect written %d times by one holder", unit, rows)
 			}
 		}
-		c.mark(unit, steps, children, joins, attempt, seen, total)
+		c.mark(unit, steps, children, joins, flows, attempt, seen, total)
 	}
 	err := c.each(ctx, "SELECT unit, kind, token, attempt, seen, total, worker FROM "+c.audit+" ORDER BY unit", func(scan func(...any) error) error {
 		var u, k, tok string
@@ -228,6 +240,11 @@ func (c *checker) units(ctx context.Context) error {
 			c.violate(InvExactlyOnce, "%s was never completed (lost)", joinUnit(i))
 		}
 	}
+	for i, ok := range flows {
+		if !ok {
+			c.violate(InvExactlyOnce, "%s was never completed (lost)", p.flowUnitAt(i))
+		}
+	}
 	completed := map[string]int64{}
 	err = c.each(ctx, "SELECT kind, COUNT(*) FROM "+c.n.Items+" WHERE state = 'completed' GROUP BY kind", func(scan func(...any) error) error {
 		var k string
@@ -241,7 +258,7 @@ func (c *checker) units(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	for _, k := range []string{kindStep, kindChild, kindJoin, kindTick} {
+	for _, k := range []string{kindStep, kindChild, kindJoin, kindTick, kindFlow} {
 		if k == kindChild && p.Batched {
 			// Batched children leave no audit: count them instead.
 			if want := int64(p.fanouts()) * int64(p.Children); completed[k] != want || audited[k] != 0 {
@@ -262,7 +279,7 @@ func (c *checker) units(ctx context.Context) error {
 }
 
 // mark records one audited unit, checking what its row says.
-func (c *checker) mark(unit string, steps, children, joins []bool, attempt int, seen, total int64) {
+func (c *checker) mark(unit string, steps, children, joins, flows []bool, attempt int, seen, total int64) {
 	p := c.plan
 	part := strings.Split(unit, "/")
 	num := func(i, below int) (int, bool) {
@@ -287,6 +304,11 @@ func (c *checker) mark(unit string, steps, children, joins []bool, attempt int, 
 		n, ok2 := num(2, p.Children)
 		if ok = ok1 && ok2 && len(part) == 3; ok {
 			children[f*p.Children+n] = true
+		}
+	case "flow", "rate":
+		var i int
+		if i, ok = p.flowIndex(part); ok {
+			flows[i] = true
 		}
 	case "join":
 		f, ok1 := num(1, p.fanouts())
@@ -422,4 +444,43 @@ func (f *Findings) sortedStates() []core.State {
 		return f.Items[s[a]] > f.Items[s[b]] || f.Items[s[a]] == f.Items[s[b]] && s[a] < s[b]
 	})
 	return s
+}
+
+// flow proves the limits of the keyed items from the flow audit: no key
+// under the concurrency limit had more claims at once than the limit, and
+// no rate-limited key began more than Rate + Burst claims within one
+// period of its rate, on the database clock.
+func (c *checker) flow(ctx context.Context) error {
+	p := c.plan
+	if p.FlowKeys == 0 && p.RateKeys == 0 {
+		return nil
+	}
+	runs, unended, err := flowRuns(ctx, c.db, c.d, c.prefix)
+	if err != nil {
+		return err
+	}
+	c.f.FlowRuns, c.f.Unended = len(runs)+unended, unended
+	var limited, rated []flowcheck.Run
+	for _, r := range runs {
+		if strings.HasPrefix(r.Key, rateKeyPrefix) {
+			rated = append(rated, r)
+		} else {
+			limited = append(limited, r)
+		}
+	}
+	for _, o := range flowcheck.Overlaps(limited) {
+		c.f.FlowPeak = max(c.f.FlowPeak, o.N)
+		if o.N > p.FlowLimit {
+			c.violate(InvConcurrency, "%v, over its limit of %d", o, p.FlowLimit)
+		}
+	}
+	if p.RateKeys > 0 {
+		for _, w := range flowcheck.Windows(rated, p.RatePer) {
+			c.f.RatePeak = max(c.f.RatePeak, w.N)
+			if bound := p.Rate + p.flowBurst(); w.N > bound {
+				c.violate(InvRate, "%v, over rate %d plus burst %d", w, p.Rate, p.flowBurst())
+			}
+		}
+	}
+	return nil
 }

@@ -67,7 +67,7 @@ func finish(t *testing.T, name, dsn string, plan Plan) *finished {
 		}
 		db.Close()
 	})
-	if err := createAudit(ctx, db, prefix); err != nil {
+	if err := createAudit(ctx, db, reg.Dialect, prefix); err != nil {
 		t.Fatal(err)
 	}
 	if err := seed(ctx, store, plan, 0); err != nil {
@@ -140,7 +140,11 @@ func wantViolation(t *testing.T, got *Findings, inv, text string) {
 func TestCheck_CatchesPlantedViolations(t *testing.T) {
 	for name, dsn := range databases(t) {
 		t.Run(name, func(t *testing.T) {
-			plan := Plan{Chains: 3, ChainSteps: 5, Fanouts: 2, Children: 20, Page: 7, FailEvery: 3}
+			plan := Plan{Chains: 3, ChainSteps: 5, Fanouts: 2, Children: 20, Page: 7, FailEvery: 3,
+				// A rate's cell of a second: the checker counts claims by
+				// claimed_at, stamped a statement or three after the lane's
+				// turn that the rate spaces, which a loaded machine delays.
+				FlowKeys: 2, FlowItems: 4, FlowLimit: 2, RateKeys: 1, RateItems: 3, Rate: 1, RatePer: time.Second}
 			f := finish(t, name, dsn, plan)
 			if got := f.check(t); !got.OK() {
 				t.Fatalf("a clean workload: %+v", got.Violations)
@@ -180,9 +184,49 @@ func TestCheck_CatchesPlantedViolations(t *testing.T) {
 			got = f.check(t)
 			wantViolation(t, got, InvAttempts, "crash count differs")
 
+			// A key over its concurrency limit: a third run of a key
+			// limited to two, as long as every other run of it.
+			f.copyRuns(t, flowKey(0), "")
+			wantViolation(t, f.check(t), InvConcurrency, "key "+flowKey(0)+" had ")
+
+			// A key over its rate: all its claims again, an hour later and
+			// at once.
+			f.copyRuns(t, rateKey(0), f.d.Now(time.Hour))
+			wantViolation(t, f.check(t), InvRate, "key "+rateKey(0)+" had ")
+
 			// A claim held by an owner that is not registered.
 			f.exec(t, "UPDATE "+n.Items+" SET state = 'claimed', claimed_by = ? WHERE unique_key = ?", f.d.UUID(uuid.New()), stepKey(1, 0))
 			wantViolation(t, f.check(t), InvOwner, "claimed by owners that are gone")
 		})
+	}
+}
+
+// copyRuns plants a copy of the flow audit's rows of key, under other
+// item ids, stamped with the expression at instead of their own time
+// when given.
+func (f *finished) copyRuns(t *testing.T, key, at string) {
+	t.Helper()
+	table := flowAudit(f.prefix).Name
+	rows, err := f.db.Query(f.d.Rebind("SELECT item, token, event FROM "+table+" WHERE flow_key = ?"), key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	type row struct{ item, token, event string }
+	var rs []row
+	for rows.Next() {
+		var r row
+		if err := rows.Scan(&r.item, &r.token, &r.event); err != nil {
+			t.Fatal(err)
+		}
+		rs = append(rs, r)
+	}
+	rows.Close()
+	stamp := "at"
+	if at != "" {
+		stamp = at
+	}
+	for _, r := range rs {
+		f.exec(t, "INSERT INTO "+table+" (item, token, event, flow_key, at) SELECT ?, token, event, flow_key, "+stamp+
+			" FROM "+table+" WHERE item = ? AND token = ? AND event = ?", "p"+r.item[1:], r.item, r.token, r.event)
 	}
 }

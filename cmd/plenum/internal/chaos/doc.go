@@ -5,7 +5,8 @@
 // A round (Run) seeds a workload (Plan: chains of steps, each enqueuing
 // the next inside its fence; large fan-outs by Store.Expand whose joins
 // read their children's results by keyset pages; planned failures that
-// are retried; periodic ticks), starts worker processes (this binary run
+// are retried; periodic ticks; keyed items under a concurrency limit and
+// under rate limits), starts worker processes (this binary run
 // again, see Worker), and for its duration kills them with SIGKILL at
 // random times, lets them kill themselves at the fault injection points,
 // drops their database sessions, pauses them with SIGSTOP past their
@@ -14,5 +15,6 @@
 // tables: every item terminal, every unit of work completed exactly once
 // (an append-only audit row written inside each completion's fence),
 // every barrier fired once with one join that saw every child, no claim
-// held by a dead owner, and crash and attempt counts that add up.
+// held by a dead owner, crash and attempt counts that add up, and no key
+// over its concurrency or rate limit (flow.go).
 package chaos

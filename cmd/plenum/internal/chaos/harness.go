@@ -120,6 +120,11 @@ type Result struct {
 	DrainTimedOut bool
 	// Plan is the workload as seeded, generations counted.
 	Plan Plan
+	// SampledPeak is the most items of one key under the concurrency
+	// limit seen claimed at once while the round ran; SampledOver says
+	// when it was more than the limit (a violation of InvConcurrency).
+	SampledPeak int
+	SampledOver []string
 	// Findings is what the check found (nil when it did not run).
 	Findings *Findings
 }
@@ -216,7 +221,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	if r.store, err = core.Open(ctx, db, reg.Dialect, core.Options{Prefix: cfg.Prefix, Migrate: true}); err != nil {
 		return nil, fmt.Errorf("chaos: open the store: %w", err)
 	}
-	if err := createAudit(ctx, db, cfg.Prefix); err != nil {
+	if err := createAudit(ctx, db, reg.Dialect, cfg.Prefix); err != nil {
 		return nil, err
 	}
 	r.logf("round on %s, tables %s*, seed %d: %d workers of %d slots, faults for %v", cfg.Dialect, cfg.Prefix, cfg.Seed, cfg.Workers, cfg.Slots, cfg.Duration)
@@ -238,6 +243,13 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	r.res.Checked = time.Since(t)
 	if err != nil {
 		return r.res, err
+	}
+	for i, over := range r.res.SampledOver {
+		if i == maxExamples {
+			f.Violations = append(f.Violations, Violation{Invariant: InvConcurrency, Detail: fmt.Sprintf("... and %d more samples over the limit", len(r.res.SampledOver)-i)})
+			break
+		}
+		f.Violations = append(f.Violations, Violation{Invariant: InvConcurrency, Detail: over + ", over its limit of " + fmt.Sprint(plan.FlowLimit)})
 	}
 	r.res.Findings = f
 	if f.OK() && !cfg.Keep {
@@ -276,6 +288,14 @@ func (r *round) run(ctx context.Context) error {
 		}
 		return s
 	}
+
+	// The claims of the keys under the concurrency limit are sampled
+	// until the drain ends.
+	sampling, endSampling := context.WithCancel(ctx)
+	var sampler sync.WaitGroup
+	sampler.Add(1)
+	go func() { defer sampler.Done(); r.sampleFlow(sampling) }()
+	defer func() { endSampling(); sampler.Wait() }()
 
 	// Faults.
 	phase, endPhase := context.WithCancel(ctx)

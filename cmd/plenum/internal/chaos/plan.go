@@ -33,6 +33,15 @@ type Plan struct {
 	// 0 means 1. A round that refills seeds more while it runs and counts
 	// them here.
 	Generations int
+	// FlowKeys keys of FlowItems items each run under the queue's default
+	// concurrency limit of FlowLimit per key; RateKeys keys of RateItems
+	// items each under a rate limit of their own, Rate per RatePer with
+	// RateBurst (see flow.go). Each generation seeds them anew, on the
+	// same keys.
+	FlowKeys, FlowItems, FlowLimit int
+	RateKeys, RateItems, Rate      int
+	RatePer                        time.Duration
+	RateBurst                      int
 }
 
 // gens is the number of generations, at least one.
@@ -47,7 +56,8 @@ func (p Plan) fanouts() int { return p.Fanouts * p.gens() }
 // round that refills: small, so that what is left when the faults stop
 // drains within the two minutes a round allows on a slow database.
 func DefaultPlan() Plan {
-	return Plan{Chains: 20, ChainSteps: 10, Fanouts: 2, Children: 1000, Page: 100, FailEvery: 7, TickEvery: 2 * time.Second}
+	return Plan{Chains: 20, ChainSteps: 10, Fanouts: 2, Children: 1000, Page: 100, FailEvery: 7, TickEvery: 2 * time.Second,
+		FlowKeys: 8, FlowItems: 12, FlowLimit: 2, RateKeys: 3, RateItems: 6, Rate: 3, RatePer: 3 * time.Second, RateBurst: 2}
 }
 
 // LoadPlan is a workload of about n items, most of them the children of
@@ -72,15 +82,21 @@ func (p Plan) Validate() error {
 		return fmt.Errorf("chaos: plan: FailEvery %d is negative", p.FailEvery)
 	case p.TickEvery != 0 && p.TickEvery < time.Second:
 		return fmt.Errorf("chaos: plan: TickEvery %v is below a second", p.TickEvery)
+	case p.FlowKeys < 0 || p.FlowItems < 0 || p.RateKeys < 0 || p.RateItems < 0:
+		return fmt.Errorf("chaos: plan %+v: negative count of keyed items", p)
+	case p.FlowKeys > 0 && (p.FlowItems < 1 || p.FlowLimit < 1):
+		return fmt.Errorf("chaos: plan: %d keys of %d items under a concurrency limit of %d (want at least 1 of each)", p.FlowKeys, p.FlowItems, p.FlowLimit)
+	case p.RateKeys > 0 && (p.RateItems < 1 || p.Rate < 1 || p.RatePer < time.Millisecond || p.RateBurst < 0):
+		return fmt.Errorf("chaos: plan: %d keys of %d items under a rate of %d per %v, burst %d", p.RateKeys, p.RateItems, p.Rate, p.RatePer, p.RateBurst)
 	}
 	return nil
 }
 
 // Units is the number of units of work the plan completes, ticks aside:
-// every chain step, every child and every join (the parents complete in
+// every chain step, every child and every join, every keyed item (the parents complete in
 // the transaction that seals their barrier and write no audit row).
 func (p Plan) Units() int64 {
-	return int64(p.chains())*int64(p.ChainSteps) + int64(p.fanouts())*(int64(p.Children)+1)
+	return int64(p.chains())*int64(p.ChainSteps) + int64(p.fanouts())*(int64(p.Children)+1) + int64(p.gens())*int64(p.flowUnits())
 }
 
 // Items is the number of items the plan creates, ticks aside.

@@ -14,8 +14,8 @@ func (r *Result) Print(w io.Writer) {
 	fmt.Fprintf(w, "  workers        %d processes of %d handlers at once; %d processes started in all\n", r.Workers, r.Slots, r.Processes)
 	fmt.Fprintf(w, "  phases         faults %s, drain %s%s, check %s\n", secs(r.Faulted), secs(r.Drained), map[bool]string{true: " (timed out)"}[r.DrainTimedOut], secs(r.Checked))
 	p := r.Plan
-	fmt.Fprintf(w, "  workload       %d generation(s) of %d chains of %d steps and %d fan-outs of %d children: %d units, %d items\n",
-		p.gens(), p.Chains, p.ChainSteps, p.Fanouts, p.Children, p.Units(), p.Items())
+	fmt.Fprintf(w, "  workload       %d generation(s) of %d chains of %d steps, %d fan-outs of %d children and %d keyed items on %d keys: %d units, %d items\n",
+		p.gens(), p.Chains, p.ChainSteps, p.Fanouts, p.Children, p.flowUnits(), p.FlowKeys+p.RateKeys, p.Units(), p.Items())
 	fmt.Fprintln(w, "What it did:")
 	fmt.Fprintf(w, "  killed         %d by SIGKILL, %d at injection points, %d other exits\n", r.Killed, r.PointKills, r.Exits)
 	if len(r.Fired) > 0 {
@@ -55,6 +55,10 @@ func (r *Result) Print(w io.Writer) {
 		fmt.Fprintf(w, "  units          %d of %d audited, %d periodic ticks; %d planned failures retried\n", f.Units, p.Units(), f.Ticks, f.Retried)
 	}
 	fmt.Fprintf(w, "  barriers       %d, %d fired\n", f.Barriers, f.Fired)
+	if p.FlowKeys > 0 || p.RateKeys > 0 {
+		fmt.Fprintf(w, "  flow control   %d runs of keyed items audited (%d without a recorded end, left out); most claims of a key at once %d (audit), %d (sampled), limit %d; most begun within %v %d, rate %d plus burst %d\n",
+			f.FlowRuns, f.Unended, f.FlowPeak, r.SampledPeak, p.FlowLimit, p.RatePer, f.RatePeak, p.Rate, p.flowBurst())
+	}
 	fmt.Fprintf(w, "  history        %d crashes counted on items; attempts ended %s\n", f.Crashes, outcomes(f.History))
 	if len(r.Skewed) > 0 {
 		var n int64
@@ -64,7 +68,7 @@ func (r *Result) Print(w io.Writer) {
 		fmt.Fprintf(w, "  skewed work    %d units completed by the skewed slots\n", n)
 	}
 	if f.OK() {
-		fmt.Fprintln(w, "PASS: no item lost, none completed twice, every barrier fired once with every child seen, no claim held by a dead owner, crash and attempt counts add up")
+		fmt.Fprintln(w, "PASS: no item lost, none completed twice, every barrier fired once with every child seen, no claim held by a dead owner, crash and attempt counts add up, no key over its concurrency or rate limit")
 		return
 	}
 	fmt.Fprintf(w, "FAIL: %d violations (tables kept for inspection)\n", len(f.Violations))

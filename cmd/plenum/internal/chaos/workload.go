@@ -34,6 +34,7 @@ func (wl *workload) register(w *worker.Worker) {
 	worker.Handle(w, kindParent, wl.parent)
 	worker.Handle(w, kindChild, wl.child)
 	worker.Handle(w, kindJoin, wl.join)
+	worker.Handle(w, kindFlow, wl.flow)
 	w.HandleFunc(kindTick, wl.tick)
 }
 
@@ -170,10 +171,13 @@ func (wl *workload) tick(ctx context.Context, job *worker.Job[json.RawMessage]) 
 }
 
 // seed enqueues the first items of generation g of the plan: every
-// chain's first step and every fan-out's parent. Their keys make seeding
-// again a no-op.
+// chain's first step, every fan-out's parent and the keyed items, under
+// the plan's limits. Their keys make seeding again a no-op.
 func seed(ctx context.Context, s *core.Store, p Plan, g int) error {
-	var specs []core.ItemSpec
+	if err := setLimits(ctx, s, p); err != nil {
+		return err
+	}
+	specs := flowSpecs(p, g)
 	for c := g * p.Chains; c < (g+1)*p.Chains; c++ {
 		specs = append(specs, stepSpec(c, 0))
 	}

@@ -1,0 +1,147 @@
+package core
+
+import (
+	"strconv"
+	"strings"
+
+	"github.com/plenumdb/plenum/dialect"
+	"github.com/plenumdb/plenum/dialect/sqlkit"
+)
+
+// Flow control's statements (limits.go, lanes.go, laneclaim.go). See
+// statements.go for how templates are named and listed.
+
+// limitColumns are a limit's columns, on the queues table (a queue's
+// default) and the lanes table (a key's own), in limitValues' order.
+const limitColumns = "max_running, per_process, rate, rate_per, burst, weight"
+
+const (
+	qQueueSetLimit   = "UPDATE {queues} SET max_running = ?, per_process = ?, rate = ?, rate_per = ?, burst = ?, weight = ?, updated_at = {now} WHERE name = ?"
+	qQueueClearLimit = "UPDATE {queues} SET max_running = NULL, per_process = NULL, rate = NULL, rate_per = NULL, burst = NULL, weight = NULL, updated_at = {now} WHERE name = ?"
+	qQueueLimit      = "SELECT " + limitColumns + " FROM {queues} WHERE name = ?"
+	// qQueueFlow is what a claim of lanes reads of its queue first: the
+	// default limit, and whether the queue is paused.
+	qQueueFlow = "SELECT " + limitColumns + ", CASE WHEN paused = ? THEN 1 ELSE 0 END FROM {queues} WHERE name = ?"
+
+	qLaneSetLimit   = "UPDATE {lanes} SET max_running = ?, per_process = ?, rate = ?, rate_per = ?, burst = ?, weight = ?, updated_at = {now} WHERE queue = ? AND lane_key = ?"
+	qLaneClearLimit = "UPDATE {lanes} SET max_running = NULL, per_process = NULL, rate = NULL, rate_per = NULL, burst = NULL, weight = NULL, updated_at = {now} WHERE queue = ? AND lane_key = ?"
+	qLaneLimits     = "SELECT lane_key, " + limitColumns + " FROM {lanes} WHERE queue = ? AND weight IS NOT NULL ORDER BY lane_key"
+
+	// laneOpen is a lane's first row, for InsertIgnore: it has no work
+	// until an enqueue says so (qLanesReady).
+	laneOpen = "?, ?, ?, NULL, {now}"
+
+	// laneNextAt is the assignment that moves a lane's turn no later than
+	// {now+?}: an enqueue's or a revive's, which gave the lane work. It
+	// is written as an assignment that keeps an earlier turn, not as a
+	// condition on the rows it updates, so that it locks the lane
+	// whatever its turn: a claim holding the lane that has just found no
+	// work there would otherwise set it idle after this transaction
+	// looked, and the new work would wait for nothing.
+	laneNextAt = "next_at = CASE WHEN next_at IS NULL OR next_at > {now+?} THEN {now+?} ELSE next_at END"
+
+	// laneWakeOf wakes the lanes of the items that meet a condition on
+	// i (a revive, a signal): theirs is work the lane's turn may not
+	// know of.
+	laneWakeOf       = "UPDATE {lanes} SET " + laneNextAt + " WHERE EXISTS (SELECT 1 FROM {items} i WHERE i.queue = {lanes}.queue AND i.flow_key = {lanes}.lane_key AND "
+	qLaneWakeItem    = laneWakeOf + "i.id = ?)"
+	qLaneWakeBarrier = laneWakeOf + "i.barrier_id = ?)"
+
+	// laneClaimFilter is the claim's condition on lanes: the queue's
+	// lanes whose turn has come, with room under their concurrency
+	// limits (counted again once locked, in laneCounts; this only keeps
+	// full lanes from taking the places of others), for a registered
+	// owner. A lane's limit is its own when it has one (weight is set),
+	// else the queue's default, bound.
+	laneClaimFilter = "queue = ? AND next_at <= {now} AND EXISTS (SELECT 1 FROM {processes} p WHERE p.id = ?)" +
+		" AND (" + laneMaxRunning + " = 0 OR (SELECT COUNT(*) FROM {items} i WHERE i.queue = {lanes}.queue AND i.flow_key = {lanes}.lane_key AND i.state = 'claimed') < " + laneMaxRunning + ")" +
+		" AND (" + lanePerProcess + " = 0 OR (SELECT COUNT(*) FROM {items} i WHERE i.queue = {lanes}.queue AND i.flow_key = {lanes}.lane_key AND i.state = 'claimed' AND i.claimed_by = ?) < " + lanePerProcess + ")"
+	laneMaxRunning = "CASE WHEN {lanes}.weight IS NULL THEN ? ELSE {lanes}.max_running END"
+	lanePerProcess = "CASE WHEN {lanes}.weight IS NULL THEN ? ELSE {lanes}.per_process END"
+	// laneClaimSet marks the lanes a claim takes: served_at is read back
+	// as the database clock at the claim, and next_at sends the lane to
+	// the back of the line, the turn of most lanes a claim serves; the
+	// others are set apart afterwards (serveLanes).
+	laneClaimSet     = "served_at = {now}, next_at = {now}"
+	laneClaimOrderBy = "next_at, id"
+)
+
+// laneClaimColumns are what a claim of lanes returns of each, in
+// laneClaim's scan order.
+var laneClaimColumns = []string{"id", "lane_key", "served_at", "tat", "max_running", "per_process", "rate", "rate_per", "burst", "weight"}
+
+// laneOpenColumns are the columns a lane's first row is written with.
+var laneOpenColumns = []string{"id", "queue", "lane_key", "next_at", "updated_at"}
+
+// laneConflict is the unique key of the lanes table.
+var laneConflict = []string{"queue", "lane_key"}
+
+// laneOpenSQL is the insert-or-ignore of n lanes' first rows.
+func (s *Store) laneOpenSQL(n int) string {
+	return s.d.InsertIgnore(s.names.Lanes, laneOpenColumns, s.expand.Replace(laneOpen), n, laneConflict)
+}
+
+// qLanesReady gives n lanes of one queue work from {now+?} on.
+func qLanesReady(n int) string {
+	return "UPDATE {lanes} SET " + laneNextAt + " WHERE queue = ? AND lane_key IN (" + sqlkit.Placeholders(n) + ")"
+}
+
+// qLaneCounts counts the claimed items of n lanes of one queue, and
+// those the claiming owner holds.
+func qLaneCounts(n int) string {
+	return "SELECT flow_key, COUNT(*), SUM(CASE WHEN claimed_by = ? THEN 1 ELSE 0 END) FROM {items}" +
+		" WHERE queue = ? AND state = 'claimed' AND flow_key IN (" + sqlkit.Placeholders(n) + ") GROUP BY flow_key"
+}
+
+// qLaneFirst reads when the next available item of n lanes of one queue
+// becomes claimable: the turn of a lane that has run out of work now.
+func qLaneFirst(n int) string {
+	return "SELECT flow_key, MIN(available_at) FROM {items}" +
+		" WHERE queue = ? AND state = 'available' AND flow_key IN (" + sqlkit.Placeholders(n) + ") GROUP BY flow_key"
+}
+
+// laneTake is one lane's part of qLaneCandidates: its first f available
+// items, in claim order, along items_flow.
+func laneTake(d dialect.Dialect, f int) string {
+	return "SELECT id, flow_key, cost, priority, available_at FROM {items} WHERE queue = ? AND flow_key = ? AND state = 'available' AND available_at <= {now}" +
+		" ORDER BY priority, available_at, id" + d.Limit(f)
+}
+
+// qLaneCandidates reads the first f available items of each of m lanes
+// of one queue, in one statement.
+func qLaneCandidates(d dialect.Dialect, m, f int) string {
+	var b strings.Builder
+	for i := range m {
+		if i > 0 {
+			b.WriteString(" UNION ALL ")
+		}
+		b.WriteString("SELECT * FROM (")
+		b.WriteString(laneTake(d, f))
+		b.WriteString(") t")
+		b.WriteString(strconv.Itoa(i))
+	}
+	return b.String()
+}
+
+// qLanesServed sets the turn and the rate state of n lanes a claim took:
+// each lane's next_at is {now+?} (NULL for an idle lane, bound as a
+// NULL offset), its tat {now+?}, or unchanged where the offset is NULL.
+func qLanesServed(n int) string {
+	var b strings.Builder
+	b.WriteString("UPDATE {lanes} SET next_at = CASE id")
+	for range n {
+		b.WriteString(" WHEN ? THEN {now+?}")
+	}
+	b.WriteString(" END, tat = CASE id")
+	for range n {
+		b.WriteString(" WHEN ? THEN COALESCE({now+?}, tat)")
+	}
+	b.WriteString(" END WHERE id IN (")
+	b.WriteString(sqlkit.Placeholders(n))
+	b.WriteString(")")
+	return b.String()
+}
+
+// qLanesNext reads the earliest turn of queue's lanes still to come: when
+// a claim that found nothing may find some.
+const qLanesNext = "SELECT MIN(next_at) FROM {lanes} WHERE queue = ? AND next_at > {now}"

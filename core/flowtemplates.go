@@ -1,0 +1,82 @@
+package core
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/google/uuid"
+)
+
+// flowTemplates are the templates of flow control (flowstatements.go);
+// see templates.go.
+var flowTemplates = []entry{
+	fixed("limit.queue-set", qQueueSetLimit),
+	fixed("limit.queue-clear", qQueueClearLimit),
+	fixed("limit.queue-read", qQueueLimit),
+	fixed("limit.lane-set", qLaneSetLimit),
+	fixed("limit.lane-clear", qLaneClearLimit),
+	fixed("limit.lanes-read", qLaneLimits),
+	fixed("lanes.queue-flow", qQueueFlow),
+	fixed("lanes.wake-item", qLaneWakeItem),
+	fixed("lanes.wake-barrier", qLaneWakeBarrier),
+	fixed("lanes.next", qLanesNext),
+	{name: "enqueue.now-keyed", max: (*Store).keyedInsertRowsMax, render: func(s *Store, n int) []string { return []string{s.insertSQL(insertRowNowKeyed, n)} }},
+	{name: "enqueue.later-keyed", max: (*Store).keyedInsertRowsMax, render: func(s *Store, n int) []string { return []string{s.insertSQL(insertRowLaterKeyed, n)} }},
+	{name: "lanes.open", max: (*Store).laneOpenMax, render: func(s *Store, n int) []string { return []string{s.laneOpenSQL(n)} }},
+	sized("lanes.ready", func(s *Store) int { return s.inListMax(3) }, func(_ *Store, n int) string { return qLanesReady(n) }),
+	sized("lanes.counts", func(s *Store) int { return s.inListMax(2) }, func(_ *Store, n int) string { return qLaneCounts(n) }),
+	sized("lanes.first", func(s *Store) int { return s.inListMax(1) }, func(_ *Store, n int) string { return qLaneFirst(n) }),
+	sized("lanes.served", func(*Store) int { return maxClaimLanes }, func(_ *Store, n int) string { return qLanesServed(n) }),
+	{name: "lanes.claim", max: func(*Store) int { return maxClaimLanes }, render: (*Store).laneClaimStatements},
+	{name: "claim.chosen", max: (*Store).claimMax, render: func(s *Store, n int) []string { return s.chosenStatementsWith(n, 0) }},
+}
+
+// laneCandidateTemplates are the reads of the lanes' candidates, one
+// entry for each count of lanes (its kinds, the template's second count),
+// each sized by the items read of each.
+func laneCandidateTemplates() []entry {
+	out := make([]entry, 0, maxClaimLanes)
+	for m := 1; m <= maxClaimLanes; m++ {
+		out = append(out, entry{
+			name:   "lanes.candidates",
+			kinds:  m,
+			max:    limitMax,
+			render: func(s *Store, f int) []string { return []string{s.sql(qLaneCandidates(s.d, m, f))} },
+		})
+	}
+	return out
+}
+
+// chosenLimitTemplates are claim.chosen with attempt limits, as
+// claimLimitTemplates are the claim's.
+func chosenLimitTemplates() []entry {
+	out := make([]entry, 0, MaxClaimKinds)
+	for k := 1; k <= MaxClaimKinds; k++ {
+		out = append(out, entry{
+			name:   "claim.chosen.max-attempts",
+			kinds:  k,
+			max:    func(s *Store) int { return s.claimMaxWith(k) },
+			render: func(s *Store, n int) []string { return s.chosenStatementsWith(n, k) },
+		})
+	}
+	return out
+}
+
+// laneClaimStatements are the statements the dialect's Claim sends for a
+// claim of m lanes.
+func (s *Store) laneClaimStatements(m int) []string {
+	return s.claims(s.d, s.laneClaimSpec(ClaimParams{Queue: "q"}, Limit{}, m))
+}
+
+// chosenStatementsWith are the statements the dialect's Claim sends for
+// a claim of n chosen keyed items, with the attempt limits of kinds kinds.
+func (s *Store) chosenStatementsWith(n, kinds int) []string {
+	p := ClaimParams{Queue: "q", Owner: uuid.Nil, Limit: n, Lease: time.Minute}
+	if kinds > 0 {
+		p.MaxAttempts = make(map[string]int, kinds)
+		for k := range kinds {
+			p.MaxAttempts[fmt.Sprint("kind", k)] = 1
+		}
+	}
+	return s.claims(s.d, s.chosenSpec(p, uuid.Nil, make([]uuid.UUID, n)))
+}

@@ -1,0 +1,569 @@
+package core
+
+import (
+	"bytes"
+	"context"
+	"database/sql"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/plenumdb/plenum/dialect"
+	"github.com/plenumdb/plenum/dialect/sqlkit"
+)
+
+// The claim of keyed items, lane by lane, in the claim's transaction:
+//
+//  1. read the queue's default limit (and whether it is paused);
+//  2. take up to m lanes whose turn has come, with room under their
+//     concurrency limits, in turn order, with the dialect's claim (rows
+//     held by another claim are passed over): from here to the commit
+//     no other claim takes these lanes;
+//  3. count the lanes' claimed items, now that no other claim can add
+//     to them, and work out what each lane may give: room under its
+//     limits, what its rate allows, and its share of the claim;
+//  4. read each lane's first available items, one statement for all;
+//  5. share the claim between the lanes by weight, one round at a time,
+//     and claim the items chosen with the dialect's claim;
+//  6. give each lane its next turn and its rate state.
+//
+// A lane's limit holds because every claim of its items runs 3 to 6
+// under the lane's row lock: the count in 3 sees every claim committed
+// before the lock was granted, and no claim commits in between. Nothing
+// frees a slot: a slot is a claimed item of the lane, and whatever ends
+// a claim ends the item's counting in the same change of its state.
+
+// laneFetchFactor bounds the items one lane offers a claim beyond its
+// share, so that a claim can fill places a lane with less work leaves:
+// twice the share. maxClaimLanes bounds the lanes one claim takes (the
+// parts of one UNION: SQLite takes at most 500).
+const (
+	laneFetchFactor = 2
+	maxClaimLanes   = 100
+)
+
+// laneRow is a lane a claim took (laneClaimColumns).
+type laneRow struct {
+	id      uuid.UUID
+	key     string
+	turn    time.Time // next_at when taken: the lane's place in line
+	now     int64     // the database clock at the claim, in µs
+	tat     int64     // the rate's theoretical arrival time, µs; 0 for none
+	limit   Limit     // the limit that applies
+	running int       // claimed items, counted under the lock
+	mine    int       // of which the claiming owner holds
+	room    int       // items it may give: under its limits and its share
+	units   int       // claims its rate allows now (room when no rate)
+	items   []laneItem
+	taken   int       // items given to this claim
+	spent   int       // rate units those use
+	nextAt  time.Time // when its rate allows its next claim, if later than now
+}
+
+// laneItem is an available item a lane offers (qLaneCandidates).
+type laneItem struct {
+	id       uuid.UUID
+	cost     int
+	priority int
+	avail    time.Time
+}
+
+// claimLanes claims up to n keyed items of p.Queue for p.Owner under
+// token, in q.
+func (s *Store) claimLanes(ctx context.Context, q dialect.Querier, p ClaimParams, token uuid.UUID, n int) ([]Claim, error) {
+	def, paused, err := s.queueFlow(ctx, q, p.Queue)
+	if err != nil || paused {
+		return nil, err
+	}
+	lanes, err := s.takeLanes(ctx, q, p, def, n)
+	if err != nil || len(lanes) == 0 {
+		return nil, err
+	}
+	s.lanesSeen.Store(p.Queue, true)
+	if err := s.countLanes(ctx, q, p, lanes); err != nil {
+		return nil, err
+	}
+	offer := shareLanes(lanes, n)
+	if err := s.laneCandidates(ctx, q, p.Queue, lanes, offer); err != nil {
+		return nil, err
+	}
+	ids := fillFromLanes(lanes, n)
+	var out []Claim
+	if len(ids) > 0 {
+		out, err = s.claimChosen(ctx, q, p, token, ids)
+		if err != nil {
+			return nil, err
+		}
+	}
+	if err := s.serveLanes(ctx, q, p.Queue, lanes, out); err != nil {
+		return nil, err
+	}
+	if p.Held != nil {
+		tellHeld(p, lanes, out)
+	}
+	return out, nil
+}
+
+// tellHeld tells p.Held of the lanes the claim left work of because of
+// their limits: work it read and did not take while it had places left,
+// or a lane that reached its concurrency limit.
+func tellHeld(p ClaimParams, lanes []*laneRow, claimed []Claim) {
+	got := map[string]int{}
+	for _, c := range claimed {
+		got[c.FlowKey]++
+	}
+	for _, l := range lanes {
+		h := Held{Queue: p.Queue, Key: l.key}
+		left := len(l.items) > got[l.key]
+		switch {
+		case l.limit.Concurrency > 0 && l.running+got[l.key] >= l.limit.Concurrency:
+			h.Reason = HeldConcurrency
+		case l.limit.PerProcess > 0 && l.mine+got[l.key] >= l.limit.PerProcess:
+			h.Reason = HeldPerProcess
+		case l.limit.Rate > 0 && (left || l.units == 0) && !l.nextAt.IsZero():
+			h.Reason, h.Until = HeldRate, l.nextAt
+		default:
+			continue
+		}
+		p.Held(h)
+	}
+}
+
+// queueFlow reads queue's default limit and whether it is paused.
+func (s *Store) queueFlow(ctx context.Context, q dialect.Querier, queue string) (Limit, bool, error) {
+	var v limitValues
+	var paused int
+	err := q.QueryRowContext(ctx, s.sql(qQueueFlow), s.d.Bool(true), queue).Scan(append(v.dest(), &paused)...)
+	if sqlkit.IsNoRows(err) {
+		return Limit{Queue: queue}, false, nil
+	}
+	if err != nil {
+		return Limit{}, false, err
+	}
+	return v.limit(Limit{Queue: queue}), paused == 1, nil
+}
+
+// lanesFor is how many lanes a claim of n items takes: enough for n at
+// the default concurrency limit, when there is one, else n spread over
+// eight lanes at least, and never more than n.
+func lanesFor(def Limit, n int) int {
+	per := max(1, n/8)
+	if def.Concurrency > 0 {
+		per = def.Concurrency
+	}
+	if def.PerProcess > 0 {
+		per = min(per, def.PerProcess)
+	}
+	return max(1, min(n, maxClaimLanes, (n+per-1)/per))
+}
+
+// takeLanes takes, with the dialect's claim, the lanes of p.Queue whose
+// turn has come and that have room, in turn order.
+func (s *Store) takeLanes(ctx context.Context, q dialect.Querier, p ClaimParams, def Limit, n int) ([]*laneRow, error) {
+	rows, err := s.d.Claim(ctx, q, s.laneClaimSpec(p, def, lanesFor(def, n)))
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []*laneRow
+	for rows.Next() {
+		l := &laneRow{}
+		var served, tat timeValue
+		served.d, tat.d = s.d, s.d
+		var v limitValues
+		if err := rows.Scan(append([]any{&l.id, &l.key, &served, &tat}, v.dest()...)...); err != nil {
+			return nil, err
+		}
+		l.now = served.t.UnixMicro()
+		if !tat.t.IsZero() {
+			l.tat = tat.t.UnixMicro()
+		}
+		l.limit = def
+		if v.weight.Valid {
+			l.limit = v.limit(Limit{Queue: p.Queue, Key: l.key})
+		}
+		out = append(out, l)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	// The claim took them in turn order; within it, they give in the
+	// order of their ids (rows come back in no promised order).
+	slices.SortFunc(out, func(a, b *laneRow) int { return bytes.Compare(a.id[:], b.id[:]) })
+	return out, nil
+}
+
+// laneClaimSpec is the claim of up to m lanes of p.Queue under the
+// queue's default limit def.
+func (s *Store) laneClaimSpec(p ClaimParams, def Limit, m int) dialect.ClaimSpec {
+	return dialect.ClaimSpec{
+		Table:      s.names.Lanes,
+		Key:        "id",
+		Filter:     s.expand.Replace(laneClaimFilter),
+		FilterArgs: []any{p.Queue, s.d.UUID(p.Owner), def.Concurrency, def.Concurrency, def.PerProcess, s.d.UUID(p.Owner), def.PerProcess},
+		OrderBy:    laneClaimOrderBy,
+		Limit:      m,
+		Set:        s.expand.Replace(laneClaimSet),
+		Returning:  laneClaimColumns,
+	}
+}
+
+// countLanes counts the claimed items of the lanes that have a
+// concurrency limit, under the locks takeLanes took.
+func (s *Store) countLanes(ctx context.Context, q dialect.Querier, p ClaimParams, lanes []*laneRow) error {
+	byKey := map[string]*laneRow{}
+	var keys []string
+	for _, l := range lanes {
+		if l.limit.Concurrency > 0 || l.limit.PerProcess > 0 {
+			byKey[l.key] = l
+			keys = append(keys, l.key)
+		}
+	}
+	for _, chunk := range chunks(keys, s.inListMax(2)) {
+		args := make([]any, 0, len(chunk)+2)
+		args = append(args, s.d.UUID(p.Owner), p.Queue)
+		for _, k := range chunk {
+			args = append(args, k)
+		}
+		rows, err := q.QueryContext(ctx, s.sql(qLaneCounts(len(chunk))), args...)
+		if err != nil {
+			return err
+		}
+		for rows.Next() {
+			var key string
+			var running, mine sql.NullInt64
+			if err := rows.Scan(&key, &running, &mine); err != nil {
+				rows.Close()
+				return err
+			}
+			if l := byKey[key]; l != nil {
+				l.running, l.mine = int(running.Int64), int(mine.Int64)
+			}
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// shareLanes works out, for each lane, the items it may give (room) and
+// the rate units it may use, and returns how many items to read of each:
+// at most its room, and at most laneFetchFactor times its share of n by
+// weight.
+func shareLanes(lanes []*laneRow, n int) []int {
+	total := 0
+	for _, l := range lanes {
+		total += l.limit.weight()
+	}
+	offer := make([]int, len(lanes))
+	for i, l := range lanes {
+		room := n
+		if c := l.limit.Concurrency; c > 0 {
+			room = min(room, c-l.running)
+		}
+		if c := l.limit.PerProcess; c > 0 {
+			room = min(room, c-l.mine)
+		}
+		l.units = room
+		if l.limit.Rate > 0 {
+			l.units = l.limit.rateAllows(l.now, l.tat)
+			if l.units == 0 {
+				room = 0
+			} else {
+				room = min(room, l.units)
+			}
+		}
+		l.room = max(0, room)
+		share := (laneFetchFactor*n*l.limit.weight() + total - 1) / total
+		offer[i] = min(l.room, max(1, share))
+		if l.limit.Rate > 0 && offer[i] == l.room {
+			// One more than the rate allows, to tell whether it holds
+			// work back (Held); never claimed (canGive stops at room).
+			offer[i]++
+		}
+	}
+	return offer
+}
+
+// laneCandidates reads the items the lanes offer: offer[i] of lanes[i],
+// in claim order.
+func (s *Store) laneCandidates(ctx context.Context, q dialect.Querier, queue string, lanes []*laneRow, offer []int) error {
+	// One statement reads the same number of each lane, the most any
+	// offers, so that its text depends on two counts only; each lane
+	// keeps its own offer of what comes back.
+	f := 0
+	var args []any
+	byKey := map[string]*laneRow{}
+	want := map[string]int{}
+	for i, l := range lanes {
+		if offer[i] == 0 {
+			continue
+		}
+		f = max(f, offer[i])
+		args = append(args, queue, l.key)
+		byKey[l.key], want[l.key] = l, offer[i]
+	}
+	if f == 0 {
+		return nil
+	}
+	rows, err := q.QueryContext(ctx, s.sql(qLaneCandidates(s.d, len(byKey), f)), args...)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var it laneItem
+		var key string
+		var cost sql.NullInt64
+		avail := timeValue{d: s.d}
+		if err := rows.Scan(&it.id, &key, &cost, &it.priority, &avail); err != nil {
+			return err
+		}
+		it.cost, it.avail = max(1, int(cost.Int64)), avail.t
+		if l := byKey[key]; l != nil {
+			l.items = append(l.items, it)
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return err
+	}
+	for _, l := range lanes {
+		slices.SortFunc(l.items, func(a, b laneItem) int {
+			if a.priority != b.priority {
+				return a.priority - b.priority
+			}
+			if c := a.avail.Compare(b.avail); c != 0 {
+				return c
+			}
+			return strings.Compare(a.id.String(), b.id.String())
+		})
+		l.items = l.items[:min(len(l.items), want[l.key])]
+	}
+	return nil
+}
+
+// fillFromLanes shares n places between the lanes, in rounds: each round
+// every lane, in turn order, gives up to its weight in items, each in its
+// own claim order, while it has room and rate units for the next. It
+// returns the ids chosen.
+func fillFromLanes(lanes []*laneRow, n int) []uuid.UUID {
+	var ids []uuid.UUID
+	for len(ids) < n {
+		gave := false
+		for _, l := range lanes {
+			for k := 0; k < l.limit.weight() && len(ids) < n && l.canGive(); k++ {
+				it := l.items[l.taken]
+				l.taken++
+				l.spent += it.cost
+				ids = append(ids, it.id)
+				gave = true
+			}
+		}
+		if !gave {
+			break
+		}
+	}
+	return ids
+}
+
+// canGive reports whether l may give its next item: it has one, room for
+// it, and the rate units it costs. An item that costs more than the
+// burst goes when the lane's bucket is full and it is the lane's first.
+func (l *laneRow) canGive() bool {
+	if l.taken >= len(l.items) || l.taken >= l.room {
+		return false
+	}
+	if l.limit.Rate == 0 {
+		return true
+	}
+	cost := l.items[l.taken].cost
+	return l.spent+cost <= l.units || (l.taken == 0 && l.units >= l.limit.burst())
+}
+
+// claimChosen claims the chosen items, with the dialect's claim (an item
+// another transaction holds, a cancel say, is passed over).
+func (s *Store) claimChosen(ctx context.Context, q dialect.Querier, p ClaimParams, token uuid.UUID, ids []uuid.UUID) ([]Claim, error) {
+	rows, err := s.d.Claim(ctx, q, s.chosenSpec(p, token, ids))
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	out := make([]Claim, 0, len(ids))
+	scan := newClaimScanner(s.d, p.Queue, p.Owner, token)
+	for rows.Next() {
+		c, err := scan.scan(rows)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, c)
+	}
+	return out, rows.Err()
+}
+
+// chosenSpec is the claim of the items ids for p under token: the
+// queue's claim, on the items chosen instead of the queue's first.
+func (s *Store) chosenSpec(p ClaimParams, token uuid.UUID, ids []uuid.UUID) dialect.ClaimSpec {
+	spec := s.claimSpec(p, token, len(ids))
+	spec.Filter = "state = 'available' AND " + s.idsIn(len(ids))
+	spec.FilterArgs = s.idArgs(ids)
+	spec.Seek = nil
+	return spec
+}
+
+// serveLanes gives each lane a claim took its next turn and rate state:
+//
+//   - a lane whose rate is spent: when its next claim's units come back;
+//   - a lane with claimed items, or with room it did not use: now, at
+//     the back of the line (its items come back to it without a claim
+//     of it when their claims end);
+//   - a lane with nothing claimed and nothing available now: the time
+//     of its first available item, or none (NULL) when it has none.
+func (s *Store) serveLanes(ctx context.Context, q dialect.Querier, queue string, lanes []*laneRow, claimed []Claim) error {
+	got := map[string]int{}
+	spent := map[string]int{}
+	for _, c := range claimed {
+		got[c.FlowKey]++
+		spent[c.FlowKey] += max(1, c.Cost)
+	}
+	type served struct {
+		next, tat any // offsets from now in µs, or nil
+	}
+	plan := make([]served, len(lanes))
+	var idle []string
+	for i, l := range lanes {
+		var tatOffset any
+		next := int64(0)
+		if l.limit.Rate > 0 {
+			cell := l.limit.cellTime()
+			tat := max(l.tat, l.now) + int64(spent[l.key])*cell
+			if spent[l.key] > 0 {
+				tatOffset = tat - l.now
+			}
+			// The next claim's unit comes back when tat is within the
+			// burst's tolerance again.
+			next = max(0, tat-int64(l.limit.burst())*cell+cell-l.now)
+		}
+		if got[l.key] == 0 && len(l.items) > 0 && next == 0 {
+			// Passed over because the claim was full, or its items were
+			// held: ahead of the lanes this claim served.
+			next = -1
+		}
+		plan[i] = served{next: next, tat: tatOffset}
+		if l.limit.Rate > 0 && next > 0 {
+			l.nextAt = time.UnixMicro(l.now + next).UTC()
+		}
+		if got[l.key] == 0 && l.running == 0 && l.room > 0 && len(l.items) == 0 {
+			idle = append(idle, l.key)
+		}
+	}
+	if len(idle) > 0 {
+		first, err := s.laneFirst(ctx, q, queue, idle)
+		if err != nil {
+			return err
+		}
+		claimedNow, err := s.laneClaimed(ctx, q, queue, idle)
+		if err != nil {
+			return err
+		}
+		for i, l := range lanes {
+			if !slices.Contains(idle, l.key) || claimedNow[l.key] {
+				continue
+			}
+			at, ok := first[l.key]
+			if !ok {
+				plan[i].next = nil
+				continue
+			}
+			plan[i].next = max(plan[i].next.(int64), at.UnixMicro()-l.now)
+		}
+	}
+	// The lanes claim sent every lane it took to the back of the line:
+	// only those whose turn or rate state is otherwise are written again.
+	var apart []int
+	for i := range lanes {
+		if plan[i].next != int64(0) || plan[i].tat != nil {
+			apart = append(apart, i)
+		}
+	}
+	if len(apart) == 0 {
+		return nil
+	}
+	args := make([]any, 0, 5*len(apart))
+	for _, i := range apart {
+		args = append(args, s.d.UUID(lanes[i].id), plan[i].next)
+	}
+	for _, i := range apart {
+		args = append(args, s.d.UUID(lanes[i].id), plan[i].tat)
+	}
+	for _, i := range apart {
+		args = append(args, s.d.UUID(lanes[i].id))
+	}
+	_, err := q.ExecContext(ctx, s.sql(qLanesServed(len(apart))), args...)
+	return err
+}
+
+// laneFirst reads when the first available item of each of keys' lanes
+// becomes claimable; a lane with none is missing from the map.
+func (s *Store) laneFirst(ctx context.Context, q dialect.Querier, queue string, keys []string) (map[string]time.Time, error) {
+	out := map[string]time.Time{}
+	for _, chunk := range chunks(keys, s.inListMax(1)) {
+		args := make([]any, 0, len(chunk)+1)
+		args = append(args, queue)
+		for _, k := range chunk {
+			args = append(args, k)
+		}
+		rows, err := q.QueryContext(ctx, s.sql(qLaneFirst(len(chunk))), args...)
+		if err != nil {
+			return nil, err
+		}
+		for rows.Next() {
+			var key string
+			at := timeValue{d: s.d}
+			if err := rows.Scan(&key, &at); err != nil {
+				rows.Close()
+				return nil, err
+			}
+			if !at.t.IsZero() {
+				out[key] = at.t
+			}
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+// laneClaimed reports which of keys' lanes have claimed items.
+func (s *Store) laneClaimed(ctx context.Context, q dialect.Querier, queue string, keys []string) (map[string]bool, error) {
+	out := map[string]bool{}
+	for _, chunk := range chunks(keys, s.inListMax(2)) {
+		args := make([]any, 0, len(chunk)+2)
+		args = append(args, s.d.UUID(uuid.Nil), queue)
+		for _, k := range chunk {
+			args = append(args, k)
+		}
+		rows, err := q.QueryContext(ctx, s.sql(qLaneCounts(len(chunk))), args...)
+		if err != nil {
+			return nil, err
+		}
+		for rows.Next() {
+			var key string
+			var running, mine sql.NullInt64
+			if err := rows.Scan(&key, &running, &mine); err != nil {
+				rows.Close()
+				return nil, err
+			}
+			out[key] = running.Int64 > 0
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}

@@ -1,0 +1,58 @@
+package storeworkload
+
+import (
+	"context"
+	"database/sql"
+	"testing"
+	"time"
+
+	"github.com/plenumdb/plenum/core"
+	"github.com/plenumdb/plenum/dialect"
+)
+
+// workloadFlow reaches flow control's statements: limits set, read and
+// deleted, keyed items enqueued (at once and delayed) and claimed lane by
+// lane under concurrency and rate limits, with and without kind limits, a
+// lane that runs out of work, a keyed item revived, and the wait for a
+// lane's next turn.
+func workloadFlow(t *testing.T, db *sql.DB, d dialect.Dialect) {
+	ctx := context.Background()
+	must := fatal(t)
+	s := open(t, db, d, core.Options{})
+	owner, err := s.RegisterOwner(ctx, core.RegisterOwnerParams{})
+	must(err)
+
+	must(s.SetLimit(ctx, core.Limit{Queue: "f", Concurrency: 2, PerProcess: 2}))
+	must(s.SetLimit(ctx, core.Limit{Queue: "f", Key: "k2", Rate: 10, Per: time.Second, Burst: 2}))
+	if ls, err := s.Limits(ctx, "f"); err != nil || len(ls) != 2 {
+		t.Fatalf("Limits = %v, %v; want the default and k2's", ls, err)
+	}
+	_, err = s.Enqueue(ctx,
+		core.ItemSpec{Queue: "f", FlowKey: "k1"}, core.ItemSpec{Queue: "f", FlowKey: "k1"}, core.ItemSpec{Queue: "f", FlowKey: "k1"},
+		core.ItemSpec{Queue: "f", FlowKey: "k2", Cost: 1}, core.ItemSpec{Queue: "f", FlowKey: "k3", Delay: time.Hour},
+		core.ItemSpec{Queue: "f"})
+	must(err)
+	cs, err := s.Claim(ctx, core.ClaimParams{Queue: "f", Owner: owner, Limit: 10, Lease: time.Minute})
+	must(err)
+	if len(cs) != 4 {
+		t.Fatalf("claimed %d of the flow queue, want 4 (two of k1, k2's, the unkeyed)", len(cs))
+	}
+	for _, c := range cs {
+		must(s.Complete(ctx, c, nil))
+	}
+	cs, err = s.Claim(ctx, core.ClaimParams{Queue: "f", Owner: owner, Limit: 10, Lease: time.Minute, MaxAttempts: map[string]int{"x": 1}})
+	must(err)
+	if len(cs) != 1 {
+		t.Fatalf("claimed %d with kind limits, want k1's last", len(cs))
+	}
+	dead, err := s.Fail(ctx, cs[0], core.FailParams{Error: "e", Discard: true})
+	must(err)
+	if !dead {
+		t.Fatal("a final failure left the item alive")
+	}
+	must(s.Revive(ctx, cs[0].ID))
+	_, err = s.NextClaimAt(ctx, "f")
+	must(err)
+	must(s.DeleteLimit(ctx, "f", "k2"))
+	must(s.DeleteLimit(ctx, "f", ""))
+}

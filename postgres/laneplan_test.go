@@ -1,0 +1,105 @@
+package postgres_test
+
+import (
+	"fmt"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/plenumdb/plenum/core"
+	"github.com/plenumdb/plenum/internal/catalog"
+	"github.com/plenumdb/plenum/migrations"
+	"github.com/plenumdb/plenum/postgres"
+)
+
+// laneCandidatesSQL is the core's read of the first f available items of
+// each of m lanes (the lanes claim's "lanes.candidates"), as the store
+// under prefix sends it, from the statement catalog.
+func laneCandidatesSQL(t *testing.T, prefix string, m, f int) string {
+	t.Helper()
+	c, err := catalog.New(postgres.Dialect(), core.Options{Prefix: prefix})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sts, err := c.Statements(f, m) // m lanes: the template's second count (Kinds)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, st := range sts {
+		if st.Name == "lanes.candidates" && st.Size == f && st.Kinds == m {
+			return st.SQL
+		}
+	}
+	t.Fatalf("no lanes.candidates of %d lanes at size %d in the catalog", m, f)
+	return ""
+}
+
+var actualRows = regexp.MustCompile(`actual rows=(\d+) loops=(\d+)`)
+
+// TestLaneCandidatesPlan_FlatInKeys has the server run the lanes claim's
+// read of 10 lanes' first 3 items each, in a queue of 10,000 keys of 4
+// items and in one of 10 keys of 4,000: in both, each lane is read along
+// items_flow (queue, flow_key, priority, available_at, id WHERE state =
+// 'available' AND flow_key IS NOT NULL) in order, stopping after its 3
+// rows, with no sort and no scan of the table; what it reads does not
+// grow with the keys of the queue or the items of a key.
+func TestLaneCandidatesPlan_FlatInKeys(t *testing.T) {
+	db, prefix := explainTables(t)
+	ctx := t.Context()
+	names := migrations.NamesFor(prefix)
+	const m, f = 10, 3
+	for _, q := range []struct {
+		name       string
+		keys, each int
+	}{{"many", 10000, 4}, {"few", 10, 4000}} {
+		if _, err := db.ExecContext(ctx, `INSERT INTO `+names.Items+` (id, queue, kind, priority, state, available_at, attempt, max_attempts, crash_count, created_at, flow_key)
+			SELECT gen_random_uuid(), $1, 'k', g % 3, CASE WHEN (g / $2) % 5 = 0 THEN 'completed' ELSE 'available' END,
+				clock_timestamp() - (g % 100) * INTERVAL '1 second', 0, 20, 0, clock_timestamp(), 'k' || (g % $2)
+			FROM generate_series(1, $3::int) AS g`, q.name, q.keys, q.keys*q.each*5/4); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := db.ExecContext(ctx, "ANALYZE "+names.Items); err != nil {
+		t.Fatal(err)
+	}
+	query := laneCandidatesSQL(t, prefix, m, f)
+	index := prefix + "items_flow"
+	for _, queue := range []string{"many", "few"} {
+		var args []any
+		for k := range m {
+			args = append(args, queue, fmt.Sprint("k", k))
+		}
+		rows, err := db.QueryContext(ctx, "EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF) "+query, args...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		plan := planText(t, rows)
+		t.Logf("the read of %d lanes' first %d items in queue %s:\n%s", m, f, queue, plan)
+		scans, read := 0, 0
+		for _, line := range strings.Split(plan, "\n") {
+			if !strings.Contains(line, "Index Scan using "+index+" on "+names.Items) {
+				continue
+			}
+			scans++
+			got := actualRows.FindStringSubmatch(line)
+			if got == nil {
+				t.Fatalf("no actual rows on %q", line)
+			}
+			n, _ := strconv.Atoi(got[1])
+			loops, _ := strconv.Atoi(got[2])
+			if n*loops > f {
+				t.Errorf("queue %s: a lane's scan read %d rows for a limit of %d: %s", queue, n*loops, f, line)
+			}
+			read += n * loops
+		}
+		if scans != m || read != m*f {
+			t.Errorf("queue %s: %d scans of %s reading %d rows, want %d reading %d:\n%s", queue, scans, index, read, m, m*f, plan)
+		}
+		for _, bad := range []string{"Seq Scan", "Sort", "Bitmap Heap Scan"} {
+			if strings.Contains(plan, bad) {
+				t.Errorf("queue %s: the plan has %q:\n%s", queue, bad, plan)
+			}
+		}
+	}
+}

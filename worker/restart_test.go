@@ -59,8 +59,9 @@ func survivesRestarts(t *testing.T, srv *privatedb.Server, d dialect.Dialect, op
 	// A claim whose commit the restart cut off may be held by this live
 	// worker without its knowing until the lease runs out (a timeout, an
 	// attempt used, MaxAttempts 100): well inside the test's wait, which
-	// a lease of a minute was not.
-	cfg.DefaultKind.Timeout = 15 * time.Second
+	// a lease of a minute was not, and above StaleAfter plus a heartbeat,
+	// as the worker requires.
+	cfg.DefaultKind.Timeout = 25 * time.Second
 	// An attempt that failed in a restart runs again at the next poll.
 	cfg.DefaultKind.Backoff = func(int) time.Duration { return 0 }
 	cfg.Logger = slog.New(slog.NewTextHandler(tlog{t}, &slog.HandlerOptions{Level: slog.LevelWarn}))

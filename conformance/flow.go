@@ -44,7 +44,7 @@ func flowKeys(n int) []string {
 // does not starve anything.
 func testFlowConcurrencyLimit(e *env) {
 	const queue, limit = "flow", 3
-	claimers, keys, pause := 64, flowKeys(e.scaled(200, 20)), time.Duration(0)
+	claimers, keys, pause := 64, flowKeys(e.scaled(100, 20)), time.Duration(0)
 	if e.caps.RetryAttempts > 0 {
 		// Serializable transactions (the cockroach dialect, and its
 		// stand-in on PostgreSQL, whose SSI aborts far more and runs out
@@ -54,7 +54,7 @@ func testFlowConcurrencyLimit(e *env) {
 		// every lane.
 		claimers, keys, pause = 8, flowKeys(e.scaled(50, 20)), 10*time.Millisecond
 	}
-	perKey := e.scaled(6, 4)
+	perKey := 5 // more than the limit, so that claims meet full lanes
 	if err := e.s.SetLimit(e.ctx, core.Limit{Queue: queue, Concurrency: limit}); err != nil {
 		e.t.Fatalf("SetLimit: %v", err)
 	}
@@ -291,7 +291,7 @@ func testFlowRateLimit(e *env) {
 // batch) + 1 claims.
 func testFlowFairShares(e *env) {
 	const queue, batch, small = "flow-fair", 20, 100
-	big := e.scaled(2000, 400)
+	big := e.scaled(1000, 400)
 	if err := e.s.SetLimit(e.ctx, core.Limit{Queue: queue}); err != nil {
 		e.t.Fatalf("SetLimit: %v", err)
 	}

@@ -460,11 +460,18 @@ func (s *Store) serveLanes(ctx context.Context, q dialect.Querier, queue string,
 		}
 	}
 	if len(idle) > 0 {
-		first, err := s.laneFirst(ctx, q, queue, idle)
+		// Claimed items first, then the first available one, each read
+		// in a statement of its own: a lane seen with no claimed item
+		// gets none before this transaction ends (its claims need its
+		// lock), so that no claim can come back to it unseen between the
+		// two reads; read the other way round, a claim that failed back
+		// to the lane in between was seen in neither, and the lane was
+		// set idle with work in it.
+		claimedNow, err := s.laneClaimed(ctx, q, queue, idle)
 		if err != nil {
 			return err
 		}
-		claimedNow, err := s.laneClaimed(ctx, q, queue, idle)
+		first, err := s.laneFirst(ctx, q, queue, idle)
 		if err != nil {
 			return err
 		}

@@ -220,33 +220,45 @@ func (s *Store) countLanes(ctx context.Context, q dialect.Querier, p ClaimParams
 			keys = append(keys, l.key)
 		}
 	}
+	counts, err := s.laneCounts(ctx, q, p.Queue, p.Owner, keys)
+	for key, c := range counts {
+		byKey[key].running, byKey[key].mine = c.running, c.mine
+	}
+	return err
+}
+
+// laneCount is a lane's claimed items, and those one owner holds.
+type laneCount struct{ running, mine int }
+
+// laneCounts counts the claimed items of keys' lanes of queue, and those
+// owner holds; a lane with none is missing from the map.
+func (s *Store) laneCounts(ctx context.Context, q dialect.Querier, queue string, owner uuid.UUID, keys []string) (map[string]laneCount, error) {
+	out := map[string]laneCount{}
 	for _, chunk := range chunks(keys, s.inListMax(2)) {
 		args := make([]any, 0, len(chunk)+2)
-		args = append(args, s.d.UUID(p.Owner), p.Queue)
+		args = append(args, s.d.UUID(owner), queue)
 		for _, k := range chunk {
 			args = append(args, k)
 		}
 		rows, err := q.QueryContext(ctx, s.sql(qLaneCounts(len(chunk))), args...)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		for rows.Next() {
 			var key string
 			var running, mine sql.NullInt64
 			if err := rows.Scan(&key, &running, &mine); err != nil {
 				rows.Close()
-				return err
+				return nil, err
 			}
-			if l := byKey[key]; l != nil {
-				l.running, l.mine = int(running.Int64), int(mine.Int64)
-			}
+			out[key] = laneCount{int(running.Int64), int(mine.Int64)}
 		}
 		rows.Close()
 		if err := rows.Err(); err != nil {
-			return err
+			return nil, err
 		}
 	}
-	return nil
+	return out, nil
 }
 
 // shareLanes works out, for each lane, the items it may give (room) and
@@ -467,7 +479,7 @@ func (s *Store) serveLanes(ctx context.Context, q dialect.Querier, queue string,
 		// two reads; read the other way round, a claim that failed back
 		// to the lane in between was seen in neither, and the lane was
 		// set idle with work in it.
-		claimedNow, err := s.laneClaimed(ctx, q, queue, idle)
+		claimedNow, err := s.laneCounts(ctx, q, queue, uuid.Nil, idle)
 		if err != nil {
 			return err
 		}
@@ -476,7 +488,7 @@ func (s *Store) serveLanes(ctx context.Context, q dialect.Querier, queue string,
 			return err
 		}
 		for i, l := range lanes {
-			if !slices.Contains(idle, l.key) || claimedNow[l.key] {
+			if !slices.Contains(idle, l.key) || claimedNow[l.key].running > 0 {
 				continue
 			}
 			at, ok := first[l.key]
@@ -536,36 +548,6 @@ func (s *Store) laneFirst(ctx context.Context, q dialect.Querier, queue string, 
 			if !at.t.IsZero() {
 				out[key] = at.t
 			}
-		}
-		rows.Close()
-		if err := rows.Err(); err != nil {
-			return nil, err
-		}
-	}
-	return out, nil
-}
-
-// laneClaimed reports which of keys' lanes have claimed items.
-func (s *Store) laneClaimed(ctx context.Context, q dialect.Querier, queue string, keys []string) (map[string]bool, error) {
-	out := map[string]bool{}
-	for _, chunk := range chunks(keys, s.inListMax(2)) {
-		args := make([]any, 0, len(chunk)+2)
-		args = append(args, s.d.UUID(uuid.Nil), queue)
-		for _, k := range chunk {
-			args = append(args, k)
-		}
-		rows, err := q.QueryContext(ctx, s.sql(qLaneCounts(len(chunk))), args...)
-		if err != nil {
-			return nil, err
-		}
-		for rows.Next() {
-			var key string
-			var running, mine sql.NullInt64
-			if err := rows.Scan(&key, &running, &mine); err != nil {
-				rows.Close()
-				return nil, err
-			}
-			out[key] = running.Int64 > 0
 		}
 		rows.Close()
 		if err := rows.Err(); err != nil {

@@ -102,9 +102,6 @@ func (l Limit) String() string {
 	return strings.Join(parts, ", ")
 }
 
-// limited reports whether l limits anything besides its weight.
-func (l Limit) limited() bool { return l.Concurrency > 0 || l.PerProcess > 0 || l.Rate > 0 }
-
 // weight is l's weight, 1 when unset.
 func (l Limit) weight() int { return max(1, l.Weight) }
 

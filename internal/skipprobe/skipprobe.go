@@ -38,7 +38,12 @@ const Wait = 10 * time.Second
 
 // attempts bounds the runs of the probe when a database error is
 // transient (a connection lost, a serialization failure).
-const attempts = 3
+const attempts = 5
+
+// pause is the longest wait before a run after a transient error, drawn
+// afresh each time: probes of several processes that failed together on
+// a serializable database would fail together again if each ran at once.
+const pause = 250 * time.Millisecond
 
 // ahead is how far in the future the probe's rows become available:
 // never, for any claim that compares available_at with the clock.
@@ -149,6 +154,11 @@ func Run(ctx context.Context, db *sql.DB, d dialect.Dialect, table string, seek 
 		case errors.As(err, &failed), errors.As(err, new(firstMissed)) && ctx.Err() == nil:
 		case ctx.Err() != nil || !transient(d, err):
 			return err
+		}
+		if attempt < attempts {
+			if werr := sleep(ctx, rand.N(pause)); werr != nil {
+				return err
+			}
 		}
 	}
 	return err
@@ -292,6 +302,18 @@ func claimIDs(ctx context.Context, d dialect.Dialect, q dialect.Querier, spec di
 		ids = append(ids, id)
 	}
 	return ids, rows.Err()
+}
+
+// sleep waits for d, or until ctx ends.
+func sleep(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
 }
 
 // transient reports an error after which the probe may run again.

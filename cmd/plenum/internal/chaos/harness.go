@@ -15,6 +15,7 @@ import (
 
 	"github.com/plenumdb/plenum/core"
 	"github.com/plenumdb/plenum/dialect"
+	"github.com/plenumdb/plenum/internal/skipprobe"
 	"github.com/plenumdb/plenum/migrations"
 )
 
@@ -351,12 +352,20 @@ func (r *round) run(ctx context.Context) error {
 	return ctx.Err()
 }
 
-// left counts the items not yet finished.
+// left counts the workload's items not yet finished. The rows of a
+// skip-locked probe whose worker was killed mid-probe are not the
+// workload's: they stay available until a later probe deletes them as
+// leftovers (skipprobe.LeftoverAge), long after the drain.
 func (r *round) left(ctx context.Context) (int64, error) {
 	var n int64
-	err := r.db.QueryRowContext(ctx, "SELECT COUNT(*) FROM "+migrations.NamesFor(r.cfg.Prefix).Items+" WHERE state IN ('available', 'claimed')").Scan(&n)
+	err := r.db.QueryRowContext(ctx, "SELECT COUNT(*) FROM "+migrations.NamesFor(r.cfg.Prefix).Items+
+		" WHERE state IN ('available', 'claimed') AND queue <> '"+notWorkload+"'").Scan(&n)
 	return n, err
 }
+
+// notWorkload is the queue of the rows in the items table that are not
+// the workload's.
+const notWorkload = skipprobe.Queue
 
 // inflict injects faults until d has passed or ctx ends.
 func (r *round) inflict(ctx context.Context, d time.Duration) {

@@ -145,6 +145,7 @@ var guarantees = []guarantee{
 	{"Flow_LimitChangeAppliesAtNextClaim", testFlowLimitChange},
 	{"Flow_EveryEndOfAClaimFreesOnePlace", testFlowEveryEndFreesOnePlace},
 	{"Flow_RevivedItemWakesItsLane", testFlowReviveWakesLane},
+	{"Flow_ItemHandedBackWhileAClaimSetsItsLaneIdle", testFlowHandBackDuringIdle},
 	{"Flow_KeyedAndUnkeyedShareAQueue", testFlowMixedQueue},
 	{"History_EveryFailedAttemptInOrder", testAttempts},
 	{"Clock_DatabaseTimeGatesVisibility", testClock},

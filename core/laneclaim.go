@@ -11,6 +11,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/plenumdb/plenum/dialect"
 	"github.com/plenumdb/plenum/dialect/sqlkit"
+	"github.com/plenumdb/plenum/internal/fault"
 )
 
 // The claim of keyed items, lane by lane, in the claim's transaction:
@@ -481,6 +482,9 @@ func (s *Store) serveLanes(ctx context.Context, q dialect.Querier, queue string,
 		// set idle with work in it.
 		claimedNow, err := s.laneCounts(ctx, q, queue, uuid.Nil, idle)
 		if err != nil {
+			return err
+		}
+		if err := fault.Hit(ctx, fault.LaneIdleBetweenReads); err != nil {
 			return err
 		}
 		first, err := s.laneFirst(ctx, q, queue, idle)

@@ -56,6 +56,12 @@ const (
 	// any migration and before the schema version is read: a test kills
 	// the session there to show that the read is retried like any other.
 	OpenBeforeVersion Point = "open-before-version"
+	// LaneIdleBetweenReads is in a claim of keyed items, between its two
+	// reads of the lanes it found without work before it sets them idle:
+	// their claimed items, then their first available one. A claim that
+	// hands an item back to such a lane meanwhile must not leave the lane
+	// idle with work in it.
+	LaneIdleBetweenReads Point = "lane-idle-between-reads"
 	// MigrateBeforeStatement is in the migrator, before each statement of
 	// a migration runs; the statement is the hit's Detail. A fault there
 	// fails the migration at that statement, as the database refusing it
@@ -67,7 +73,7 @@ const (
 // Points lists every injection point.
 func Points() []Point {
 	return []Point{AfterClaim, FenceBeforeCommit, CompleteBeforeArrival, FireBeforeJoin,
-		DispatchBetweenPages, ReapBeforeCrashCount, RetainBetweenBatches, BeforeCompletion, OpenBeforeVersion, MigrateBeforeStatement}
+		DispatchBetweenPages, ReapBeforeCrashCount, RetainBetweenBatches, BeforeCompletion, OpenBeforeVersion, LaneIdleBetweenReads, MigrateBeforeStatement}
 }
 
 // Action is what a rule does when it fires.

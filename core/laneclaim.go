@@ -6,6 +6,7 @@ import (
 	"database/sql"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/google/uuid"
@@ -77,11 +78,16 @@ func (s *Store) claimLanes(ctx context.Context, q dialect.Querier, p ClaimParams
 	if err != nil || paused {
 		return nil, err
 	}
-	lanes, err := s.takeLanes(ctx, q, p, def, n)
+	base := lanesFor(def, n)
+	m := base
+	if h, ok := s.lanesSeen.Load(p.Queue); ok {
+		m = h.(*laneHint).lanes(base, n)
+	}
+	lanes, err := s.takeLanes(ctx, q, p, def, m)
 	if err != nil || len(lanes) == 0 {
 		return nil, err
 	}
-	s.lanesSeen.Store(p.Queue, true)
+	hint, _ := s.lanesSeen.LoadOrStore(p.Queue, &laneHint{})
 	if err := s.countLanes(ctx, q, p, lanes); err != nil {
 		return nil, err
 	}
@@ -90,6 +96,7 @@ func (s *Store) claimLanes(ctx context.Context, q dialect.Querier, p ClaimParams
 		return nil, err
 	}
 	ids := fillFromLanes(lanes, n)
+	hint.(*laneHint).learn(base, m, lanes, len(ids), n)
 	var out []Claim
 	if len(ids) > 0 {
 		out, err = s.claimChosen(ctx, q, p, token, ids)
@@ -159,10 +166,50 @@ func lanesFor(def Limit, n int) int {
 	return max(1, min(n, maxClaimLanes, (n+per-1)/per))
 }
 
-// takeLanes takes, with the dialect's claim, the lanes of p.Queue whose
-// turn has come and that have room, in turn order.
-func (s *Store) takeLanes(ctx context.Context, q dialect.Querier, p ClaimParams, def Limit, n int) ([]*laneRow, error) {
-	rows, err := s.d.Claim(ctx, q, s.laneClaimSpec(p, def, lanesFor(def, n)))
+// laneHint is what a store has learned of a queue's lanes from its last
+// claims: how many lanes a claim takes beyond lanesFor's count, when
+// lanes have held less work than that count assumes (many keys of a few
+// items each). Without it a claim of n items over keys of two items each
+// would come back with a fifth of n, and the claims with them.
+type laneHint struct{ more atomic.Int32 }
+
+// lanes is how many lanes a claim of n takes: at least base, more when
+// claims have found the lanes short of work.
+func (h *laneHint) lanes(base, n int) int {
+	return max(base, min(int(h.more.Load()), n, maxClaimLanes))
+}
+
+// learn sets what the next claim takes from what this one found: it
+// asked for m lanes, got lanes, and they gave k of the n items it asked
+// for. Where every lane asked for came and they fell short together,
+// the next claim takes as many as their yield needs for n; where the
+// claim was filled, as many as gave to it.
+func (h *laneHint) learn(base, m int, lanes []*laneRow, k, n int) {
+	switch {
+	case k >= n:
+		used := 0
+		for _, l := range lanes {
+			if l.taken > 0 {
+				used++
+			}
+		}
+		if m > base {
+			h.more.Store(int32(used))
+		}
+	case len(lanes) < m:
+		// Fewer lanes have their turn than were asked for: more would
+		// find none.
+	case k == 0:
+		h.more.Store(int32(min(2*m, n, maxClaimLanes)))
+	default:
+		h.more.Store(int32(min((n*len(lanes)+k-1)/k, n, maxClaimLanes)))
+	}
+}
+
+// takeLanes takes, with the dialect's claim, up to m lanes of p.Queue
+// whose turn has come and that have room, in turn order.
+func (s *Store) takeLanes(ctx context.Context, q dialect.Querier, p ClaimParams, def Limit, m int) ([]*laneRow, error) {
+	rows, err := s.d.Claim(ctx, q, s.laneClaimSpec(p, def, m))
 	if err != nil {
 		return nil, err
 	}
@@ -423,6 +470,10 @@ func (s *Store) chosenSpec(p ClaimParams, token uuid.UUID, ids []uuid.UUID) dial
 	spec.Filter = "state = 'available' AND " + s.idsIn(len(ids))
 	spec.FilterArgs = s.idArgs(ids)
 	spec.Seek = nil
+	// Every chosen item is asked for (the limit is their number): the
+	// order only sets the order rows are locked in, and the key's is the
+	// one the ids are found in, with no sort.
+	spec.OrderBy = "id"
 	return spec
 }
 

@@ -46,7 +46,8 @@ type Store struct {
 	// insertSizes counting those.
 	inserts sync.Map
 	// lanesSeen holds the queues in which this store has claimed from
-	// lanes: their claims take lanes first (claim.go).
+	// lanes, each with its *laneHint: their claims take lanes first
+	// (claim.go).
 	lanesSeen   sync.Map
 	insertSizes atomic.Int32
 

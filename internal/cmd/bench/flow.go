@@ -31,6 +31,13 @@ const (
 	flowTarget = 0.8
 	// flowSmall is the small tenant's items in the fairness scenario.
 	flowSmall = 100
+	// flowFewKeys and flowManyKeys are the keys of the two rows that show
+	// the claim's cost flat in the number of keys: the same items, no
+	// limits, over few keys and over many (as many as --items allows);
+	// flowKeysTarget is the ratio of many to few they aim at.
+	flowFewKeys    = 10
+	flowManyKeys   = 10_000
+	flowKeysTarget = 0.9
 )
 
 // flowVariant is one row: how the items are keyed and what limit the
@@ -44,6 +51,8 @@ type flowVariant struct {
 	// binds is true when the limit leaves the workers fewer places than
 	// they ask for.
 	binds bool
+	// spread marks the rows of flowFewKeys and flowManyKeys keys.
+	spread bool
 }
 
 // flowVariants are the rows for o: limits off, keys without limits, a
@@ -71,7 +80,16 @@ func flowVariants(o benchOptions) []flowVariant {
 			limit: core.Limit{Rate: flowRate, Per: time.Second, Burst: burst}},
 		{name: fmt.Sprintf("%s, concurrency %d (%s)", cmdline.Plural(flowBindingKeys, "key"), flowLimit, slots(flowBindingKeys)), keys: flowBindingKeys, run: bindRun,
 			limit: core.Limit{Concurrency: flowLimit}, binds: flowBindingKeys*flowLimit < demand},
+		spread(flowFewKeys),
+		spread(min(flowManyKeys, o.Items)),
 	}
+}
+
+// spread is the row of the items spread evenly over keys keys, without
+// limits: one of the two rows (flowFewKeys, flowManyKeys) whose ratio
+// shows what the number of keys costs a claim.
+func spread(keys int) flowVariant {
+	return flowVariant{name: fmt.Sprintf("%s, no limits, items spread evenly", cmdline.Plural(keys, "key")), keys: keys, run: 1, spread: true}
 }
 
 // flowRow is one flow row's measurements, over every round.
@@ -98,6 +116,11 @@ type flowReport struct {
 	// item's pickup on an empty queue (nil with --pickups 0).
 	Small, FIFO fairnessRun
 	Empty       *latencyRow
+	// ManyKeys is the rates of the items spread over many keys over
+	// those over few (flowManyKeys, flowFewKeys): [claim, runtime].
+	ManyKeys [2]float64
+	// Few and Many are those rows' numbers of keys.
+	Few, Many int
 }
 
 // fairnessRun is the small tenant's pickup in one run of the fairness
@@ -211,6 +234,17 @@ func runFlow(ctx context.Context, w io.Writer, rep *benchReport, sd sides, o ben
 		r.Off = [2]float64{r.Claim / fr.Rows[0].Claim, r.Runtime / fr.Rows[0].Runtime}
 		r.Keyed = [2]float64{r.Claim / fr.Rows[1].Claim, r.Runtime / fr.Rows[1].Runtime}
 	}
+	var spreads []flowRow
+	for i, v := range vs {
+		if v.spread {
+			spreads = append(spreads, fr.Rows[i])
+		}
+	}
+	if len(spreads) == 2 {
+		few, many := spreads[0], spreads[1]
+		fr.Few, fr.Many = few.Keys, many.Keys
+		fr.ManyKeys = [2]float64{many.Claim / few.Claim, many.Runtime / few.Runtime}
+	}
 	printFlow(w, fr, o)
 
 	for _, f := range []struct {
@@ -256,6 +290,10 @@ func printFlow(w io.Writer, fr flowReport, o benchOptions) {
 	fmt.Fprintf(w, "/ off = the row's rate over the rate without flow keys (limits off); / keyed = over keys without limits; same run\n")
 	fmt.Fprintf(w, "the workers take up to %s items at once (%s × %d); target: at least %.1f / off where the limit does not bind\n",
 		cmdline.Commas(int64(o.Workers*o.Batch)), cmdline.Plural(o.Workers, "worker"), o.Batch, flowTarget)
+	if fr.Many > 0 {
+		fmt.Fprintf(w, "the number of keys: %s over %s, the same items spread evenly, no limits: claim+complete %.2f, runtime %.2f; target: at least %.1f\n",
+			cmdline.Plural(fr.Many, "key"), cmdline.Plural(fr.Few, "key"), fr.ManyKeys[0], fr.ManyKeys[1], flowKeysTarget)
+	}
 	for _, r := range fr.Rows {
 		fmt.Fprintf(w, "statements per item, flow claim+complete, %s: %s\n", r.Name, perItem(r.Counts, r.Items))
 	}

@@ -20,8 +20,13 @@ func checkFlow(t *testing.T, rep benchReport, out string, pickups int) {
 	if fr == nil {
 		t.Fatalf("no flow report; output:\n%s", out)
 	}
-	if len(fr.Rows) != 5 || fr.Rows[0].Keys != 0 || fr.Rows[4].Keys != flowBindingKeys {
-		t.Fatalf("flow rows %+v, want 5: no keys first, %d keys last", fr.Rows, flowBindingKeys)
+	if len(fr.Rows) != 7 || fr.Rows[0].Keys != 0 || fr.Rows[4].Keys != flowBindingKeys || fr.Rows[5].Keys != flowFewKeys {
+		t.Fatalf("flow rows %+v, want 7: no keys first, %d keys fifth, %d keys sixth", fr.Rows, flowBindingKeys, flowFewKeys)
+	}
+	few, many := fr.Rows[5], fr.Rows[6]
+	if fr.Few != few.Keys || fr.Many != many.Keys || many.Keys <= few.Keys ||
+		fr.ManyKeys[0] != many.Claim/few.Claim || fr.ManyKeys[1] != many.Runtime/few.Runtime {
+		t.Errorf("many keys over few: %d over %d keys, %v; want the last row's rates over the sixth's", fr.Many, fr.Few, fr.ManyKeys)
 	}
 	near := func(a, b float64) bool { return math.Abs(a-b) <= 1e-9*math.Max(1, math.Abs(b)) }
 	for _, r := range fr.Rows {
@@ -47,7 +52,7 @@ func checkFlow(t *testing.T, rep benchReport, out string, pickups int) {
 	if e := fr.Empty; pickups > 0 && (e == nil || e.N != pickups || e.P50 <= 0 || e.P50 > e.P99) {
 		t.Errorf("empty-queue pickup %+v, want %d pickups, 0 < p50 <= p99", e, pickups)
 	}
-	for _, want := range []string{"flow control, Plenum only", "fairness:", "small key, flow keys", "no flow keys (FIFO)", "/ off"} {
+	for _, want := range []string{"flow control, Plenum only", "fairness:", "small key, flow keys", "no flow keys (FIFO)", "/ off", "the number of keys: "} {
 		if !strings.Contains(out, want) {
 			t.Errorf("output lacks %q:\n%s", want, out)
 		}

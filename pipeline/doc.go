@@ -65,6 +65,13 @@
 // the database; Fence makes a step's own database writes commit with its
 // completion, exactly once.
 //
+// Each step can carry its own timeout, delay and retry policy
+// (StepOptions.Timeout, Delay, MaxAttempts and Backoff), overriding the
+// pipeline's Options: an attempt past its timeout counts as failed, and
+// whatever it returns or fences after it is refused by the database, on
+// its clock. Retries wait their Backoff (exponential, capped, with
+// jitter), delays and waits counted on the database clock.
+//
 // Engine.Get shows a run's state (running, waiting, halted, completed,
 // cancelled) and every step's state, attempts with their errors, times,
 // input and output; Engine.Wait waits for a run to stop.

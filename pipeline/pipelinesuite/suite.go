@@ -61,6 +61,9 @@ var tests = []struct {
 	{"TriggerTxAndKey", triggerTx},
 	{"StepsReadTheRunsInput", stepsReadRunInput},
 	{"StepsUnderFlowKeys", stepsUnderFlowKeys},
+	{"StepTimeoutsOfEveryKind", stepTimeouts},
+	{"StepBackoffOnTheDatabaseClock", stepBackoff},
+	{"StepDelay", stepDelay},
 }
 
 // Run runs every subtest of the suite, in parallel, on cfg's database.

@@ -1,0 +1,85 @@
+package pipeline
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/plenumdb/plenum/core"
+)
+
+// A Backoff grows by its Factor (2 by default) from Initial, stops at
+// Max, and moves each wait by at most Jitter of itself, never above Max.
+func TestBackoff_GrowsToItsCapWithinItsJitter(t *testing.T) {
+	t.Parallel()
+	b := Backoff{Initial: time.Second, Max: 10 * time.Second}
+	for attempt, want := range map[int]time.Duration{0: time.Second, 1: time.Second, 2: 2 * time.Second, 4: 8 * time.Second, 5: 10 * time.Second, 500: 10 * time.Second} {
+		if got := b.wait(attempt); got != want {
+			t.Errorf("wait(%d) = %v, want %v", attempt, got, want)
+		}
+	}
+	if got := (Backoff{Initial: time.Second, Factor: 1}).wait(9); got != time.Second {
+		t.Errorf("Factor 1: wait(9) = %v, want 1s", got)
+	}
+	if got := (Backoff{Initial: time.Hour}).wait(1000); got != core.MaxDelay {
+		t.Errorf("no Max: wait(1000) = %v, want core.MaxDelay", got)
+	}
+	j := Backoff{Initial: 4 * time.Second, Max: 5 * time.Second, Jitter: 0.5}
+	seen := map[bool]bool{}
+	for range 1000 {
+		got := j.wait(1)
+		if got < 2*time.Second || got > 5*time.Second {
+			t.Fatalf("jittered wait %v outside [2s, 5s]", got)
+		}
+		seen[got < 4*time.Second] = true
+	}
+	if !seen[true] || !seen[false] {
+		t.Errorf("1,000 jittered waits all on one side of Initial")
+	}
+}
+
+// Define refuses timeouts, delays and backoffs out of range, naming the
+// step and the field.
+func TestDefine_RefusesBadStepPolicies(t *testing.T) {
+	t.Parallel()
+	step := func(name string, o StepOptions) Flow[int, int] {
+		return Step(name, func(_ context.Context, n int) (int, error) { return n, nil }, o)
+	}
+	_, err := Define("p", Then(Then(Then(Then(
+		step("neg-timeout", StepOptions{Timeout: -time.Second}),
+		step("long-delay", StepOptions{Delay: core.MaxDelay + time.Second})),
+		step("no-initial", StepOptions{Backoff: Backoff{Max: time.Second}})),
+		step("small-factor", StepOptions{Backoff: Backoff{Initial: time.Second, Factor: 0.5}})),
+		step("jitter", StepOptions{Backoff: Backoff{Initial: time.Second, Jitter: 1}})),
+		Options{Backoff: Backoff{Initial: 2 * time.Second, Max: time.Second}})
+	for _, want := range []string{
+		"at p > neg-timeout: StepOptions.Timeout is -1s",
+		"at p > long-delay: StepOptions.Delay is",
+		"at p > no-initial: StepOptions.Backoff.Initial must be above zero",
+		"at p > small-factor: StepOptions.Backoff.Factor must be",
+		"at p > jitter: StepOptions.Backoff.Jitter must be within [0, 1)",
+		`"p": Options.Backoff.Max is below Backoff.Initial`,
+	} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("error misses %q:\n%v", want, err)
+		}
+	}
+}
+
+// The claim loop reads the node of an item's envelope, and stops there.
+func TestNodeOf_ReadsTheEnvelopesNode(t *testing.T) {
+	t.Parallel()
+	for payload, want := range map[string]string{
+		`{"run":"x","node":"ship","in":{"big":[1,2,3]}}`: "ship",
+		`{"node": "a"}`:                       "a",
+		`{"in":[{"node":"no"}],"node":"yes"}`: "yes",
+		`[1]`:                                 "",
+		`{"node":1}`:                          "",
+		``:                                    "",
+	} {
+		if got := nodeOf([]byte(payload)); got != want {
+			t.Errorf("nodeOf(%s) = %q, want %q", payload, got, want)
+		}
+	}
+}

@@ -236,6 +236,19 @@ func (v *validator) copy(n, parent *node, pos, depth int, path string) *node {
 		if c.timeout < 0 {
 			v.fail(path, "a negative timeout")
 		}
+	case kindWaitUntil:
+		missing("the wait's condition", c.cond == nil)
+		if c.every.Initial <= 0 {
+			v.fail(path, "WaitOptions.Every.Initial must be above zero")
+		} else if r := c.every.check(); r != "" {
+			v.fail(path, "WaitOptions.Every%s", r[len("Backoff"):])
+		}
+		if c.waitFor < 0 {
+			v.fail(path, "WaitOptions.Timeout is negative")
+		}
+		if n.onTimeout != nil {
+			c.onTimeout = v.copy(n.onTimeout, &c, 0, depth, path+" > [timeout]")
+		}
 	case kindDivide:
 		missing("the divide's combine function", c.combine == nil)
 		if len(c.branches) == 0 {

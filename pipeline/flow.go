@@ -25,10 +25,11 @@ const (
 	kindDivide
 	kindRoute
 	kindAwait
+	kindWaitUntil
 )
 
 func (k kind) String() string {
-	return [...]string{"step", "chain", "expand", "divide", "route", "await"}[k]
+	return [...]string{"step", "chain", "expand", "divide", "route", "await", "wait"}[k]
 }
 
 // node is a Flow without its types: what Define validates and the engine
@@ -59,6 +60,13 @@ type node struct {
 	collapse func(ctx context.Context, r *rawResults) (json.RawMessage, error)
 	// maxFanout caps an expand's children; 0 takes Options.MaxFanout.
 	maxFanout int
+
+	// A WaitUntil's condition, its checks' schedule, its timeout and the
+	// flow it takes then (nil: the run halts).
+	cond      func(ctx context.Context, in json.RawMessage) (json.RawMessage, bool, error)
+	every     Backoff
+	waitFor   time.Duration
+	onTimeout *node
 
 	// Set by Define, on its own copy of the tree.
 	parent *node

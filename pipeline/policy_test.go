@@ -83,3 +83,41 @@ func TestNodeOf_ReadsTheEnvelopesNode(t *testing.T) {
 		}
 	}
 }
+
+// A WaitUntil's checks follow their schedule from the first: each wait
+// reaches the next check's time, however late the check before ran.
+func TestBackoff_UntilNextKeepsTheSchedule(t *testing.T) {
+	t.Parallel()
+	ms := time.Millisecond
+	b := Backoff{Initial: 100 * ms, Max: 400 * ms} // checks at 0, 100, 300, 700, 1100, 1500, ...
+	for elapsed, want := range map[time.Duration]time.Duration{
+		0: 100 * ms, 50 * ms: 50 * ms, 100 * ms: 200 * ms, 299 * ms: 1 * ms, 300 * ms: 400 * ms,
+		1000 * ms: 100 * ms, 1100 * ms: 400 * ms, 10_000 * ms: 300 * ms,
+	} {
+		if got := b.untilNext(elapsed); got != want {
+			t.Errorf("untilNext(%v) = %v, want %v", elapsed, got, want)
+		}
+	}
+	if got := (Backoff{Initial: time.Second, Factor: 1}).untilNext(1000 * time.Hour); got != time.Second {
+		t.Errorf("a fixed interval, far along: %v, want 1s", got)
+	}
+}
+
+// Define refuses a WaitUntil without a condition or a schedule, and
+// checks the flow it takes on a timeout.
+func TestDefine_RefusesBadWaits(t *testing.T) {
+	t.Parallel()
+	_, err := Define("p", Then(
+		WaitUntil[int, int]("no-cond", nil, Flow[int, int]{}, WaitOptions{Every: Backoff{Initial: time.Second}}),
+		WaitUntil("no-every", func(context.Context, int) (int, bool, error) { return 0, true, nil }, inc("no-every"), WaitOptions{Timeout: -1})))
+	for _, want := range []string{
+		"at p > no-cond: the wait's condition is nil",
+		"at p > no-every: WaitOptions.Every.Initial must be above zero",
+		"at p > no-every: WaitOptions.Timeout is negative",
+		`name "no-every" is used twice`,
+	} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("error misses %q:\n%v", want, err)
+		}
+	}
+}

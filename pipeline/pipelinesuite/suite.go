@@ -64,6 +64,8 @@ var tests = []struct {
 	{"StepTimeoutsOfEveryKind", stepTimeouts},
 	{"StepBackoffOnTheDatabaseClock", stepBackoff},
 	{"StepDelay", stepDelay},
+	{"WaitUntilHoldsWithoutASlot", waitUntilHolds},
+	{"WaitUntilTimesOut", waitUntilTimesOut},
 }
 
 // Run runs every subtest of the suite, in parallel, on cfg's database.

@@ -63,10 +63,6 @@ func WaitUntil[I, O any](name string, cond func(ctx context.Context, in I) (O, b
 	return Flow[I, O]{n}
 }
 
-// ReasonWaitTimedOut: a WaitUntil's condition did not hold within its
-// timeout, and it had no flow to take instead.
-const ReasonWaitTimedOut Reason = "wait_timed_out"
-
 // waitUntil runs one check of the item's WaitUntil: on success the step
 // advances; on a miss the item is snoozed to the next check's time, or,
 // past the timeout, the run halts or takes the timeout's flow.

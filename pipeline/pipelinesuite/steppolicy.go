@@ -78,10 +78,10 @@ func record(ctx context.Context, e *env, table string) error {
 // stepTimeouts: every kind of step, with a Timeout of its own, overruns
 // its first attempt: a route's choice, an expand's list, its children,
 // its collapse, a divide's branches and its combine, an await's
-// function. Each first attempt counts as a timeout, what it fenced does
-// not commit (the audit rows are the completing attempts' only), and the
-// run completes with the later attempts' outputs; a step with one attempt
-// that overruns halts its run.
+// function, a wait's condition. Each first attempt counts as a timeout,
+// what it fenced does not commit (the audit rows are the completing
+// attempts' only), and the run completes with the later attempts'
+// outputs; a step with one attempt that overruns halts its run.
 func stepTimeouts(e *env) {
 	audit := e.auditTable()
 	// Attempts after the first run at once, but a loaded machine can hold
@@ -121,7 +121,11 @@ func stepTimeouts(e *env) {
 		lateFirst(ctx)
 		return n, record(ctx, e, audit)
 	}, quick)
-	p := define(e, "timeouts", pipeline.Then(pipeline.Then(pick, split), gate))
+	until := pipeline.WaitUntil("until", func(ctx context.Context, n int) (int, bool, error) {
+		lateFirst(ctx)
+		return n, true, nil
+	}, pipeline.Flow[int, int]{}, pipeline.WaitOptions{StepOptions: quick, Every: pipeline.Backoff{Initial: time.Second}})
+	p := define(e, "timeouts", pipeline.Then(pipeline.Then(pipeline.Then(pick, split), gate), until))
 	hangs := define(e, "hangs", pipeline.Step("hang", func(ctx context.Context, n int) (int, error) {
 		<-ctx.Done()
 		return n, nil
@@ -151,8 +155,9 @@ func stepTimeouts(e *env) {
 		if s.Attempt < 2 || len(s.Attempts) != s.Attempt-1 || timeouts != len(s.Attempts) {
 			e.t.Errorf("step %s/%s@%s: attempt %d, history %+v; want a later attempt, after timeouts only", s.Step, s.Role, s.Path, s.Attempt, s.Attempts)
 		}
-		if s.Step != "pick" && !(s.Step == "fan" && s.Role == "") {
-			// Every function but a choice and a list fenced its row.
+		if s.Step != "pick" && s.Step != "until" && !(s.Step == "fan" && s.Role == "") {
+			// Every function but a choice, a list and a condition fenced
+			// its row.
 			key := s.Step
 			if s.Role != "" {
 				key += "/" + s.Role

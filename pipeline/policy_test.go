@@ -121,3 +121,43 @@ func TestDefine_RefusesBadWaits(t *testing.T) {
 		}
 	}
 }
+
+// The worker's configuration of a pipeline's items: a step's Timeout and
+// Backoff override the pipeline's, the pipeline's the worker's, and the
+// kind's Timeout is the longest of them all, which sets the lease.
+func TestKindConfig_StepsOverrideThePipeline(t *testing.T) {
+	t.Parallel()
+	item := func(node string) core.Item {
+		return core.Item{Payload: []byte(`{"run":"r","node":"` + node + `","in":1}`)}
+	}
+	own := StepOptions{Timeout: 2 * time.Minute, Backoff: Backoff{Initial: time.Second, Factor: 1}}
+	p, err := Define("p", Then(Then(Step("own", func(_ context.Context, n int) (int, error) { return n, nil }, own), inc("plain")),
+		WaitUntil("wait", func(context.Context, int) (int, bool, error) { return 0, true, nil }, Flow[int, int]{}, WaitOptions{StepOptions: StepOptions{Timeout: time.Second}, Every: Backoff{Initial: time.Second}})),
+		Options{Timeout: 90 * time.Second, Backoff: Backoff{Initial: 3 * time.Second, Factor: 1}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	kc := kindConfig(p.def, time.Minute)
+	if len(kc) != 1 || kc[0].Timeout != 2*time.Minute || kc[0].ForItem == nil {
+		t.Fatalf("kind config %+v, want the longest Timeout (2m) and ForItem", kc)
+	}
+	for node, want := range map[string]struct {
+		timeout, backoff time.Duration
+	}{"own": {2 * time.Minute, time.Second}, "plain": {90 * time.Second, 3 * time.Second}, "wait": {time.Second, 3 * time.Second}, "gone": {90 * time.Second, 0}} {
+		ic := kc[0].ForItem(item(node))
+		var backoff time.Duration
+		if ic.Backoff != nil {
+			backoff = ic.Backoff(1)
+		}
+		if ic.Timeout != want.timeout || backoff != want.backoff {
+			t.Errorf("%s: timeout %v, backoff %v; want %v, %v", node, ic.Timeout, backoff, want.timeout, want.backoff)
+		}
+	}
+	plain, _ := Define("q", inc("x"), Options{Timeout: 90 * time.Second})
+	if kc := kindConfig(plain.def, time.Minute); len(kc) != 1 || kc[0].Timeout != 90*time.Second || kc[0].ForItem != nil {
+		t.Errorf("a pipeline without step policies: %+v, want its Timeout alone", kc)
+	}
+	if kc := kindConfig(func() *definition { p, _ := Define("r", inc("x")); return p.def }(), time.Minute); kc != nil {
+		t.Errorf("a pipeline with no policy: %+v, want the worker's defaults", kc)
+	}
+}

@@ -23,9 +23,13 @@ type Options struct {
 	MaxFanout int
 	// MaxDepth caps how deeply expands and divides nest. Default 8.
 	MaxDepth int
-	// Timeout is each step's deadline (worker.KindConfig.Timeout).
-	// Default: the worker's.
+	// Timeout is each step's deadline (worker.KindConfig.Timeout;
+	// StepOptions.Timeout overrides it per step). Default: the worker's.
 	Timeout time.Duration
+	// Backoff is the wait before a step's failed attempt runs again
+	// (StepOptions.Backoff overrides it per step). Default: the worker's
+	// (worker.KindConfig.Backoff, or the store's).
+	Backoff Backoff
 }
 
 // The defaults of Options.
@@ -128,8 +132,11 @@ func Define[I, O any](name string, flow Flow[I, O], opts ...Options) (*Pipeline[
 			v.fail("", "Options.%s is %d: it must be at least 1", c.field, c.n)
 		}
 	}
-	if o.Timeout < 0 {
-		v.fail("", "Options.Timeout is negative")
+	if o.Timeout < 0 || o.Timeout > core.MaxLease {
+		v.fail("", "Options.Timeout is %v: it must be within [0, %v]", o.Timeout, core.MaxLease)
+	}
+	if r := o.Backoff.check(); r != "" {
+		v.fail("", "Options.%s", r)
 	}
 	root := v.copy(flow.n, nil, 0, 0, name)
 	if err := errors.Join(v.errs...); err != nil {
@@ -187,6 +194,7 @@ func (v *validator) copy(n, parent *node, pos, depth int, path string) *node {
 		if c.opts.MaxAttempts < 0 {
 			v.fail(path, "MaxAttempts is negative")
 		}
+		v.checkPolicy(path, c.opts)
 		v.checkFlow(path, c.opts)
 	}
 	missing := func(what string, nilFn bool) {
@@ -227,6 +235,19 @@ func (v *validator) copy(n, parent *node, pos, depth int, path string) *node {
 		v.checkName(path, "signal name", c.signal)
 		if c.timeout < 0 {
 			v.fail(path, "a negative timeout")
+		}
+	case kindWaitUntil:
+		missing("the wait's condition", c.cond == nil)
+		if c.every.Initial <= 0 {
+			v.fail(path, "WaitOptions.Every.Initial must be above zero")
+		} else if r := c.every.check(); r != "" {
+			v.fail(path, "WaitOptions.Every%s", r[len("Backoff"):])
+		}
+		if c.waitFor < 0 {
+			v.fail(path, "WaitOptions.Timeout is negative")
+		}
+		if n.onTimeout != nil {
+			c.onTimeout = v.copy(n.onTimeout, &c, 0, depth, path+" > [timeout]")
 		}
 	case kindDivide:
 		missing("the divide's combine function", c.combine == nil)
@@ -269,5 +290,18 @@ func (v *validator) checkFlow(path string, o StepOptions) {
 		v.fail(path, "StepOptions.Cost is %d: it must be within [0, %d]", o.Cost, core.MaxCost)
 	case o.Cost > 0 && !keyed:
 		v.fail(path, "StepOptions.Cost is set without a FlowKey or RunFlowKey, whose rate limit it counts against")
+	}
+}
+
+// checkPolicy checks a step's timeout, delay and backoff.
+func (v *validator) checkPolicy(path string, o StepOptions) {
+	if o.Timeout < 0 || o.Timeout > core.MaxLease {
+		v.fail(path, "StepOptions.Timeout is %v: it must be within [0, %v]", o.Timeout, core.MaxLease)
+	}
+	if o.Delay < 0 || o.Delay > core.MaxDelay {
+		v.fail(path, "StepOptions.Delay is %v: it must be within [0, %v]", o.Delay, core.MaxDelay)
+	}
+	if r := o.Backoff.check(); r != "" {
+		v.fail(path, "StepOptions.%s", r)
 	}
 }

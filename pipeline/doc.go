@@ -22,6 +22,10 @@
 //   - Route(name, choose, routes): run the flow that choose names.
 //   - Await(name, signal, timeout, fn): wait for a named signal sent to
 //     the run (Engine.Signal), or for the timeout.
+//   - WaitUntil(name, cond, onTimeout, opts): check a condition on a
+//     schedule of growing intervals until it holds, snoozed between checks
+//     (no worker slot held), then halt or take onTimeout once its timeout
+//     passes.
 //
 // Flows nest to any depth (Options.MaxDepth bounds how deep fan-outs
 // nest). A collapse and a combine are built together with their fan-out,
@@ -65,6 +69,13 @@
 // the database; Fence makes a step's own database writes commit with its
 // completion, exactly once.
 //
+// Each step can carry its own timeout, delay and retry policy
+// (StepOptions.Timeout, Delay, MaxAttempts and Backoff), overriding the
+// pipeline's Options: an attempt past its timeout counts as failed, and
+// whatever it returns or fences after it is refused by the database, on
+// its clock. Retries wait their Backoff (exponential, capped, with
+// jitter), delays and waits counted on the database clock.
+//
 // Engine.Get shows a run's state (running, waiting, halted, completed,
 // cancelled) and every step's state, attempts with their errors, times,
 // input and output; Engine.Wait waits for a run to stop.
@@ -76,7 +87,7 @@
 // die running a step too often (the worker's Config.MaxCrashes), when an
 // expand's source goes over its fan-out cap (checked on every page of a
 // stream; the children already made are cancelled), when a route names
-// no flow, or when an item names a step the registered definition lacks.
+// no flow, when a WaitUntil times out with no flow to take instead, or when an item names a step the registered definition lacks.
 // The halt, with its reason, commits with the failure, and enqueues in
 // that same transaction the item that calls EngineOptions.OnHalt after the
 // commit, outside any transaction, at least once, with the halt's id to

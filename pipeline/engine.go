@@ -77,10 +77,7 @@ func (e *Engine) Register(d Definition) error {
 		return fmt.Errorf("plenum/pipeline: pipeline %q registered twice", def.name)
 	}
 	e.defs[def.name] = def
-	var kc []worker.KindConfig
-	if def.opts.Timeout > 0 {
-		kc = append(kc, worker.KindConfig{Timeout: def.opts.Timeout})
-	}
+	kc := kindConfig(def, e.w.DefaultTimeout())
 	e.w.HandleFunc(kindPrefix+def.name, func(ctx context.Context, job *worker.Job[json.RawMessage]) error {
 		return e.execute(ctx, def, job)
 	}, kc...)
@@ -154,6 +151,7 @@ func (e *Engine) spec(def *definition, env envelope, n *node, run func() (json.R
 		if spec.FlowKey != "" {
 			spec.Cost = n.opts.Cost
 		}
+		spec.Delay = n.opts.Delay
 	}
 	return spec, nil
 }

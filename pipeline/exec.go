@@ -131,6 +131,8 @@ func (j *job) run(ctx context.Context) error {
 		return j.expand(ctx)
 	case n.kind == kindAwait:
 		return j.await(ctx)
+	case n.kind == kindWaitUntil:
+		return j.waitUntil(context.WithValue(ctx, jobKey{}, j))
 	}
 	return fmt.Errorf("plenum/pipeline: node %q of kind %v in role %q", n.name, n.kind, j.env.Role)
 }

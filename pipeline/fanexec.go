@@ -37,7 +37,7 @@ func (j *job) child(ctx context.Context, n *node, in json.RawMessage, idx int) (
 		return core.ChildSpec{}, err
 	}
 	return core.ChildSpec{Key: strconv.Itoa(idx), Kind: spec.Kind, Payload: spec.Payload, MaxAttempts: spec.MaxAttempts,
-		FlowKey: spec.FlowKey, Cost: spec.Cost}, nil
+		FlowKey: spec.FlowKey, Cost: spec.Cost, Delay: spec.Delay}, nil
 }
 
 // join is the join item of the item's fan-out, in role r.

@@ -25,10 +25,11 @@ const (
 	kindDivide
 	kindRoute
 	kindAwait
+	kindWaitUntil
 )
 
 func (k kind) String() string {
-	return [...]string{"step", "chain", "expand", "divide", "route", "await"}[k]
+	return [...]string{"step", "chain", "expand", "divide", "route", "await", "wait"}[k]
 }
 
 // node is a Flow without its types: what Define validates and the engine
@@ -60,18 +61,47 @@ type node struct {
 	// maxFanout caps an expand's children; 0 takes Options.MaxFanout.
 	maxFanout int
 
+	// A WaitUntil's condition, its checks' schedule, its timeout and the
+	// flow it takes then (nil: the run halts).
+	cond      func(ctx context.Context, in json.RawMessage) (json.RawMessage, bool, error)
+	every     Backoff
+	waitFor   time.Duration
+	onTimeout *node
+
 	// Set by Define, on its own copy of the tree.
 	parent *node
 	pos    int // index in the parent's seq or branches
 	depth  int // fan-outs (expand, divide) enclosing the node
 }
 
-// StepOptions tune one step (or the item of an expand, divide, route or
-// await). Zero fields take the pipeline's Options.
+// StepOptions tune one step (or the items of an expand, divide, route or
+// await: the one that fans out, chooses or waits, and the collapse or
+// combine that fans in). Zero fields take the pipeline's Options. They
+// apply wherever the step is: at the top of a pipeline, in an expand's
+// children, in a divide's branches, in a route's flows.
 type StepOptions struct {
 	// MaxAttempts is how many times the step runs before its run halts
 	// with ReasonAttemptsExhausted. Default: Options.MaxAttempts.
 	MaxAttempts int
+	// Timeout is how long one attempt of the step may run, counted from
+	// its claim: its context ends then (less the worker's
+	// Config.DeadlineMargin), and a result or a Fence after that is
+	// refused by the database, on its clock, so nothing the late attempt
+	// would have written commits; the attempt counts as failed, and the
+	// step runs again after its Backoff while attempts are left. An
+	// await's Timeout bounds each run of its function, not its wait for
+	// the signal (Await's timeout). At most core.MaxLease. Default:
+	// Options.Timeout.
+	Timeout time.Duration
+	// Delay postpones the step: its item becomes claimable that long (on
+	// the database clock) after the step before it finished (or the run
+	// was triggered, or its fan-out made it). Retries wait their Backoff,
+	// not the Delay. For a fan-out, it postpones the fan-out, not its
+	// fan-in. At most core.MaxDelay. Default: none.
+	Delay time.Duration
+	// Backoff is the wait before a failed attempt runs again. Default:
+	// Options.Backoff.
+	Backoff Backoff
 	// FlowKey, when set, puts the step's items under flow control: it
 	// gives each item the flow key (core.ItemSpec.FlowKey) of its input,
 	// the step's input as JSON (FlowKeyFrom makes one from a function of

@@ -34,6 +34,9 @@ const (
 	// ReasonBranchFailed: a fan-out's child ended without an output (dead
 	// or cancelled outside the pipeline), so its join cannot run.
 	ReasonBranchFailed Reason = "branch_failed"
+	// ReasonWaitTimedOut: a WaitUntil's condition did not hold within its
+	// timeout, and it had no flow to take instead.
+	ReasonWaitTimedOut Reason = "wait_timed_out"
 )
 
 // Halt is one halt of a run, as EngineOptions.OnHalt receives it and as

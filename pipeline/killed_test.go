@@ -26,3 +26,18 @@ func TestKilledWorker_Postgres(t *testing.T) {
 func TestKilledWorker_MySQL(t *testing.T) {
 	pipelinesuite.RunKilled(t, pipelinesuite.KilledConfig{Dialect: mysql.Dialect(), Open: mysql.Open, DSN: func(t *testing.T) string { return conformance.DSN(t, "mysql") }})
 }
+
+// The tests of a worker process killed while a run waits on a condition.
+func TestKilledWhileWaiting_SQLite(t *testing.T) {
+	pipelinesuite.RunKilledWait(t, pipelinesuite.KilledConfig{Dialect: sqlite.Dialect(), Open: sqlite.Open, DSN: func(t *testing.T) string {
+		return filepath.Join(t.TempDir(), "killedwait.db")
+	}})
+}
+
+func TestKilledWhileWaiting_Postgres(t *testing.T) {
+	pipelinesuite.RunKilledWait(t, pipelinesuite.KilledConfig{Dialect: postgres.Dialect(), Open: postgres.Open, DSN: func(t *testing.T) string { return conformance.DSN(t, "postgres") }})
+}
+
+func TestKilledWhileWaiting_MySQL(t *testing.T) {
+	pipelinesuite.RunKilledWait(t, pipelinesuite.KilledConfig{Dialect: mysql.Dialect(), Open: mysql.Open, DSN: func(t *testing.T) string { return conformance.DSN(t, "mysql") }})
+}

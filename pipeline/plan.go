@@ -32,7 +32,7 @@ func next(n *node) after {
 			return after{finish: true}
 		case p.kind == kindChain && n.pos+1 < len(p.seq):
 			return after{start: entry(p.seq[n.pos+1])}
-		case p.kind == kindChain, p.kind == kindRoute:
+		case p.kind == kindChain, p.kind == kindRoute, p.kind == kindWaitUntil:
 			n = p
 		default: // a divide's branch or an expand's body
 			return after{arrive: true}

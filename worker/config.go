@@ -178,6 +178,25 @@ type KindConfig struct {
 	// between the delay and the delay plus PollInterval after the failure,
 	// 500 ms to 1.5 s for a delay of 500 ms.
 	Backoff func(attempt int) time.Duration
+	// ForItem, when set, tunes the run of each claimed item of the kind,
+	// from the item as claimed (its payload, say): the fields of the
+	// ItemConfig it returns that are set replace the kind's for that run.
+	// It is called in the claim loop, once per claimed item, so it must be
+	// quick. Default: none.
+	ForItem func(item core.Item) ItemConfig
+}
+
+// ItemConfig tunes the run of one item (KindConfig.ForItem). Zero fields
+// keep the kind's.
+type ItemConfig struct {
+	// Timeout, above zero, is the item's deadline in place of the kind's
+	// Timeout, and means what that does, on the database clock too. The
+	// kind's Timeout caps it: the claim's lease is set from the kinds'
+	// Timeouts, so a kind whose items may take longer must say so there.
+	Timeout time.Duration
+	// Backoff, when set, is the delay before a failed attempt of the item
+	// runs again (after a timeout too) in place of the kind's Backoff.
+	Backoff func(attempt int) time.Duration
 }
 
 // The defaults of Config's and KindConfig's zero fields.
@@ -294,6 +313,9 @@ func (c Config) kindConfig(k KindConfig) KindConfig {
 	k.MaxAttempts = cmp.Or(k.MaxAttempts, c.DefaultKind.MaxAttempts)
 	if k.Backoff == nil {
 		k.Backoff = c.DefaultKind.Backoff
+	}
+	if k.ForItem == nil {
+		k.ForItem = c.DefaultKind.ForItem
 	}
 	return k
 }

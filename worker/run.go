@@ -49,6 +49,10 @@ type run struct {
 	// started is when the run's goroutine began (UnixNano; 0 before),
 	// for the watcher.
 	started atomic.Int64
+	// timeout is the run's Timeout (the kind's, or its item's), backoff
+	// its item's Backoff (nil: the kind's).
+	timeout time.Duration
+	backoff func(attempt int) time.Duration
 }
 
 // slots counts a queue's running handlers.
@@ -243,13 +247,22 @@ func (w *Worker) begin(cs []core.Claim, sl *slots, dl *deadlines) []*run {
 	for i := range cs {
 		c := &cs[i]
 		timeout := w.cfg.DefaultKind.Timeout
+		var backoff func(int) time.Duration
 		h := w.handlers[c.Kind]
 		if h != nil {
 			timeout = h.cfg.Timeout
+			if h.cfg.ForItem != nil {
+				ic := h.cfg.ForItem(c.Item)
+				if ic.Timeout > 0 {
+					timeout = min(timeout, ic.Timeout)
+				}
+				backoff = ic.Backoff
+			}
 		}
 		r := &runs[i]
 		within := timeout - w.cfg.margin(timeout)
-		*r = run{w: w, claim: c, h: h, slots: sl, deadline: dl.requested.Add(within), within: within, deadlines: dl}
+		*r = run{w: w, claim: c, h: h, slots: sl, deadline: dl.requested.Add(within), within: within, deadlines: dl,
+			timeout: timeout, backoff: backoff}
 		r.ctx, r.cancel = context.WithCancelCause(dl.context(r.deadline))
 		w.running[c.ID] = r
 		if w.killed != nil {
@@ -393,10 +406,7 @@ func (w *Worker) settle(queue string, h *handler, r *run, err, cause error, took
 		return
 	case errors.Is(cause, ErrDeadline):
 		// Too late: the result is refused, the attempt counts.
-		timeout := w.cfg.DefaultKind.Timeout
-		if h != nil {
-			timeout = h.cfg.Timeout
-		}
+		timeout := r.timeout
 		switch {
 		case err != nil:
 			err = fmt.Errorf("%w (timeout %v): %w", ErrDeadline, timeout, err)
@@ -435,8 +445,12 @@ func (w *Worker) settle(queue string, h *handler, r *run, err, cause error, took
 		if h.cfg.MaxAttempts > 0 && r.claim.Attempt >= h.cfg.MaxAttempts {
 			p.Discard = true
 		}
-		if h.cfg.Backoff != nil && !p.Discard {
-			p.RetryIn = min(max(0, h.cfg.Backoff(r.claim.Attempt)), core.MaxDelay)
+		backoff := h.cfg.Backoff
+		if r.backoff != nil {
+			backoff = r.backoff
+		}
+		if backoff != nil && !p.Discard {
+			p.RetryIn = min(max(0, backoff(r.claim.Attempt)), core.MaxDelay)
 		}
 	}
 	dead, ferr := w.store.Fail(ctx, *r.claim, p)

@@ -106,6 +106,10 @@ func New(store *core.Store, cfg Config) (*Worker, error) {
 	return w, nil
 }
 
+// DefaultTimeout returns the Timeout of the kinds registered without
+// one: Config.DefaultKind.Timeout, or its default.
+func (w *Worker) DefaultTimeout() time.Duration { return w.cfg.DefaultKind.Timeout }
+
 // Start proves that the store's claim skips the items another session
 // holds (core.Store.ProveSkipLocked: a *dialect.SkipLockedError where it
 // does not, and the worker does not start), registers the worker as an

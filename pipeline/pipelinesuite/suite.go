@@ -61,6 +61,11 @@ var tests = []struct {
 	{"TriggerTxAndKey", triggerTx},
 	{"StepsReadTheRunsInput", stepsReadRunInput},
 	{"StepsUnderFlowKeys", stepsUnderFlowKeys},
+	{"StepTimeoutsOfEveryKind", stepTimeouts},
+	{"StepBackoffOnTheDatabaseClock", stepBackoff},
+	{"StepDelay", stepDelay},
+	{"WaitUntilHoldsWithoutASlot", waitUntilHolds},
+	{"WaitUntilTimesOut", waitUntilTimesOut},
 }
 
 // Run runs every subtest of the suite, in parallel, on cfg's database.

@@ -50,6 +50,7 @@ var tests = []struct {
 	{"KindLimitStored", kindLimitStored},
 	{"DeadlineRefusesLateResult", deadlineRefusesLateResult},
 	{"LateWritesRefused", lateWritesRefused},
+	{"ItemTimeoutAndBackoff", itemTimeoutAndBackoff},
 	{"CancelStopsRunningHandler", cancelStopsRunningHandler},
 	{"HandlerReturnsAfterCancel", handlerReturnsAfterCancel},
 	{"GracefulShutdown", gracefulShutdown},

@@ -204,7 +204,8 @@ func flowSteps(b *testing.B, db *sql.DB, d dialect.Dialect) {
 	// row's claim takes five items of each of twenty lanes.
 	wide := vs[2]
 	wide.name, wide.limit = "200 keys, concurrency 100 (one lane a claim)", core.Limit{Concurrency: o.Batch}
-	vs = []flowVariant{vs[0], vs[2], wide}
+	// Then the same items over few keys and over many.
+	vs = []flowVariant{vs[0], vs[2], wide, vs[5], vs[6]}
 	for b.Loop() {
 		for i, v := range vs {
 			queue := fmt.Sprintf("steps.%d.%s", i, randomTag())

@@ -28,7 +28,7 @@ import (
 type Expr struct {
 	expr   string
 	loc    *time.Location // nil for UTC
-	minute uint64 // bit n set: minute n
+	minute uint64         // bit n set: minute n
 	hour   uint64
 	dom    uint64 // bits 1..31
 	month  uint64 // bits 1..12

@@ -36,8 +36,8 @@ type action struct {
 
 // target is what an action is about, as its confirm page shows it.
 type target struct {
-	Item  *core.Item
-	Run   *core.Run
+	Item     *core.Item
+	Run      *core.Run
 	Limit    *limitTarget
 	Schedule *scheduleTarget
 	// Back is the page to go back to, under the base.

@@ -75,3 +75,9 @@ func (s *Store) queueOpenSQL() string {
 func (s *Store) scheduleOpenSQL() string {
 	return s.d.InsertIgnore(s.names.Schedules, scheduleOpenColumns, s.expand.Replace(scheduleOpen), 1, scheduleConflict)
 }
+
+// storedScheduleOpenSQL is the insert-or-ignore of a stored schedule's
+// first row.
+func (s *Store) storedScheduleOpenSQL() string {
+	return s.d.InsertIgnore(s.names.Schedules, storedScheduleOpenColumns, s.expand.Replace(storedScheduleOpen), 1, scheduleConflict)
+}

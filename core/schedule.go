@@ -30,8 +30,16 @@ type ScheduleSpec struct {
 	// on whole multiples of it since the Unix epoch, in UTC (Every: time.Hour
 	// ticks on the hour). Exactly one of Every and Cron is set.
 	Every time.Duration
-	// Cron is a five-field cron expression read in UTC (see package cron).
+	// Cron is a five-field cron expression (see package cron), read on
+	// the wall clock of TimeZone.
 	Cron string
+	// TimeZone is the IANA time zone Cron is read in ("Europe/Paris");
+	// "" or "UTC" for UTC. Only with Cron. The zone data is embedded in
+	// the program (cron.LoadZone), so that every process reads it alike.
+	// At a daylight-saving change a skipped wall time ticks at the end of
+	// the gap and a repeated one ticks once, at its first pass (see
+	// cron.Expr.In).
+	TimeZone string
 
 	// Item is the item each tick enqueues. Queue is required; Key and
 	// Delay must be empty: each tick's item gets the key TickKey(Name, at)
@@ -97,9 +105,13 @@ func TickKey(schedule string, at time.Time) string {
 }
 
 // ParseTickKey returns the schedule and tick time of an item's key made by
-// TickKey, and false for any other key.
+// TickKey (or by TriggerKey: the time it was triggered), and false for any
+// other key.
 func ParseTickKey(key string) (schedule string, at time.Time, ok bool) {
 	rest, found := strings.CutPrefix(key, tickKeyPrefix)
+	if !found {
+		rest, found = strings.CutPrefix(key, triggerKeyPrefix)
+	}
 	i := strings.LastIndexByte(rest, '/')
 	if !found || i <= 0 {
 		return "", time.Time{}, false
@@ -172,55 +184,72 @@ func (s *Store) planSchedules(specs []ScheduleSpec) ([]schedulePlan, error) {
 	seen := make(map[string]bool, len(specs))
 	for i, sp := range specs {
 		at := fmt.Sprintf("specs[%d].", i)
-		if err := validName(at+"Name", sp.Name, migrations.MaxScheduleLen, true); err != nil {
+		p, err := s.planSchedule(sp, at)
+		if err != nil {
 			return nil, err
 		}
 		if seen[sp.Name] {
 			return nil, invalid(at+"Name", "%q is given twice", sp.Name)
 		}
 		seen[sp.Name] = true
-		p := schedulePlan{spec: sp}
-		switch {
-		case sp.Every != 0 && sp.Cron != "":
-			return nil, invalid(at+"Every", "both Every and Cron are set: give one")
-		case sp.Cron != "":
-			c, err := cron.Parse(sp.Cron)
-			if err != nil {
-				return nil, cronInvalid(at+"Cron", err)
-			}
-			p.cron = c
-		case sp.Every < minEvery || sp.Every > MaxDelay:
-			return nil, invalid(at+"Every", "%v is outside [%v, %v] (or set Cron instead)", sp.Every, minEvery, MaxDelay)
-		default:
-			p.every = sp.Every.Microseconds()
-		}
-		if sp.MaxCatchUp < 0 || sp.MaxCatchUp > MaxCatchUpCeiling {
-			return nil, invalid(at+"MaxCatchUp", "%d is outside [0, %d]", sp.MaxCatchUp, MaxCatchUpCeiling)
-		}
-		if sp.Item.Key != "" {
-			return nil, invalid(at+"Item.Key", "is set per tick (TickKey): leave it empty")
-		}
-		if sp.Item.KeyStates != nil || sp.Item.KeyPeriod != 0 {
-			field := at + "Item.KeyStates"
-			if sp.Item.KeyPeriod != 0 {
-				field = at + "Item.KeyPeriod"
-			}
-			return nil, invalid(field, "a tick's key is its own (TickKey): leave it empty, and use SkipWhile")
-		}
-		for _, st := range sp.SkipWhile {
-			if !knownState(st) {
-				return nil, invalid(at+"SkipWhile", "%q is not an item state", st)
-			}
-		}
-		if sp.Item.Delay != 0 {
-			return nil, invalid(at+"Item.Delay", "a tick's item is available at its tick: leave it zero")
-		}
-		if err := s.validateSpec(&p.spec.Item, at+"Item."); err != nil {
-			return nil, err
-		}
 		plans[i] = p
 	}
 	return plans, nil
+}
+
+// planSchedule validates one spec, naming its fields after at, and parses
+// its timing.
+func (s *Store) planSchedule(sp ScheduleSpec, at string) (schedulePlan, error) {
+	if err := validName(at+"Name", sp.Name, migrations.MaxScheduleLen, true); err != nil {
+		return schedulePlan{}, err
+	}
+	p := schedulePlan{spec: sp}
+	switch {
+	case sp.Every != 0 && sp.Cron != "":
+		return p, invalid(at+"Every", "both Every and Cron are set: give one")
+	case sp.Cron != "":
+		c, err := cron.Parse(sp.Cron)
+		if err != nil {
+			return p, cronInvalid(at+"Cron", err)
+		}
+		loc, err := cron.LoadZone(sp.TimeZone)
+		if err != nil {
+			return p, &InputError{Field: at + "TimeZone", Reason: err.Error(), Err: err}
+		}
+		p.cron = c.In(loc)
+	case sp.Every < minEvery || sp.Every > MaxDelay:
+		return p, invalid(at+"Every", "%v is outside [%v, %v] (or set Cron instead)", sp.Every, minEvery, MaxDelay)
+	default:
+		p.every = sp.Every.Microseconds()
+	}
+	if sp.TimeZone != "" && sp.Cron == "" {
+		return p, invalid(at+"TimeZone", "is set without Cron: an interval counts from the Unix epoch")
+	}
+	if sp.MaxCatchUp < 0 || sp.MaxCatchUp > MaxCatchUpCeiling {
+		return p, invalid(at+"MaxCatchUp", "%d is outside [0, %d]", sp.MaxCatchUp, MaxCatchUpCeiling)
+	}
+	if sp.Item.Key != "" {
+		return p, invalid(at+"Item.Key", "is set per tick (TickKey): leave it empty")
+	}
+	if sp.Item.KeyStates != nil || sp.Item.KeyPeriod != 0 {
+		field := at + "Item.KeyStates"
+		if sp.Item.KeyPeriod != 0 {
+			field = at + "Item.KeyPeriod"
+		}
+		return p, invalid(field, "a tick's key is its own (TickKey): leave it empty, and use SkipWhile")
+	}
+	for _, st := range sp.SkipWhile {
+		if !knownState(st) {
+			return p, invalid(at+"SkipWhile", "%q is not an item state", st)
+		}
+	}
+	if sp.Item.Delay != 0 {
+		return p, invalid(at+"Item.Delay", "a tick's item is available at its tick: leave it zero")
+	}
+	if err := s.validateSpec(&p.spec.Item, at+"Item."); err != nil {
+		return p, err
+	}
+	return p, nil
 }
 
 // latest returns the last tick at or before now, in Unix microseconds, or
@@ -270,18 +299,18 @@ func floorDiv(a, b int64) int64 {
 
 // enqueueDue runs one schedule's transaction.
 func (s *Store) enqueueDue(ctx context.Context, p *schedulePlan) ([]Tick, error) {
-	keep := max(p.spec.MaxCatchUp, 1)
 	var out []Tick
 	err := s.inTx(ctx, "enqueue due", func(tx dialect.Tx) error {
 		out = nil
-		now := timeValue{d: s.d}
-		if err := tx.QueryRowContext(ctx, s.sql(s.nowSQL())).Scan(&now); err != nil {
+		now, err := s.txNow(ctx, tx)
+		if err != nil {
 			return err
 		}
 		var watermark int64
-		err := tx.QueryRowContext(ctx, s.sql(qScheduleRead), p.spec.Name).Scan(&watermark)
+		var revision sql.NullInt64
+		err = tx.QueryRowContext(ctx, s.sql(qScheduleRead), p.spec.Name).Scan(&watermark, &revision)
 		if errors.Is(err, sql.ErrNoRows) {
-			first, ok := p.latest(now.t)
+			first, ok := p.latest(now)
 			if !ok {
 				return nil
 			}
@@ -291,45 +320,67 @@ func (s *Store) enqueueDue(ctx context.Context, p *schedulePlan) ([]Tick, error)
 		if err != nil {
 			return err
 		}
-		ticks := p.due(watermark, now.t, keep)
-		if len(ticks) == 0 {
-			return nil
+		if revision.Valid {
+			return invalid("Name", "%q is a schedule kept in the database (SetSchedule): give the code's schedule another name", p.spec.Name)
 		}
-		last := ticks[len(ticks)-1]
-		ticks, held, err := s.skipTicks(ctx, tx, p, watermark, ticks)
-		if err != nil || held {
-			return err
-		}
-		res, err := tx.ExecContext(ctx, s.sql(qScheduleAdvance), last, p.spec.Name, watermark)
-		if err != nil {
-			return err
-		}
-		if n, err := res.RowsAffected(); err != nil || n != 1 {
-			return err // another process moved it first and enqueued these
-		}
-		if len(ticks) == 0 {
-			return nil // all skipped (SkipWhile)
-		}
-		specs := make([]ItemSpec, len(ticks))
-		for i, at := range ticks {
-			specs[i] = p.spec.Item
-			specs[i].Key = TickKey(p.spec.Name, time.UnixMicro(at))
-		}
-		// The ticks share one Run: checking the first checks them all.
-		if err := s.runsExist(ctx, tx, specs[:1], func(int) string { return "schedule " + strconv.Quote(p.spec.Name) + " Item.Run" }); err != nil {
-			return err
-		}
-		enq, err := s.insertItems(ctx, tx, specs, uuid.Nil, "")
-		if err != nil {
-			return err
-		}
-		for i, e := range enq {
-			out = append(out, Tick{Schedule: p.spec.Name, At: time.UnixMicro(ticks[i]).UTC(), ID: e.ID, Existed: e.Existed})
-		}
-		return nil
+		out, err = s.enqueueTicks(ctx, tx, p, watermark, now, func(last int64) (sql.Result, error) {
+			return tx.ExecContext(ctx, s.sql(qScheduleAdvance), last, p.spec.Name, watermark)
+		})
+		return err
 	})
 	if err != nil {
 		return nil, err
+	}
+	return out, nil
+}
+
+// txNow reads the database clock in tx.
+func (s *Store) txNow(ctx context.Context, tx dialect.Tx) (time.Time, error) {
+	now := timeValue{d: s.d}
+	err := tx.QueryRowContext(ctx, s.sql(s.nowSQL())).Scan(&now)
+	return now.t, err
+}
+
+// enqueueTicks enqueues, in tx, p's ticks due after watermark at now, at
+// most MaxCatchUp of them, once advance, the compare-and-set of the
+// watermark to the last of them, has moved exactly one row: a process
+// that lost the race to move it enqueues nothing.
+func (s *Store) enqueueTicks(ctx context.Context, tx dialect.Tx, p *schedulePlan, watermark int64, now time.Time, advance func(last int64) (sql.Result, error)) ([]Tick, error) {
+	ticks := p.due(watermark, now, max(p.spec.MaxCatchUp, 1))
+	if len(ticks) == 0 {
+		return nil, nil
+	}
+	last := ticks[len(ticks)-1]
+	ticks, held, err := s.skipTicks(ctx, tx, p, watermark, ticks)
+	if err != nil || held {
+		return nil, err
+	}
+	res, err := advance(last)
+	if err != nil {
+		return nil, err
+	}
+	if n, err := res.RowsAffected(); err != nil || n != 1 {
+		return nil, err // another process moved it first and enqueued these
+	}
+	if len(ticks) == 0 {
+		return nil, nil // all skipped (SkipWhile)
+	}
+	specs := make([]ItemSpec, len(ticks))
+	for i, at := range ticks {
+		specs[i] = p.spec.Item
+		specs[i].Key = TickKey(p.spec.Name, time.UnixMicro(at))
+	}
+	// The ticks share one Run: checking the first checks them all.
+	if err := s.runsExist(ctx, tx, specs[:1], func(int) string { return "schedule " + strconv.Quote(p.spec.Name) + " Item.Run" }); err != nil {
+		return nil, err
+	}
+	enq, err := s.insertItems(ctx, tx, specs, uuid.Nil, "")
+	if err != nil {
+		return nil, err
+	}
+	out := make([]Tick, len(enq))
+	for i, e := range enq {
+		out[i] = Tick{Schedule: p.spec.Name, At: time.UnixMicro(ticks[i]).UTC(), ID: e.ID, Existed: e.Existed}
 	}
 	return out, nil
 }

@@ -350,7 +350,9 @@ func (s *Store) qAttemptsOrphaned(n int) string {
 // Schedules: EnqueueDue's watermark table. Its clock read is the store's
 // (nowSQL).
 const (
-	qScheduleRead = "SELECT last_tick FROM {schedules} WHERE name = ?"
+	// qScheduleRead reads a code-declared schedule's watermark; a
+	// revision marks a name kept in the database (SetSchedule) instead.
+	qScheduleRead = "SELECT last_tick, revision FROM {schedules} WHERE name = ?"
 	// scheduleOpen is the row InsertIgnore writes for a schedule seen for
 	// the first time (name, watermark).
 	scheduleOpen = "?, ?, {now}"
@@ -365,3 +367,34 @@ var scheduleOpenColumns = []string{"name", "last_tick", "updated_at"}
 
 // scheduleConflict is the unique key of the schedules table.
 var scheduleConflict = []string{"name"}
+
+// Schedules kept in the database (SetSchedule): rows of the schedules
+// table with a revision. Every change to one moves its revision, which
+// the watermark's compare-and-set compares too.
+const (
+	// storedScheduleColumns reads a stored schedule: its paused flag as 1
+	// or 0, the first bind being the dialect's true.
+	storedScheduleColumns = "name, last_tick, definition, CASE WHEN paused = ? THEN 1 ELSE 0 END, revision, created_at, updated_at"
+	qStoredSchedules      = "SELECT " + storedScheduleColumns + " FROM {schedules} WHERE revision IS NOT NULL ORDER BY name"
+	qStoredSchedule       = "SELECT " + storedScheduleColumns + " FROM {schedules} WHERE name = ?"
+	// storedScheduleOpen is a stored schedule's first row, for
+	// InsertIgnore (name, watermark, definition, paused).
+	storedScheduleOpen = "?, ?, {text?}, ?, 1, {now}, {now}"
+	// qStoredScheduleSet replaces a definition and its watermark, from
+	// the revision and watermark read: a watermark moved in between by
+	// a tick is never moved back.
+	qStoredScheduleSet = "UPDATE {schedules} SET definition = {text?}, last_tick = ?, revision = revision + 1, updated_at = {now} WHERE name = ? AND revision = ? AND last_tick = ?"
+	// qStoredSchedulePause pauses or resumes, from the revision and
+	// watermark read.
+	qStoredSchedulePause = "UPDATE {schedules} SET paused = ?, last_tick = ?, revision = revision + 1, updated_at = {now} WHERE name = ? AND revision = ? AND last_tick = ?"
+	// qStoredScheduleDelete deletes a stored schedule, never a code
+	// schedule's watermark.
+	qStoredScheduleDelete = "DELETE FROM {schedules} WHERE name = ? AND revision IS NOT NULL"
+	// qStoredScheduleAdvance moves a stored schedule's watermark from the
+	// value and revision its transaction read.
+	qStoredScheduleAdvance = "UPDATE {schedules} SET last_tick = ?, updated_at = {now} WHERE name = ? AND last_tick = ? AND revision = ?"
+)
+
+// storedScheduleOpenColumns are the columns of a stored schedule's first
+// row.
+var storedScheduleOpenColumns = []string{"name", "last_tick", "definition", "paused", "revision", "created_at", "updated_at"}

@@ -228,6 +228,13 @@ var baseTemplates = []entry{
 	fixed("schedule.read", qScheduleRead),
 	{name: "schedule.open", render: func(s *Store, _ int) []string { return []string{s.scheduleOpenSQL()} }},
 	fixed("schedule.advance", qScheduleAdvance),
+	fixed("schedule.stored-list", qStoredSchedules),
+	fixed("schedule.stored-get", qStoredSchedule),
+	{name: "schedule.stored-open", render: func(s *Store, _ int) []string { return []string{s.storedScheduleOpenSQL()} }},
+	fixed("schedule.stored-set", qStoredScheduleSet),
+	fixed("schedule.stored-pause", qStoredSchedulePause),
+	fixed("schedule.stored-delete", qStoredScheduleDelete),
+	fixed("schedule.stored-advance", qStoredScheduleAdvance),
 
 	{name: "run.open", render: func(s *Store, _ int) []string { return []string{s.runOpenSQL()} }},
 	fixed("run.get", qRunGet),

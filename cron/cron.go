@@ -1,5 +1,5 @@
-// Package cron reads five-field cron expressions in UTC and finds the
-// ticks before and after a time. It knows nothing of databases: core's
+// Package cron reads five-field cron expressions, in UTC or in an IANA
+// time zone, and finds the ticks before and after a time. It knows nothing of databases: core's
 // schedules use it to find the ticks they enqueue, on the database clock.
 package cron
 
@@ -22,11 +22,13 @@ import (
 //
 // As in every common cron, when both day fields are restricted (neither
 // begins with *) a day matches if either matches; otherwise both must.
-// There are no time zones and so no daylight-saving gaps or repeats: every
-// UTC minute exists once.
+// In UTC every minute exists once. An expression read in a time zone (In)
+// matches that zone's wall clock, whose daylight-saving changes skip and
+// repeat wall times; see In for what its ticks do then.
 type Expr struct {
 	expr   string
-	minute uint64 // bit n set: minute n
+	loc    *time.Location // nil for UTC
+	minute uint64         // bit n set: minute n
 	hour   uint64
 	dom    uint64 // bits 1..31
 	month  uint64 // bits 1..12
@@ -245,10 +247,8 @@ func (c *Expr) dayMatches(t time.Time) bool {
 // accepts fires within any eight years (a 29 February does).
 const horizon = 8 * 366 * 24 * time.Hour
 
-// Next returns the first tick strictly after t, in UTC, or the zero time
-// if there is none within eight years (never, for a parsed expression).
-func (c *Expr) Next(t time.Time) time.Time {
-	t = t.UTC()
+// nextWall is Next on the wall clock, written as a UTC time.
+func (c *Expr) nextWall(t time.Time) time.Time {
 	end := t.Add(horizon)
 	t = t.Truncate(time.Minute).Add(time.Minute)
 	for t.Before(end) {
@@ -268,12 +268,10 @@ func (c *Expr) Next(t time.Time) time.Time {
 	return time.Time{}
 }
 
-// Prev returns the last tick at or before t, in UTC, or the zero time if
-// there is none within eight years. It steps back a field at a time, as
-// Next steps forward, so that finding the latest of many missed ticks
-// costs no more than finding the next one.
-func (c *Expr) Prev(t time.Time) time.Time {
-	t = t.UTC()
+// prevWall is Prev on the wall clock, written as a UTC time. It steps
+// back a field at a time, as nextWall steps forward, so that finding the
+// latest of many missed ticks costs no more than finding the next one.
+func (c *Expr) prevWall(t time.Time) time.Time {
 	end := t.Add(-horizon)
 	t = t.Truncate(time.Minute)
 	for t.After(end) {

@@ -36,9 +36,10 @@ type action struct {
 
 // target is what an action is about, as its confirm page shows it.
 type target struct {
-	Item  *core.Item
-	Run   *core.Run
-	Limit *limitTarget
+	Item     *core.Item
+	Run      *core.Run
+	Limit    *limitTarget
+	Schedule *scheduleTarget
 	// Back is the page to go back to, under the base.
 	Back string
 	// Effect says what the action will do; Warning why it may be refused
@@ -86,6 +87,12 @@ var actions = []action{
 	}), do: doSignal},
 	{name: "set-limit", pattern: "/limits/set", verb: "Set limit", target: limitOf(describeSetLimit), do: doSetLimit, params: limitParams},
 	{name: "delete-limit", pattern: "/limits/delete", verb: "Delete limit", target: limitOf(describeDeleteLimit), do: doDeleteLimit, params: limitParams},
+	{name: "set-schedule", pattern: "/schedules/set", verb: "Set schedule", target: scheduleOf(describeSetSchedule), do: doSetSchedule, params: scheduleParams},
+	{name: "pause-schedule", pattern: "/schedules/pause", verb: "Pause schedule", target: scheduleOf(describePauseSchedule), do: doPauseSchedule, params: scheduleParams},
+	{name: "resume-schedule", pattern: "/schedules/resume", verb: "Resume schedule", target: scheduleOf(describeResumeSchedule), do: doResumeSchedule, params: scheduleParams},
+	{name: "trigger-schedule", pattern: "/schedules/trigger", verb: "Trigger schedule", target: scheduleOf(describeTriggerSchedule), do: doTriggerSchedule, params: scheduleParams},
+	{name: "backfill-schedule", pattern: "/schedules/backfill", verb: "Backfill schedule", target: scheduleOf(describeBackfillSchedule), do: doBackfillSchedule, params: scheduleParams},
+	{name: "delete-schedule", pattern: "/schedules/delete", verb: "Delete schedule", target: scheduleOf(describeDeleteSchedule), do: doDeleteSchedule, params: scheduleParams},
 }
 
 // confirmPage is the data of an action's confirm page.
@@ -141,7 +148,7 @@ func (h *handler) confirm(a action) http.HandlerFunc {
 		}
 		p := confirmPage{Action: a.name, Verb: a.verb, Target: t, Token: h.issue(w, r), Name: name, Path: r.URL.Path}
 		if a.params != nil {
-			p.Path = limitPath(r)
+			p.Path = actionPath(r, a.params)
 		}
 		if a.name == "signal" {
 			p.Key = uuid.NewString()

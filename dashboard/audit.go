@@ -39,7 +39,9 @@ func (h *handler) audit(r *http.Request, a action, e auditEntry) {
 	switch {
 	case a.params != nil:
 		v := r.URL.Query()
-		attrs = append(attrs, slog.String("queue", clipTo(v.Get("queue"), auditMax)), slog.String("key", clipTo(v.Get("key"), auditMax)))
+		for _, p := range a.params {
+			attrs = append(attrs, slog.String(p, clipTo(v.Get(p), auditMax)))
+		}
 	case r.PathValue("item") != "":
 		attrs = append(attrs, slog.String("run", id), slog.String("item", clipTo(r.PathValue("item"), auditMax)))
 	case strings.HasPrefix(a.pattern, "/runs/"):
@@ -49,6 +51,11 @@ func (h *handler) audit(r *http.Request, a action, e auditEntry) {
 	}
 	if a.name == "set-limit" && r.PostForm != nil {
 		for _, f := range limitFields {
+			attrs = append(attrs, slog.String(f, clipTo(r.PostForm.Get(f), auditMax)))
+		}
+	}
+	if r.PostForm != nil {
+		for _, f := range scheduleFields[a.name] {
 			attrs = append(attrs, slog.String(f, clipTo(r.PostForm.Get(f), auditMax)))
 		}
 	}

@@ -30,6 +30,7 @@ var funcs = template.FuncMap{
 	"view":      func(p page, n *node) nodeView { return nodeView{P: p, N: n} },
 	"limitText": core.Limit.String,
 	"turn":      nextTurn,
+	"timing":    timingText,
 }
 
 // ago says how long before now t was ("3m 20s ago"), both on the database

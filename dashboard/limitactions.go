@@ -80,16 +80,6 @@ func limitOf(describe func(limitTarget) (effect, warning string)) func(*handler,
 	}
 }
 
-// limitPath is a limit action's path with its target's parameters.
-func limitPath(r *http.Request) string {
-	v := r.URL.Query()
-	w := url.Values{"queue": {v.Get("queue")}}
-	if k := v.Get("key"); k != "" {
-		w.Set("key", k)
-	}
-	return r.URL.Path + "?" + w.Encode()
-}
-
 // describeSetLimit says what setting the limit does.
 func describeSetLimit(t limitTarget) (string, string) {
 	if t.Key == "" {

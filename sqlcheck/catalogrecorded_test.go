@@ -52,9 +52,11 @@ var notCore = []struct{ shape, sender string }{
 	{"SELECT id FROM plenum_barriers", "the suite"},
 	{"SELECT COUNT(*) FROM plenum_attempts a WHERE NOT EXISTS (SELECT 1 FROM plenum_items i WHERE i.id = a.item_id)", "the suite"},
 	// flow.go: the claimed items of each key, sampled while claimers run;
-	// uniquekeys.go: the items holding a key.
+	// uniquekeys.go and storedschedules.go: the items holding a key, and
+	// the kind of a stored schedule's tick.
 	{"SELECT flow_key, COUNT(*) FROM plenum_items WHERE queue = ? AND state = 'claimed' GROUP BY flow_key", "the suite"},
 	{"SELECT COUNT(*) FROM plenum_items WHERE queue = ? AND unique_key = ?", "the suite"},
+	{"SELECT kind FROM plenum_items WHERE queue = ? AND unique_key = ?", "the suite"},
 }
 
 // notCoreSender returns what sends shape, from notCore, or "".

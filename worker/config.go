@@ -71,6 +71,15 @@ type Config struct {
 	// any worker claiming that queue runs. Default: none.
 	Periodic []PeriodicJob
 
+	// StoredSchedules, when true, has the worker enqueue the ticks of the
+	// schedules kept in the database (core.Store.SetSchedule, plenum
+	// schedules, the dashboard) every PeriodicInterval as well
+	// (core.Store.EnqueueStoredDue): a schedule set, changed, paused or
+	// deleted while the worker runs takes effect at its next look. Any
+	// number of processes may run them: each tick is enqueued once.
+	// Default: false.
+	StoredSchedules bool
+
 	// PeriodicInterval is how often the worker looks for due ticks: a
 	// tick's item is enqueued within about this long of its time. Default
 	// DefaultPeriodicInterval (1 s).

@@ -108,7 +108,8 @@
 // # Periodic work
 //
 // Config.Periodic lists schedules, each an interval or a five-field cron
-// expression read in UTC, whose ticks the worker enqueues as items every
+// expression read in UTC or in an IANA zone (ScheduleSpec.TimeZone), whose
+// ticks the worker enqueues as items every
 // PeriodicInterval (core.Store.EnqueueDue); any worker claiming the item's
 // queue runs it.
 //
@@ -129,6 +130,12 @@
 // in closed form, and the latest MaxCatchUp of them enqueued (0 or 1: the
 // latest only); the rest are skipped. A tick's item is delivered
 // at least once, like any other.
+//
+// With Config.StoredSchedules, the worker enqueues the ticks of the
+// schedules kept in the database as well (core.Store.SetSchedule and
+// EnqueueStoredDue): an operator sets, pauses, resumes, triggers,
+// backfills and deletes them while workers run, each tick still enqueued
+// once.
 //
 // # Shutdown
 //

@@ -188,15 +188,37 @@ func (w *Worker) periodic() {
 			return
 		case <-t.C:
 		}
-		ticks, err := w.store.EnqueueDue(w.bg, w.cfg.Periodic...)
-		if err != nil && w.bg.Err() == nil {
-			w.log.Warn("plenum/worker: periodic", "err", err)
+		if len(w.cfg.Periodic) > 0 {
+			ticks, err := w.store.EnqueueDue(w.bg, w.cfg.Periodic...)
+			w.ticked(ticks, err, w.queueOf)
 		}
-		for _, tk := range ticks {
-			w.log.Debug("plenum/worker: tick enqueued", "schedule", tk.Schedule, "at", tk.At, "item", tk.ID)
-			w.event(w.bg, Event{Kind: EventTicked, Queue: w.queueOf(tk.Schedule), Tick: tk})
+		if w.cfg.StoredSchedules {
+			ticks, err := w.store.EnqueueStoredDue(w.bg)
+			w.ticked(ticks, err, w.storedQueueOf)
 		}
 	}
+}
+
+// ticked logs and reports the ticks one look enqueued, queueOf naming
+// each one's queue.
+func (w *Worker) ticked(ticks []core.Tick, err error, queueOf func(string) string) {
+	if err != nil && w.bg.Err() == nil {
+		w.log.Warn("plenum/worker: periodic", "err", err)
+	}
+	for _, tk := range ticks {
+		w.log.Debug("plenum/worker: tick enqueued", "schedule", tk.Schedule, "at", tk.At, "item", tk.ID)
+		w.event(w.bg, Event{Kind: EventTicked, Queue: queueOf(tk.Schedule), Tick: tk})
+	}
+}
+
+// storedQueueOf returns the queue of the stored schedule named name, or
+// "" when it cannot be read (deleted since its tick).
+func (w *Worker) storedQueueOf(name string) string {
+	sc, err := w.store.GetSchedule(w.bg, name)
+	if err != nil {
+		return ""
+	}
+	return sc.Item.Queue
 }
 
 // queueOf returns the queue of the periodic job named name.

@@ -51,7 +51,7 @@ func connNeeds(store *core.Store, cfg Config) []connNeed {
 	if cfg.ReapInterval > 0 {
 		needs = append(needs, connNeed{1, "maintenance (reaper and retention)"})
 	}
-	if len(cfg.Periodic) > 0 && cfg.PeriodicInterval > 0 {
+	if (len(cfg.Periodic) > 0 || cfg.StoredSchedules) && cfg.PeriodicInterval > 0 {
 		needs = append(needs, connNeed{1, "periodic schedules"})
 	}
 	if !cfg.PollOnly && store.Notifies() {

@@ -155,7 +155,7 @@ func (w *Worker) Start(ctx context.Context) error {
 		w.background.Add(1)
 		go w.maintain()
 	}
-	if len(w.cfg.Periodic) > 0 && w.cfg.PeriodicInterval > 0 {
+	if (len(w.cfg.Periodic) > 0 || w.cfg.StoredSchedules) && w.cfg.PeriodicInterval > 0 {
 		w.background.Add(1)
 		go w.periodic()
 	}

@@ -2,7 +2,7 @@
 // workflow on an embedded SQLite file, schema migrations for each dialect, a
 // benchmark against bare SQL, the conformance suite outside "go test", a
 // look inside a database's Plenum tables, the flow control limits of a
-// queue's keys, a web dashboard of them, and a
+// queue's keys, the schedules kept in the database, a web dashboard of them, and a
 // chaos round that injures worker processes and checks the invariants after.
 // The benchmark's code is internal/cmd/bench, which the program
 // bench/plenum runs too, with the same flags and output (bench/BENCH.md);
@@ -60,6 +60,7 @@ func commands() []command {
 		{"conformance", "run the conformance suite against a database", runConformanceCmd},
 		{"inspect", "show items by state, barriers and owners of a database", runInspectCmd},
 		{"limits", "list, set or delete the flow control limits of a queue's keys", runLimitsCmd},
+		{"schedules", "list, set, pause, resume, trigger, backfill or delete the schedules kept in the database", runSchedulesCmd},
 		{"dashboard", "serve the web dashboard of a database (read-only unless --actions)", runDashboardCmd},
 		{"chaos", "run workers under kills, dropped connections, stalls and clock skew, then check the invariants", runChaosCmd},
 		{"help", "show help for plenum or one command", runHelpCmd},

@@ -61,6 +61,7 @@ var tests = []struct {
 	{"MaintenancePurgesFinishedItems", maintenancePurgesFinishedItems},
 	{"BarrierFiredEvent", barrierFiredEvent},
 	{"PeriodicTicksRunOnce", periodicTicksRunOnce},
+	{"StoredSchedulesWhileRunning", storedSchedulesWhileRunning},
 	{"PausedQueue", pausedQueue},
 	{"PanicStackInHistory", panicStackInHistory},
 	{"EnqueueWakesIdleWorker", enqueueWakesIdleWorker},

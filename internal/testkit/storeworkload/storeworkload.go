@@ -23,6 +23,7 @@ func Run(t *testing.T, db *sql.DB, d dialect.Dialect) {
 	workloadRuns(t, db, d)
 	workloadBrowse(t, db, d)
 	workloadFlow(t, db, d)
+	workloadSchedules(t, db, d)
 }
 
 // NoReturning is a dialect without UPDATE ... RETURNING (SQLite's, say),

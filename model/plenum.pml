@@ -133,7 +133,6 @@ byte expires = EXPIRES, hangs = HANGS, fails = FAILS, admin = ADMIN;
 #define UNEXP(i) (st[i] == CLAIMED && !exp[i])
 #define FRESH(w) (alive[wo[w]] && !stale[wo[w]])
 #define HELD(i, t) (st[i] == CLAIMED && tok[i] == (t))
-#define OWNERB(b) ((b) == X1 -> R : A)
 #define JOIN(b) ((b) == X1 -> J1 : J2)
 
 #ifdef BUG_SLOT_EARLY
@@ -151,8 +150,8 @@ byte expires = EXPIRES, hangs = HANGS, fails = FAILS, admin = ADMIN;
 #define ITEMSDONE (FINAL(st[R]) && (st[A] == NONE || FINAL(st[A])) && (st[B] == NONE || FINAL(st[B])) && \
 	(st[C] == NONE || FINAL(st[C])) && (st[B2] == NONE || FINAL(st[B2])) && \
 	(st[J2] == NONE || FINAL(st[J2])) && (st[J1] == NONE || FINAL(st[J1])))
-#define BDONE(b) (bfired[b] || (!bseal[b] && ENDED(OWNERB(b))))
-#define GOAL (ITEMSDONE && BDONE(X1) && BDONE(X2))
+#define BDONE(b, o) (bfired[b] || (!bseal[b] && ENDED(o)))
+#define GOAL (ITEMSDONE && BDONE(X1, R) && BDONE(X2, A))
 
 /* A barrier fires only when every item under it has ended: X1's members
  * (A, B, B2, the join J2 of A's fan-out, and, below it, C), X2's (C). */

@@ -113,9 +113,10 @@ byte bcur[NB];         /* dispatch_cursor: pages dispatched */
 byte bpar[NB];         /* parent_barrier_id: where the join reports */
 byte nfire[NB];        /* ghost: fires */
 
-bool alive[NW*NINC];   /* processes row exists */
-bool stale[NW*NINC];   /* last_heartbeat_at < now - StaleAfter */
-bool gonestale[NW*NINC]; /* ghost: the owner was stale when reaped */
+#define NOWN (NW*NINC) /* no owner: a worker that has died for good */
+bool alive[NOWN + 1];  /* processes row exists */
+bool stale[NOWN + 1];  /* last_heartbeat_at < now - StaleAfter */
+bool gonestale[NOWN + 1]; /* ghost: the owner was stale when reaped */
 byte wo[NW];           /* each worker's current owner */
 
 bool lready;           /* the lane's next_at is set (it has a turn) */
@@ -582,12 +583,18 @@ then:
 	goto again;
 
 crash:
-	/* The process is gone: its owner row stays until the reaper finds
-	 * it stale; it restarts as a new owner if it may. */
-	atomic { stale[o] = 1 };
+	/* The process is gone, and its heartbeat with it: its owner row
+	 * stays until the reaper finds it stale. It restarts as a new owner
+	 * if it may. */
+	atomic {
+		stale[o] = 1;
+		if
+		:: o % NINC < NINC - 1 -> o++; alive[o] = 1; wo[w] = o /* catalog: owner.register */
+		:: else -> wo[w] = NOWN
+		fi };
 	if
-	:: o % NINC < NINC - 1 -> atomic { o++; alive[o] = 1; wo[w] = o } /* catalog: owner.register */
-	:: else -> goto end_gone
+	:: wo[w] == NOWN -> goto end_gone
+	:: else
 	fi;
 again:
 	/* Locals cleared, so that states differ by what matters only. */

@@ -879,6 +879,11 @@ ltl progress { <> GOAL }
  * outside: queue.set-paused -- pausing only withholds claims, which the model's workers may do anyway
  * outside: schedule.open -- periodic ticks: their own compare-and-set, checked by the conformance suite
  * outside: schedule.advance -- periodic ticks: their own compare-and-set
+ * outside: schedule.stored-open -- schedules kept in the database: the same compare-and-set on the watermark and revision, checked by the conformance suite
+ * outside: schedule.stored-advance -- schedules kept in the database: a tick's compare-and-set
+ * outside: schedule.stored-set -- schedules kept in the database: an operator's change, compared on revision and watermark
+ * outside: schedule.stored-pause -- schedules kept in the database: an operator's change
+ * outside: schedule.stored-delete -- schedules kept in the database: an operator's change
  * outside: purge.items.delete -- retention deletes finished rows of finished runs only
  * outside: purge.items.one-statement -- retention deletes finished rows of finished runs only
  * outside: purge.barriers.delete -- retention deletes fired barriers of finished runs only

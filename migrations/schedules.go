@@ -34,8 +34,9 @@ func schedules9(n Names) Migration {
 		col("revision", dialect.BigInt),
 		col("created_at", dialect.Time),
 		{Data: &DataStep{
-			Table: n.Schedules,
-			Up:    func(dialect.Schema) []string { return nil },
+			Table:     n.Schedules,
+			DownReads: "revision",
+			Up:        func(dialect.Schema) []string { return nil },
 			Down: func(dialect.Schema) []string {
 				return []string{"DELETE FROM " + n.Schedules + " WHERE revision IS NOT NULL"}
 			},

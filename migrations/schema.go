@@ -91,6 +91,12 @@ type DataStep struct {
 	// and the dialect can tell (dialect.TableProber), the step is skipped
 	// when the table does not exist: the down of a half-applied version.
 	Table string
+	// DownReads, when set, names a column of Table that Down's statements
+	// read and that the version's down drops after them. Where DDL is not
+	// transactional and the dialect can tell (dialect.ColumnProber), Down
+	// is skipped when the column is gone: a down that stopped half-way
+	// ran it before dropping the column, and running it again would fail.
+	DownReads string
 	// Up and Down return the step's statements and their inverse.
 	Up, Down func(d dialect.Schema) []string
 }

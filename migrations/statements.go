@@ -156,7 +156,16 @@ func (c Change) done(ctx context.Context, q dialect.Querier, d dialect.Dialect, 
 			if err != nil {
 				return false, fmt.Errorf("checking for table %s: %w", c.Data.Table, err)
 			}
-			return down && !exists, nil
+			if down && !exists {
+				return true, nil
+			}
+		}
+		if p, ok := d.(dialect.ColumnProber); ok && down && c.Data.DownReads != "" {
+			exists, err := p.ColumnExists(ctx, q, c.Data.Table, c.Data.DownReads)
+			if err != nil {
+				return false, fmt.Errorf("checking for column %s.%s: %w", c.Data.Table, c.Data.DownReads, err)
+			}
+			return !exists, nil
 		}
 	}
 	return false, nil

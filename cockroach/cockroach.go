@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/plenumdb/plenum/dialect"
+	"github.com/plenumdb/plenum/dialect/sqlkit"
 	"github.com/plenumdb/plenum/postgres"
 )
 
@@ -190,6 +191,15 @@ func (d *crdbDialect) TableExists(ctx context.Context, q dialect.Querier, table 
 		return false, errors.New("cockroach: table exists: the PostgreSQL dialect has no TableExists")
 	}
 	return p.TableExists(ctx, q, table)
+}
+
+// ColumnExists reports whether table, in the session's current schema,
+// has a column named column (dialect.ColumnProber): the migrator skips by
+// it a data step whose down reads a column that a down stopped half-way
+// has dropped already. information_schema.columns is the same on
+// CockroachDB as on PostgreSQL.
+func (d *crdbDialect) ColumnExists(ctx context.Context, q dialect.Querier, table, column string) (bool, error) {
+	return sqlkit.Exists(ctx, q, "cockroach: column exists", d.Rebind("SELECT COUNT(*) FROM information_schema.columns WHERE table_schema = current_schema() AND table_name = ? AND column_name = ?"), table, column)
 }
 
 // Refusal is PostgreSQL's: CockroachDB reports too many connections,

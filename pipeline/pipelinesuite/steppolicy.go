@@ -148,7 +148,10 @@ func stepTimeouts(e *env) {
 		}
 		timeouts := 0
 		for _, a := range s.Attempts {
-			if strings.Contains(a.Error, "deadline passed") {
+			// The worker records its own timeout; on a loaded machine
+			// the claim's lease can run out first, and the reaper's
+			// timeout path records it instead.
+			if strings.Contains(a.Error, "deadline passed") || a.Outcome == core.OutcomeTimeout {
 				timeouts++
 			}
 		}

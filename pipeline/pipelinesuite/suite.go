@@ -137,8 +137,14 @@ func workerConfig(s *core.Store, hooks worker.Hooks) worker.Config {
 // the worker stops at the end of the test.
 func (e *env) engine(cfg pipeline.EngineOptions, defs ...pipeline.Definition) *pipeline.Engine {
 	e.t.Helper()
+	return e.engineOf(func(wcfg *worker.Config) { worker.FitPool(e.store, *wcfg) }, cfg, defs...)
+}
+
+// engineOf is engine with its worker's configuration adjusted by tune.
+func (e *env) engineOf(tune func(*worker.Config), cfg pipeline.EngineOptions, defs ...pipeline.Definition) *pipeline.Engine {
+	e.t.Helper()
 	wcfg := workerConfig(e.store, nil)
-	worker.FitPool(e.store, wcfg)
+	tune(&wcfg)
 	w, err := worker.New(e.store, wcfg)
 	if err != nil {
 		e.t.Fatal(err)

@@ -13,31 +13,9 @@ import (
 // engineWith is engine with a worker of slots handlers.
 func (e *env) engineWith(slots int, cfg pipeline.EngineOptions, defs ...pipeline.Definition) *pipeline.Engine {
 	e.t.Helper()
-	wcfg := workerConfig(e.store, nil)
-	wcfg.Queues = map[string]worker.QueueConfig{queue: {MaxWorkers: slots}}
-	w, err := worker.New(e.store, wcfg)
-	if err != nil {
-		e.t.Fatal(err)
-	}
-	cfg.Queue = queue
-	eng, err := pipeline.New(e.store, w, cfg)
-	if err != nil {
-		e.t.Fatal(err)
-	}
-	for _, d := range defs {
-		if err := eng.Register(d); err != nil {
-			e.t.Fatal(err)
-		}
-	}
-	if err := w.Start(e.ctx); err != nil {
-		e.t.Fatal(err)
-	}
-	e.t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		_ = w.Stop(ctx)
-	})
-	return eng
+	return e.engineOf(func(wcfg *worker.Config) {
+		wcfg.Queues = map[string]worker.QueueConfig{queue: {MaxWorkers: slots}}
+	}, cfg, defs...)
 }
 
 // waitUntilHolds: a WaitUntil checks its condition on its schedule until

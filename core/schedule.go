@@ -80,6 +80,9 @@ const minEvery = time.Second
 type Tick struct {
 	// Schedule is the schedule's name.
 	Schedule string
+	// Queue is the queue the tick's item went to (its schedule's
+	// Item.Queue).
+	Queue string
 	// At is the tick's time, in UTC.
 	At time.Time
 	// ID is the item's id.
@@ -380,7 +383,7 @@ func (s *Store) enqueueTicks(ctx context.Context, tx dialect.Tx, p *schedulePlan
 	}
 	out := make([]Tick, len(enq))
 	for i, e := range enq {
-		out[i] = Tick{Schedule: p.spec.Name, At: time.UnixMicro(ticks[i]).UTC(), ID: e.ID, Existed: e.Existed}
+		out[i] = Tick{Schedule: p.spec.Name, Queue: p.spec.Item.Queue, At: time.UnixMicro(ticks[i]).UTC(), ID: e.ID, Existed: e.Existed}
 	}
 	return out, nil
 }

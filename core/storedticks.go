@@ -147,7 +147,7 @@ func (s *Store) TriggerSchedule(ctx context.Context, name string) (Tick, error) 
 		if err != nil {
 			return err
 		}
-		out = Tick{Schedule: name, At: now.UTC().Truncate(time.Microsecond), ID: enq[0].ID, Existed: enq[0].Existed}
+		out = Tick{Schedule: name, Queue: spec.Queue, At: now.UTC().Truncate(time.Microsecond), ID: enq[0].ID, Existed: enq[0].Existed}
 		return nil
 	})
 	return out, err
@@ -238,7 +238,7 @@ func (s *Store) BackfillSchedule(ctx context.Context, name string, from, to time
 				out.Existed++
 				continue
 			}
-			out.Enqueued = append(out.Enqueued, Tick{Schedule: name, At: time.UnixMicro(chunk[i]).UTC(), ID: e.ID})
+			out.Enqueued = append(out.Enqueued, Tick{Schedule: name, Queue: r.plan.spec.Item.Queue, At: time.UnixMicro(chunk[i]).UTC(), ID: e.ID})
 		}
 	}
 	return out, nil

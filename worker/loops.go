@@ -190,43 +190,22 @@ func (w *Worker) periodic() {
 		}
 		if len(w.cfg.Periodic) > 0 {
 			ticks, err := w.store.EnqueueDue(w.bg, w.cfg.Periodic...)
-			w.ticked(ticks, err, w.queueOf)
+			w.ticked(ticks, err)
 		}
 		if w.cfg.StoredSchedules {
 			ticks, err := w.store.EnqueueStoredDue(w.bg)
-			w.ticked(ticks, err, w.storedQueueOf)
+			w.ticked(ticks, err)
 		}
 	}
 }
 
-// ticked logs and reports the ticks one look enqueued, queueOf naming
-// each one's queue.
-func (w *Worker) ticked(ticks []core.Tick, err error, queueOf func(string) string) {
+// ticked logs and reports the ticks one look enqueued.
+func (w *Worker) ticked(ticks []core.Tick, err error) {
 	if err != nil && w.bg.Err() == nil {
 		w.log.Warn("plenum/worker: periodic", "err", err)
 	}
 	for _, tk := range ticks {
 		w.log.Debug("plenum/worker: tick enqueued", "schedule", tk.Schedule, "at", tk.At, "item", tk.ID)
-		w.event(w.bg, Event{Kind: EventTicked, Queue: queueOf(tk.Schedule), Tick: tk})
+		w.event(w.bg, Event{Kind: EventTicked, Queue: tk.Queue, Tick: tk})
 	}
-}
-
-// storedQueueOf returns the queue of the stored schedule named name, or
-// "" when it cannot be read (deleted since its tick).
-func (w *Worker) storedQueueOf(name string) string {
-	sc, err := w.store.GetSchedule(w.bg, name)
-	if err != nil {
-		return ""
-	}
-	return sc.Item.Queue
-}
-
-// queueOf returns the queue of the periodic job named name.
-func (w *Worker) queueOf(name string) string {
-	for _, j := range w.cfg.Periodic {
-		if j.Name == name {
-			return j.Item.Queue
-		}
-	}
-	return ""
 }

@@ -80,14 +80,18 @@ func (s *Store) claimLanes(ctx context.Context, q dialect.Querier, p ClaimParams
 	}
 	base := lanesFor(def, n)
 	m := base
-	if h, ok := s.lanesSeen.Load(p.Queue); ok {
-		m = h.(*laneHint).lanes(base, n)
+	seen, ok := s.lanesSeen.Load(p.Queue)
+	if ok {
+		m = seen.(*laneHint).lanes(base, n)
 	}
 	lanes, err := s.takeLanes(ctx, q, p, def, m)
 	if err != nil || len(lanes) == 0 {
 		return nil, err
 	}
-	hint, _ := s.lanesSeen.LoadOrStore(p.Queue, &laneHint{})
+	if !ok {
+		seen, _ = s.lanesSeen.LoadOrStore(p.Queue, &laneHint{})
+	}
+	hint := seen.(*laneHint)
 	if err := s.countLanes(ctx, q, p, lanes); err != nil {
 		return nil, err
 	}
@@ -96,7 +100,7 @@ func (s *Store) claimLanes(ctx context.Context, q dialect.Querier, p ClaimParams
 		return nil, err
 	}
 	ids := fillFromLanes(lanes, n)
-	hint.(*laneHint).learn(base, m, lanes, len(ids), n)
+	hint.learn(base, m, lanes, len(ids), n)
 	var out []Claim
 	if len(ids) > 0 {
 		out, err = s.claimChosen(ctx, q, p, token, ids)

@@ -31,6 +31,12 @@ func storedSchedulesWhileRunning(e *env) {
 		cfg.Periodic = code
 		cfg.StoredSchedules = true
 		cfg.PeriodicInterval = 100 * time.Millisecond
+		cfg.Hooks = worker.HookFunc(func(_ context.Context, ev worker.Event) {
+			// Every tick, stored or declared in code, names its queue.
+			if ev.Kind == worker.EventTicked && ev.Queue != "sched" {
+				t.Errorf("tick of %s reported on queue %q, want sched", ev.Tick.Schedule, ev.Queue)
+			}
+		})
 		w, err := worker.New(e.open(0), cfg)
 		if err != nil {
 			t.Fatal(err)

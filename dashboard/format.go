@@ -31,6 +31,7 @@ var funcs = template.FuncMap{
 	"limitText": core.Limit.String,
 	"turn":      nextTurn,
 	"timing":    timingText,
+	"graphOf":   func(now time.Time, g *graphView) graphStates { return graphStates{Now: now, Graph: g} },
 }
 
 // ago says how long before now t was ("3m 20s ago"), both on the database

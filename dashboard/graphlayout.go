@@ -209,7 +209,7 @@ func layoutNode(n pipeline.GraphNode, states map[stepKey]*stepState) block {
 		out.place(c.b, x, rowY)
 		out.edges = append(out.edges, graphEdge{
 			Pts:   elbow(w/2, head.H, cx, rowY, head.H+graphVGap/2),
-			Label: c.label, LX: cx + 4, LY: rowY - 4, Arrow: !c.pass,
+			Label: c.label, LX: cx + 6, LY: rowY - 6, Arrow: !c.pass,
 		})
 		// From the column's bottom down to where the flows meet.
 		out.edges = append(out.edges, graphEdge{Pts: elbow(cx, rowY+c.b.h, w/2, meetY, meetY-graphVGap/2), Arrow: join != nil})

@@ -37,7 +37,7 @@ type graphBox struct {
 	// Node and Role name what the box stands for (stepKey).
 	Node, Role string
 	// Kind is the node's kind; Tag the box's first line (the kind, or
-	// the join's role, and the flow's label).
+	// the join's role, and an await's signal).
 	Kind, Tag string
 	// Class is the kind's CSS class (shapeOf); Outline its outline.
 	Class, Outline string
@@ -59,7 +59,7 @@ func (b graphBox) Points() string {
 
 // boxText is one line of a box, centred at X.
 type boxText struct {
-	Class string // tag, name or line
+	Class string // head, name or line
 	X, Y  int
 	Text  string
 }
@@ -72,7 +72,7 @@ func (b graphBox) texts() []boxText {
 		class := "line"
 		switch i {
 		case 0:
-			class = "tag"
+			class = "head"
 		case 1:
 			class = "name"
 		}
@@ -249,11 +249,8 @@ func layoutChain(seq []pipeline.GraphNode, states map[stepKey]*stepState) block 
 }
 
 // nodeBox makes the box of node n in role (its tag tag), sized for its
-// text and its state's lines.
+// text and its state's lines. The flow's label is on the edge into it.
 func nodeBox(n pipeline.GraphNode, tag, name, role, class, outline string, states map[stepKey]*stepState) graphBox {
-	if n.Label != "" && role == "" {
-		tag += " · " + n.Label
-	}
 	if n.Signal != "" {
 		tag += " · signal " + n.Signal
 	}

@@ -27,6 +27,10 @@ type runPage struct {
 	CanRevive bool
 	CanCancel bool
 	CanSignal bool
+	// Graph is the run's pipeline drawn with its items' states, nil when
+	// the program did not give the dashboard its definition
+	// (Options.Pipelines).
+	Graph *graphView
 }
 
 // node is one entry of a run's tree: an item with the barriers it opened
@@ -88,6 +92,9 @@ func (h *handler) run(w http.ResponseWriter, r *http.Request) {
 		if it.State == core.StateDead {
 			p.Dead = append(p.Dead, it)
 		}
+	}
+	if g, ok := h.graph(run.Name); ok {
+		p.Graph = layoutGraph(g, stepStates(items, barriers))
 	}
 	p.CanRevive = h.opts.Actions && run.State == core.RunHalted
 	p.CanCancel = h.opts.Actions && !run.State.Final()

@@ -110,6 +110,9 @@ type env struct {
 	d      dialect.Dialect
 	prefix string
 	store  *core.Store
+	// collect, set by Definitions, takes the definitions of the
+	// subtest's engine instead of starting it.
+	collect *collected
 }
 
 // queue is the queue of every suite engine.
@@ -143,6 +146,7 @@ func (e *env) engine(cfg pipeline.EngineOptions, defs ...pipeline.Definition) *p
 // engineOf is engine with its worker's configuration adjusted by tune.
 func (e *env) engineOf(tune func(*worker.Config), cfg pipeline.EngineOptions, defs ...pipeline.Definition) *pipeline.Engine {
 	e.t.Helper()
+	e.stopAtEngine(defs)
 	wcfg := workerConfig(e.store, nil)
 	tune(&wcfg)
 	w, err := worker.New(e.store, wcfg)

@@ -133,6 +133,8 @@ func (j *job) run(ctx context.Context) error {
 		return j.await(ctx)
 	case n.kind == kindWaitUntil:
 		return j.waitUntil(context.WithValue(ctx, jobKey{}, j))
+	case n.kind == kindRepeat:
+		return j.repeat(ctx)
 	}
 	return fmt.Errorf("plenum/pipeline: node %q of kind %v in role %q", n.name, n.kind, j.env.Role)
 }

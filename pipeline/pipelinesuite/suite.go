@@ -66,6 +66,10 @@ var tests = []struct {
 	{"StepDelay", stepDelay},
 	{"WaitUntilHoldsWithoutASlot", waitUntilHolds},
 	{"WaitUntilTimesOut", waitUntilTimesOut},
+	{"RepeatUntilDoneOnSchedule", repeatUntilDone},
+	{"RepeatEndsAtUntil", repeatEndsAtUntil},
+	{"RepeatOnErrorContinuesOrHalts", repeatOnError},
+	{"RepeatCatchUpAfterDowntime", repeatCatchUp},
 }
 
 // Run runs every subtest of the suite, in parallel, on cfg's database.

@@ -15,9 +15,9 @@ import (
 
 // A report is refreshed every 20 ms, for at most an hour, until its
 // third refresh finds it complete: each refresh is one repetition, its
-// own claimed item, taking effect once; after a downtime only the latest
-// refresh due would run (SkipToLatest), and a refresh that keeps failing
-// would be skipped over (ContinueOnError).
+// own claimed item, taking effect once; after a downtime the missed
+// refreshes would run in turn (RunMissed), and a refresh that keeps
+// failing would be skipped over (ContinueOnError).
 func ExampleRepeatUntil() {
 	dir, _ := os.MkdirTemp("", "plenum-pipeline-repeat")
 	defer os.RemoveAll(dir)
@@ -37,7 +37,7 @@ func ExampleRepeatUntil() {
 	}, pipeline.RepeatOptions{
 		Every:   20 * time.Millisecond,
 		Until:   time.Hour,
-		CatchUp: pipeline.SkipToLatest,
+		CatchUp: pipeline.RunMissed,
 		OnError: pipeline.ContinueOnError,
 	})
 	p, err := pipeline.Define("report", refresh)

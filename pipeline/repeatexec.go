@@ -53,13 +53,18 @@ func (j *job) repeat(ctx context.Context) error {
 
 // repetition is the repetition the item runs at now, on the database
 // clock: the one its envelope names (the first, due at the step's start,
-// when it names none), or under SkipToLatest the latest one due.
+// when it names none), or the one the catch-up rule takes instead.
 func (j *job) repetition(now time.Time) (repeatState, Repetition) {
-	n := j.n
-	st := repeatState{At: j.w.Item().CreatedAt.Add(n.opts.Delay)}
+	st := repeatState{At: j.w.Item().CreatedAt.Add(j.n.opts.Delay)}
 	if j.env.Rep != nil {
 		st = *j.env.Rep
 	}
+	return j.n.due(st, now)
+}
+
+// due is the repetition that runs at now in place of st's: st's own,
+// or under SkipToLatest the latest one due by now (within the end).
+func (n *node) due(st repeatState, now time.Time) (repeatState, Repetition) {
 	start := st.At.Add(-time.Duration(st.Index) * n.interval)
 	last := -1 // no end
 	if n.until > 0 {

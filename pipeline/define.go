@@ -178,7 +178,7 @@ func (v *validator) checkName(path, what, name string) bool {
 // copy validates n, found at path under parent, and returns its copy.
 func (v *validator) copy(n, parent *node, pos, depth int, path string) *node {
 	if n == nil {
-		v.fail(path, "a zero Flow (made without Step, Then, Expand, Divide, Route or Await)")
+		v.fail(path, "a zero Flow (made without Step, Then, Expand, Divide, Route, Await, WaitUntil or RepeatUntil)")
 		return nil
 	}
 	c := *n

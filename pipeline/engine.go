@@ -107,7 +107,7 @@ type envelope struct {
 	Node string    `json:"node"`
 	Role role      `json:"role,omitempty"`
 	// Op is what the node does, for the item that runs it (Role ""):
-	// step, route, await, expand or divide. Nothing reads it back to run
+	// step, route, await, expand, divide, wait or repeat. Nothing reads it back to run
 	// the item; it labels the item for readers of the store (the
 	// dashboard's run tree, which reads node, role and op).
 	Op string          `json:"op,omitempty"`

@@ -22,7 +22,9 @@ type Info struct {
 	Attempt int
 	// IdempotencyKey is the key for the step's effects outside the
 	// database: the same in every attempt of this step of this run
-	// (after a retry, a crash or a revive), and no other step's.
+	// (after a retry, a crash or a revive), and no other step's. In a
+	// RepeatUntil's body it names the repetition: the same in every
+	// attempt of it, and no other repetition's.
 	IdempotencyKey string
 }
 

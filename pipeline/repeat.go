@@ -93,7 +93,9 @@ type Repetition struct {
 // made idempotent by the repetition, with Info(ctx).IdempotencyKey, which
 // names it. A failed attempt runs again after opts.Backoff while
 // opts.MaxAttempts allows; then opts.OnError decides. opts.CatchUp
-// decides what runs after a downtime. When the schedule ends after a
+// decides what runs after a downtime; a repetition whose workers die
+// the worker's Config.MaxCrashes times halts the run whatever OnError.
+// When the schedule ends after a
 // repetition that failed (ContinueOnError), the step's output is the
 // last one a repetition gave, or the zero O if none did.
 func RepeatUntil[I, O any](name string, body func(ctx context.Context, in I, rep Repetition) (out O, done bool, err error), opts RepeatOptions) Flow[I, O] {

@@ -119,7 +119,7 @@ func (j *job) nextRepetition(ctx context.Context, st repeatState, rep Repetition
 	}
 	// Due at its time on the database clock; one already due (catching
 	// up) runs at once.
-	spec.Delay = max(next.At.Sub(now), 0)
+	spec.Delay = min(max(next.At.Sub(now), 0), core.MaxDelay)
 	if err := j.w.SetResult(result); err != nil {
 		return err
 	}

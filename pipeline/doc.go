@@ -26,6 +26,12 @@
 //     schedule of growing intervals until it holds, snoozed between checks
 //     (no worker slot held), then halt or take onTimeout once its timeout
 //     passes.
+//   - RepeatUntil(name, body, opts): run body every interval, each
+//     repetition its own item taking effect once (its fenced writes
+//     commit with the making of the next), until body says done or the
+//     schedule's end passes, with a rule for the repetitions a downtime
+//     missed (RunMissed, SkipToLatest) and for one that failed
+//     (HaltOnError, ContinueOnError).
 //
 // Flows nest to any depth (Options.MaxDepth bounds how deep fan-outs
 // nest). A collapse and a combine are built together with their fan-out,

@@ -22,7 +22,9 @@ type Info struct {
 	Attempt int
 	// IdempotencyKey is the key for the step's effects outside the
 	// database: the same in every attempt of this step of this run
-	// (after a retry, a crash or a revive), and no other step's.
+	// (after a retry, a crash or a revive), and no other step's. In a
+	// RepeatUntil's body it names the repetition: the same in every
+	// attempt of it, and no other repetition's.
 	IdempotencyKey string
 }
 
@@ -133,6 +135,8 @@ func (j *job) run(ctx context.Context) error {
 		return j.await(ctx)
 	case n.kind == kindWaitUntil:
 		return j.waitUntil(context.WithValue(ctx, jobKey{}, j))
+	case n.kind == kindRepeat:
+		return j.repeat(ctx)
 	}
 	return fmt.Errorf("plenum/pipeline: node %q of kind %v in role %q", n.name, n.kind, j.env.Role)
 }

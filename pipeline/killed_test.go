@@ -41,3 +41,18 @@ func TestKilledWhileWaiting_Postgres(t *testing.T) {
 func TestKilledWhileWaiting_MySQL(t *testing.T) {
 	pipelinesuite.RunKilledWait(t, pipelinesuite.KilledConfig{Dialect: mysql.Dialect(), Open: mysql.Open, DSN: func(t *testing.T) string { return conformance.DSN(t, "mysql") }})
 }
+
+// The tests of a worker process killed while a repetition runs.
+func TestKilledWhileRepeating_SQLite(t *testing.T) {
+	pipelinesuite.RunKilledRepeat(t, pipelinesuite.KilledConfig{Dialect: sqlite.Dialect(), Open: sqlite.Open, DSN: func(t *testing.T) string {
+		return filepath.Join(t.TempDir(), "killedrepeat.db")
+	}})
+}
+
+func TestKilledWhileRepeating_Postgres(t *testing.T) {
+	pipelinesuite.RunKilledRepeat(t, pipelinesuite.KilledConfig{Dialect: postgres.Dialect(), Open: postgres.Open, DSN: func(t *testing.T) string { return conformance.DSN(t, "postgres") }})
+}
+
+func TestKilledWhileRepeating_MySQL(t *testing.T) {
+	pipelinesuite.RunKilledRepeat(t, pipelinesuite.KilledConfig{Dialect: mysql.Dialect(), Open: mysql.Open, DSN: func(t *testing.T) string { return conformance.DSN(t, "mysql") }})
+}

@@ -6,7 +6,8 @@
 // MySQL/MariaDB; a dialect package can run it on its own database as it
 // runs the conformance suite. RunKilled is the
 // test of a worker process killed mid-pipeline, run from a top-level test
-// of its own.
+// of its own, as are RunKilledWait (killed in a WaitUntil's check) and
+// RunKilledRepeat (killed in a RepeatUntil's repetition).
 package pipelinesuite
 
 import (
@@ -66,6 +67,10 @@ var tests = []struct {
 	{"StepDelay", stepDelay},
 	{"WaitUntilHoldsWithoutASlot", waitUntilHolds},
 	{"WaitUntilTimesOut", waitUntilTimesOut},
+	{"RepeatUntilDoneOnSchedule", repeatUntilDone},
+	{"RepeatEndsAtUntil", repeatEndsAtUntil},
+	{"RepeatOnErrorContinuesOrHalts", repeatOnError},
+	{"RepeatCatchUpAfterDowntime", repeatCatchUp},
 }
 
 // Run runs every subtest of the suite, in parallel, on cfg's database.

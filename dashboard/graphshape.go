@@ -17,6 +17,7 @@ var shapes = map[string]shape{
 	"step":   {outline: "rect"},
 	"await":  {outline: "round"},
 	"wait":   {outline: "round", pass: "holds"},
+	"repeat": {outline: "round"},
 	"route":  {outline: "hex"},
 	"divide": {outline: "hex"},
 	"expand": {outline: "hex"},

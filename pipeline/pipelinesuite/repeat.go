@@ -21,6 +21,9 @@ import (
 func (e *env) repsTable() string {
 	e.t.Helper()
 	table := e.prefix + "reps"
+	if e.collect != nil {
+		return table // Definitions builds the flows only
+	}
 	if _, err := e.db.ExecContext(e.ctx, "CREATE TABLE "+table+" (name VARCHAR(64) NOT NULL, rep INTEGER NOT NULL)"); err != nil {
 		e.t.Fatal(err)
 	}
@@ -327,6 +330,7 @@ func repeatCatchUp(e *env) {
 // the end of the test).
 func (e *env) engineOn(store *core.Store, defs ...pipeline.Definition) (*pipeline.Engine, func()) {
 	e.t.Helper()
+	e.stopAtEngine(defs)
 	cfg := workerConfig(store, nil)
 	worker.FitPool(store, cfg)
 	w, err := worker.New(store, cfg)

@@ -24,6 +24,7 @@ const standbyName = "plenum_standby"
 // directory of its own, started as a hot standby on a free port of the
 // same address. It returns once s lists the standby as streaming (and as
 // synchronous, where opts says so). The standby is killed when t ends.
+// A primary has one standby at most: its name and slot are fixed.
 func (s *Server) Standby(t testing.TB, opts StandbyOptions) *Server {
 	t.Helper()
 	basebackup := need(t, pgBin+"/pg_basebackup")
@@ -53,8 +54,8 @@ func (s *Server) Standby(t testing.TB, opts StandbyOptions) *Server {
 // Detach stops the standby s from receiving its primary's log (its
 // primary_conninfo emptied, its configuration reloaded) and returns once
 // primary no longer lists it: a standby fallen behind. An asynchronous
-// standby misses every commit after it; a synchronous one holds every
-// commit after it unacknowledged.
+// standby misses every commit after it; a synchronous one's primary
+// holds every commit after it, unacknowledged.
 func (s *Server) Detach(primary *Server) error {
 	ctx, cancel := context.WithTimeout(context.Background(), startWait)
 	defer cancel()

@@ -112,13 +112,16 @@ type owFound struct {
 	Unmatched int
 }
 
-// owConfig is the worker configuration of both processes.
+// owConfig is the worker configuration of both processes. StaleAfter is
+// what the next process waits before its reaper takes the dead one's
+// claims, and what a loaded machine must not reach between two
+// heartbeats of a live worker.
 func owConfig() worker.Config {
 	return worker.Config{
 		Queues:            map[string]worker.QueueConfig{"q": {MaxWorkers: 4}},
 		PollInterval:      50 * time.Millisecond,
-		HeartbeatInterval: 300 * time.Millisecond,
-		StaleAfter:        2 * time.Second,
+		HeartbeatInterval: 500 * time.Millisecond,
+		StaleAfter:        5 * time.Second,
 		ReapInterval:      200 * time.Millisecond,
 		DefaultKind:       worker.KindConfig{Timeout: time.Minute, Backoff: func(int) time.Duration { return 0 }},
 	}

@@ -68,6 +68,8 @@ var tests = []struct {
 	{"HeartbeatWhileFencesHoldThePool", heartbeatWhileFencesHoldThePool},
 	{"HeldEvent", heldEvent},
 	{"FlowKeyKind", flowKeyKind},
+	{"BatchHandlerEndToEnd", batchHandlerEndToEnd},
+	{"BatchItemsEndDifferently", batchItemsEndDifferently},
 }
 
 // patience bounds a subtest's waits for work that takes seconds on a quiet

@@ -1,11 +1,10 @@
 // Package workersuite is the worker runtime's shared test suite: every
 // outcome, deadlines, cancellation, graceful shutdown, a lost owner, fenced
 // effects, batched completion, batch handlers, retention and the hooks'
-// events, run by a
-// real worker on a real database. The worker package runs it on SQLite,
-// PostgreSQL and MySQL/MariaDB; a dialect package runs it on its own
-// database (the cockroach package on its PostgreSQL stand-in), as it runs
-// the conformance suite. RunKilled is the test of a worker process killed
+// events, run by a real worker on a real database. The worker package
+// runs it on SQLite, PostgreSQL and MySQL/MariaDB; a dialect package runs
+// it on its own database (the cockroach package on its PostgreSQL
+// stand-in), as it runs the conformance suite. RunKilled is the test of a worker process killed
 // mid-batch, and RunKilledBatch of a batch handler's process killed with
 // a batch in its handler and one inside its outcomes' transaction, each
 // run the same way from a top-level test of its own.

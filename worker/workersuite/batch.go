@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/google/uuid"
@@ -236,5 +237,98 @@ func batchItemsEndDifferently(e *env) {
 			t.Errorf("%s: events %v, want %v", n, events[id], w.events)
 		}
 		mu.Unlock()
+	}
+}
+
+// batchCancelAndStop runs two batches. In the first, one item is
+// cancelled while the handler runs: that item stays cancelled and is
+// reported lost, the others complete. The second is running when the
+// worker stops: its handler's context ends, and its items, whose
+// outcome is then the handler's error, go back unused (released, at
+// attempt 0 again, with no history).
+func batchCancelAndStop(e *env) {
+	t := e.t
+	const q = "batch-cancel"
+	ids := e.enqueue(
+		core.ItemSpec{Queue: q, Kind: "first", Priority: 0},
+		core.ItemSpec{Queue: q, Kind: "first", Priority: 1},
+		core.ItemSpec{Queue: q, Kind: "first", Priority: 2},
+	)
+	victim := ids[1]
+	var mu sync.Mutex
+	events := map[uuid.UUID][]worker.EventKind{}
+	cfg := e.fast(map[string]int{q: 4})
+	cfg.Hooks = worker.HookFunc(func(_ context.Context, ev worker.Event) {
+		switch ev.Kind {
+		case worker.EventCompleted, worker.EventLost, worker.EventReleased, worker.EventFailed:
+			mu.Lock()
+			events[ev.Item.ID] = append(events[ev.Item.ID], ev.Kind)
+			mu.Unlock()
+		}
+	})
+	second := make(chan struct{})
+	var entered atomic.Int32
+	w := e.start(cfg, func(w *worker.Worker) {
+		worker.HandleBatch(w, "first", func(ctx context.Context, jobs []*worker.Job[int]) error {
+			if err := e.store.Cancel(ctx, victim); err != nil {
+				return err
+			}
+			return nil
+		}, worker.BatchConfig{MaxBatch: 10, MaxWait: time.Second})
+		worker.HandleBatch(w, "second", func(ctx context.Context, jobs []*worker.Job[int]) error {
+			// The two items may come in one batch or in two.
+			if entered.Add(int32(len(jobs))) == 2 {
+				close(second)
+			}
+			<-ctx.Done()
+			return context.Cause(ctx)
+		}, worker.BatchConfig{})
+	})
+	e.waitFor(patience, "finished", func(it core.Item) bool { return it.State.Terminal() }, ids...)
+	for _, id := range ids {
+		it := e.get(id)
+		want := core.StateCompleted
+		if id == victim {
+			want = core.StateCancelled
+		}
+		if it.State != want {
+			t.Errorf("item %s: %s, want %s", id, it.State, want)
+		}
+	}
+	late := e.enqueue(core.ItemSpec{Queue: q, Kind: "second"}, core.ItemSpec{Queue: q, Kind: "second"})
+	select {
+	case <-second:
+	case <-time.After(patience):
+		t.Fatal("the second kind's items did not both reach their handler")
+	}
+	stopCtx, cancel := context.WithTimeout(e.ctx, 200*time.Millisecond)
+	defer cancel()
+	if err := w.Stop(stopCtx); err != nil {
+		t.Fatal(err)
+	}
+	for _, id := range late {
+		it := e.get(id)
+		if it.State != core.StateAvailable || it.Attempt != 0 {
+			t.Errorf("item of the stopped batch: %s at attempt %d, want available at attempt 0 (given back unused)", it.State, it.Attempt)
+		}
+		if h, err := e.store.Attempts(e.ctx, id); err != nil || len(h) != 0 {
+			t.Errorf("item of the stopped batch: history %+v, %v; want none", h, err)
+		}
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	for _, id := range ids {
+		want := []worker.EventKind{worker.EventCompleted}
+		if id == victim {
+			want = []worker.EventKind{worker.EventLost}
+		}
+		if !slices.Equal(events[id], want) {
+			t.Errorf("item %s: events %v, want %v", id, events[id], want)
+		}
+	}
+	for _, id := range late {
+		if !slices.Equal(events[id], []worker.EventKind{worker.EventReleased}) {
+			t.Errorf("item %s of the stopped batch: events %v, want [released]", id, events[id])
+		}
 	}
 }

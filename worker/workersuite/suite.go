@@ -72,6 +72,7 @@ var tests = []struct {
 	{"FlowKeyKind", flowKeyKind},
 	{"BatchHandlerEndToEnd", batchHandlerEndToEnd},
 	{"BatchItemsEndDifferently", batchItemsEndDifferently},
+	{"BatchCancelAndStop", batchCancelAndStop},
 }
 
 // patience bounds a subtest's waits for work that takes seconds on a quiet

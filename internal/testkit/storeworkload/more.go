@@ -44,9 +44,9 @@ func workloadMore(t *testing.T, db *sql.DB, d dialect.Dialect) {
 
 	// A batch's outcomes in one transaction: completed, failed, released,
 	// and a claim lost among them.
-	_, err = s.Enqueue(ctx, core.ItemSpec{Queue: "mf"}, core.ItemSpec{Queue: "mf"}, core.ItemSpec{Queue: "mf"}, core.ItemSpec{Queue: "mf"})
+	_, err = s.Enqueue(ctx, core.ItemSpec{Queue: "mfin"}, core.ItemSpec{Queue: "mfin"}, core.ItemSpec{Queue: "mfin"}, core.ItemSpec{Queue: "mfin"})
 	must(err)
-	cs = claim("mf", 4)
+	cs = claim("mfin", 4)
 	must(s.Cancel(ctx, cs[3].ID))
 	_, err = s.FinishMany(ctx, []core.Finish{
 		{Claim: cs[0], Result: json.RawMessage(`1`)},

@@ -35,9 +35,9 @@ type RunContextEntry struct {
 	UpdatedAt time.Time
 }
 
-// RunContext returns the context of a run, its keys in the database's
-// order of them (byte order for ASCII keys). A run that has none, or
-// that does not exist, has an empty one.
+// RunContext returns the context of a run, ordered by key as the
+// database orders text. A run that has none, or that does not exist, has
+// an empty one.
 func (s *Store) RunContext(ctx context.Context, run uuid.UUID) ([]RunContextEntry, error) {
 	return readRows(ctx, s, "run context", s.sql(qRunContextGet), s.scanRunContext, s.d.UUID(run))
 }

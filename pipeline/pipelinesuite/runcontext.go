@@ -141,34 +141,8 @@ func runContextBounds(e *env) {
 func runContextLastCommitWins(e *env) {
 	const n = 6
 	counter, order := e.prefix+"ctxcounter", e.prefix+"ctxorder"
-	for _, stmt := range []string{
-		"CREATE TABLE " + counter + " (n INT NOT NULL)",
-		"INSERT INTO " + counter + " (n) VALUES (0)",
-		"CREATE TABLE " + order + " (branch INT NOT NULL, seq INT NOT NULL)",
-	} {
-		if _, err := e.db.ExecContext(e.ctx, stmt); err != nil {
-			e.t.Fatal(err)
-		}
-	}
-	e.t.Cleanup(func() {
-		for _, table := range []string{counter, order} {
-			for _, stmt := range e.d.DropTable(table) {
-				_, _ = e.db.ExecContext(context.Background(), stmt)
-			}
-		}
-	})
 	// started is closed once every branch runs: none completes before.
 	started, all := make(chan struct{}), make(chan int, n)
-	go func() {
-		for range n {
-			select {
-			case <-all:
-			case <-e.ctx.Done():
-				return
-			}
-		}
-		close(started)
-	}()
 	var branches []pipeline.Flow[int, int]
 	for i := range n {
 		branches = append(branches, pipeline.Step(fmt.Sprintf("w%d", i), func(ctx context.Context, _ int) (int, error) {
@@ -201,6 +175,34 @@ func runContextLastCommitWins(e *env) {
 	}
 	p := define(e, "ctx-race", pipeline.Divide("race", branches, func(_ context.Context, outs []int) (int, error) { return len(outs), nil }))
 	eng := e.engine(pipeline.EngineOptions{}, p)
+	// The tables and the gate after the engine: its start is where a
+	// reader of the suite's definitions stops.
+	for _, stmt := range []string{
+		"CREATE TABLE " + counter + " (n INT NOT NULL)",
+		"INSERT INTO " + counter + " (n) VALUES (0)",
+		"CREATE TABLE " + order + " (branch INT NOT NULL, seq INT NOT NULL)",
+	} {
+		if _, err := e.db.ExecContext(e.ctx, stmt); err != nil {
+			e.t.Fatal(err)
+		}
+	}
+	e.t.Cleanup(func() {
+		for _, table := range []string{counter, order} {
+			for _, stmt := range e.d.DropTable(table) {
+				_, _ = e.db.ExecContext(context.Background(), stmt)
+			}
+		}
+	})
+	go func() {
+		for range n {
+			select {
+			case <-all:
+			case <-e.ctx.Done():
+				return
+			}
+		}
+		close(started)
+	}()
 	r := e.waitRun(eng, e.trigger(eng, p, 0), pipeline.StateCompleted)
 
 	last, lastSeq, rows := -1, 0, 0

@@ -867,6 +867,8 @@ ltl progress { <> GOAL }
  * outside: signal.open -- signals and waits are not modelled
  * outside: signal.take -- signals and waits are not modelled
  * outside: signal.wake -- signals and waits are not modelled
+ * outside: runcontext.open -- a run's context is data written inside a fence, under the fence's token check and the run's row lock, checked by the pipeline suite
+ * outside: runcontext.set -- a run's context is data written inside a fence, like runcontext.open
  * outside: revive.children -- the revive of a fired barrier (re-arm) is not modelled
  * outside: barrier.rearm -- the revive of a fired barrier (re-arm) is not modelled
  * outside: lanes.wake-barrier -- the revive of a fired barrier (re-arm) is not modelled

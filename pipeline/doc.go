@@ -69,6 +69,14 @@
 // steps of a run that one process executes read it once, and no item
 // carries a copy of it.
 //
+// What a step learns on the way goes in the run's context: a small
+// key-value document that a step, await, combine or collapse writes with
+// SetRunContext, in the transaction that completes it (so an attempt that
+// does not complete writes nothing), and any later function of the run
+// reads with RunContext[T](ctx, key). When branches write the same key,
+// the write that commits last wins. Get shows it (Run.Context), with the
+// item that wrote each key.
+//
 // Delivery is at-least-once: a step's function can run again after a
 // crash. StepInfo(ctx).IdempotencyKey names the step's execution in its
 // run, the same after retries, crashes and revives, for effects outside

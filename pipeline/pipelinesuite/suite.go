@@ -1,7 +1,8 @@
 // Package pipelinesuite is the pipelines' shared test suite: every
 // combinator, a large expand and its collapse, nesting, routes, signals,
 // halts with their OnHalt delivery and revive, the fan-out cap and
-// cancel, the run's input read by its steps, run by a real worker on a
+// cancel, the run's input read by its steps, the run's context they
+// write (fenced, bounded, the last committed write winning), run by a real worker on a
 // real database. Package pipeline runs it on SQLite, PostgreSQL and
 // MySQL/MariaDB; a dialect package can run it on its own database as it
 // runs the conformance suite. RunKilled is the
@@ -61,6 +62,9 @@ var tests = []struct {
 	{"CancelStopsTheRun", cancelRun},
 	{"TriggerTxAndKey", triggerTx},
 	{"StepsReadTheRunsInput", stepsReadRunInput},
+	{"RunContextCarriedToLaterSteps", runContextCarried},
+	{"RunContextBoundsNameTheKey", runContextBounds},
+	{"RunContextLastCommitWins", runContextLastCommitWins},
 	{"StepsUnderFlowKeys", stepsUnderFlowKeys},
 	{"StepTimeoutsOfEveryKind", stepTimeouts},
 	{"StepBackoffOnTheDatabaseClock", stepBackoff},

@@ -36,7 +36,8 @@ func Definitions(t *testing.T) []pipeline.Definition {
 	wait := func(_ context.Context, n int) (int, bool, error) { return n, true, nil }
 	all = append(all, define(&env{t: t}, "killed", killedFlow(nil, "audit", never)),
 		define(&env{t: t}, "waited", waitedFlow(nil, "audit", wait)),
-		define(&env{t: t}, "repeated", repeatedFlow(nil, "audit", func(pipeline.Repetition) bool { return false })))
+		define(&env{t: t}, "repeated", repeatedFlow(nil, "audit", func(pipeline.Repetition) bool { return false })),
+		define(&env{t: t}, "killedctx", contextChain()))
 	return all
 }
 

@@ -53,3 +53,20 @@ func TestKilledWorker_PostgresSerializable(t *testing.T) {
 		},
 	})
 }
+
+// TestKilledBatchWorker_PostgresSerializable SIGKILLs a worker process of
+// the cockroach dialect, on its PostgreSQL stand-in, with one batch in its
+// handler and one inside the transaction of its outcomes, and checks that
+// a worker of this process finishes its items, none completed twice.
+func TestKilledBatchWorker_PostgresSerializable(t *testing.T) {
+	lock := fmt.Sprintf("pl%08x_locks", rand.Uint32())
+	workersuite.RunKilledBatch(t, workersuite.KilledConfig{
+		Dialect: newCounting(postgresCompatible(lock)),
+		Open:    func(dsn string) (*sql.DB, error) { return sql.Open(DriverName, dsn) },
+		DSN: func(t *testing.T) string {
+			dsn := serializableDSN(t)
+			dropAtEnd(t, dsn, lock)
+			return dsn
+		},
+	})
+}

@@ -117,6 +117,22 @@ func testBadInput(e *env) {
 			_, err := e.s.CompleteMany(ctx, []core.Completion{{Claim: c}, {Claim: c}})
 			return err
 		}},
+		{"FinishMany same item twice", core.ErrInvalidInput, func() error {
+			_, err := e.s.FinishMany(ctx, []core.Finish{{Claim: c}, {Claim: c, Outcome: core.FinishFail}})
+			return err
+		}},
+		{"FinishMany unknown outcome", core.ErrInvalidInput, func() error {
+			_, err := e.s.FinishMany(ctx, []core.Finish{{Claim: c, Outcome: core.FinishOutcome(9)}})
+			return err
+		}},
+		{"FinishMany negative release delay", core.ErrInvalidInput, func() error {
+			_, err := e.s.FinishMany(ctx, []core.Finish{{Claim: c, Outcome: core.FinishRelease, Delay: -time.Second}})
+			return err
+		}},
+		{"FinishMany invalid JSON result", core.ErrInvalidInput, func() error {
+			_, err := e.s.FinishMany(ctx, []core.Finish{{Claim: c, Result: []byte("{")}})
+			return err
+		}},
 		{"Fail zero claim", core.ErrInvalidInput, func() error { _, err := e.s.Fail(ctx, core.Claim{}, core.FailParams{}); return err }},
 		{"Fail negative RetryIn", core.ErrInvalidInput, func() error { _, err := e.s.Fail(ctx, c, core.FailParams{RetryIn: -time.Second}); return err }},
 		{"Release zero claim", core.ErrInvalidInput, func() error { return e.s.Release(ctx, core.Claim{}, 0) }},

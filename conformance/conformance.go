@@ -120,6 +120,7 @@ var guarantees = []guarantee{
 	{"Fence_OnlyOwnLossIsNotHeld", testFenceOnlyOwnLossNotHeld},
 	{"Fence_PastClaimDeadlineChangesNothing", testFenceDeadline},
 	{"Complete_IdempotentWithSameToken", testCompleteIdempotent},
+	{"FinishMany_MixedOutcomesFencedEachInOneTransaction", testFinishMany},
 	{"Recovery_OwnerStopsHeartbeating", testRecoveryOwnerStops},
 	{"Recovery_PoisonItemDeadLettered", testRecoveryPoison},
 	{"Recovery_ExpiredLeaseOfLiveOwnerIsTimeout", testRecoveryTimeout},

@@ -103,6 +103,11 @@ var (
 	// from outside the store, or from before the form was reserved. Nothing
 	// of the batch was added.
 	ErrKeyConflict = errors.New("plenum: child key held by another item")
+	// ErrRunContextFull is matched by the *InputError of a write to a
+	// run's context that would take it past MaxRunContextKeys keys or
+	// MaxRunContextBytes bytes (Fenced.SetRunContext). Nothing was
+	// written.
+	ErrRunContextFull = errors.New("plenum: run context full")
 )
 
 // InputError describes input the store refused before touching the

@@ -396,16 +396,23 @@ func (s *Store) Release(ctx context.Context, c Claim, delay time.Duration) error
 		return invalid("delay", "%v is outside [0, %v]", delay, MaxDelay)
 	}
 	return s.inTx(ctx, "release", func(tx dialect.Tx) error {
-		if _, err := s.lockClaim(ctx, tx, c); err != nil {
-			return err
-		}
-		_, err := tx.ExecContext(ctx, s.sql(qRelease),
-			micros(delay), s.d.UUID(c.ID))
+		err := s.releaseClaim(ctx, tx, c, delay)
 		if err == nil && delay == 0 {
 			err = s.itemsReady(ctx, tx, c.Queue)
 		}
 		return err
 	})
+}
+
+// releaseClaim gives c's item back, available after delay, inside a
+// transaction: the fence, then the update. The caller wakes the queue.
+func (s *Store) releaseClaim(ctx context.Context, tx dialect.Querier, c Claim, delay time.Duration) error {
+	if _, err := s.lockClaim(ctx, tx, c); err != nil {
+		return err
+	}
+	_, err := tx.ExecContext(ctx, s.sql(qRelease),
+		micros(delay), s.d.UUID(c.ID))
+	return err
 }
 
 // Extend moves the claim's lease to lease from now, on the database clock:

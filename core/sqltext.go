@@ -13,6 +13,7 @@ import (
 //	{items} {processes} {barriers}  the tables, under the store's prefix
 //	{attempts} {queues} {schedules}
 //	{runs} {signals} {lanes}
+//	{runcontext}
 //	{now}                           the database clock
 //	{now+?}                         the clock plus a bound number of microseconds
 //	{lock}                          the dialect's row lock clause
@@ -35,6 +36,7 @@ func expansions(d dialect.Dialect, names migrations.Names, offset time.Duration)
 		"{runs}", names.Runs,
 		"{signals}", names.Signals,
 		"{lanes}", names.Lanes,
+		"{runcontext}", names.RunContext,
 		"{now+?}", d.AddMicros(now),
 		"{now}", now,
 		"{lock}", d.Capabilities().LockClause,

@@ -11,6 +11,7 @@ import (
 
 	"github.com/plenumdb/plenum/browse"
 	"github.com/plenumdb/plenum/core"
+	"github.com/plenumdb/plenum/pipeline"
 )
 
 // Options configure the dashboard handler. The zero value is a read-only
@@ -102,6 +103,14 @@ type Options struct {
 	// to browse.ItemSearchRows; 0 means browse.ItemSearchRows. A page that
 	// stops there says so and links to where the search goes on.
 	SearchRows int
+
+	// Pipelines are the definitions of the program's pipelines
+	// (pipeline.Engine.Graphs, or pipeline.Describe of each), which the
+	// database does not hold: the dashboard draws each as a graph on its
+	// page (/pipelines/{name}), and a run of one with its items' states
+	// over it. A run of a pipeline not given here shows without a graph.
+	// Each must have a name, and no name twice. Default none.
+	Pipelines []pipeline.Graph
 }
 
 // New returns the dashboard for store. It refuses Options.Actions without
@@ -130,6 +139,7 @@ func New(store *core.Store, opts Options) (http.Handler, error) {
 	if opts.Title == "" {
 		opts.Title = "Plenum"
 	}
+	opts.Pipelines = append([]pipeline.Graph(nil), opts.Pipelines...)
 	hosts, _ := newHostCheck(opts) // checked by Validate
 	h := &handler{store: store, read: browse.New(store), opts: opts, csrf: csrfKey(secret), hosts: hosts}
 	h.routes()
@@ -140,7 +150,8 @@ func New(store *core.Store, opts Options) (http.Handler, error) {
 // Actions without Authorize (unless AllowUnauthenticatedActions), a Prefix
 // that is not a clean absolute path, SearchRows out of range, a Secret
 // shorter than 32 bytes, an AllowedHosts entry that is not a bare host
-// name or IP address, or a negative MaxConcurrentReads or ReadWait.
+// name or IP address, a negative MaxConcurrentReads or ReadWait, or
+// Pipelines with a graph of no name or two of one name.
 func (opts Options) Validate() error {
 	if opts.Actions && opts.Authorize == nil && !opts.AllowUnauthenticatedActions {
 		return errors.New("dashboard: Actions needs an Authorize hook (or AllowUnauthenticatedActions, for a handler served on loopback only)")
@@ -155,6 +166,9 @@ func (opts Options) Validate() error {
 		return errors.New("dashboard: Secret must be at least 32 bytes")
 	}
 	if err := checkLimits(opts); err != nil {
+		return err
+	}
+	if err := checkPipelines(opts.Pipelines); err != nil {
 		return err
 	}
 	_, err := newHostCheck(opts)

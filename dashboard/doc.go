@@ -21,6 +21,11 @@
 //
 // "plenum dashboard --dialect NAME --dsn DSN" runs it alone, on 127.0.0.1.
 //
+// Given the program's pipeline definitions (Options.Pipelines, from
+// pipeline.Engine.Graphs), it draws each as a graph, an inline SVG laid
+// out on the server, and a run's page draws its steps' states over its
+// pipeline's graph.
+//
 // # Safe by default
 //
 //   - Only the host names it serves: a request whose Host is not a

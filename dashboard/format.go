@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"html/template"
+	"net/url"
 	"strconv"
 	"time"
 
@@ -31,6 +32,8 @@ var funcs = template.FuncMap{
 	"limitText": core.Limit.String,
 	"turn":      nextTurn,
 	"timing":    timingText,
+	"pathPart":  url.PathEscape,
+	"graphOf":   func(now time.Time, g *graphView) graphStates { return graphStates{Now: now, Graph: g} },
 }
 
 // ago says how long before now t was ("3m 20s ago"), both on the database

@@ -100,6 +100,8 @@ func (h *handler) routes() {
 	m.HandleFunc("GET /stuck", l.bound(h, h.stuck))
 	m.HandleFunc("GET /limits", l.bound(h, h.limits))
 	m.HandleFunc("GET /schedules", l.bound(h, h.schedules))
+	m.HandleFunc("GET /pipelines", h.pipelines)
+	m.HandleFunc("GET /pipelines/{name}", h.pipelineGraph)
 	m.HandleFunc("GET /static/dashboard.css", h.css)
 	for _, a := range actions {
 		m.HandleFunc("GET "+a.pattern, l.bound(h, h.confirm(a)))

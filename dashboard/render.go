@@ -18,10 +18,10 @@ var css []byte
 var pages = parsePages()
 
 func parsePages() map[string]*template.Template {
-	names := []string{"overview", "items", "item", "runs", "run", "barrier", "owners", "stuck", "limits", "schedules", "confirm", "outcome", "error"}
+	names := []string{"overview", "items", "item", "runs", "run", "barrier", "owners", "stuck", "limits", "schedules", "pipelines", "pipeline", "confirm", "outcome", "error"}
 	m := make(map[string]*template.Template, len(names))
 	for _, n := range names {
-		m[n] = template.Must(template.New("layout.html").Funcs(funcs).ParseFS(templateFS, "templates/layout.html", "templates/"+n+".html"))
+		m[n] = template.Must(template.New("layout.html").Funcs(funcs).ParseFS(templateFS, "templates/layout.html", "templates/graph.html", "templates/"+n+".html"))
 	}
 	return m
 }

@@ -15,11 +15,13 @@ const runTreeCap = 1000
 
 // runPage is the data of a run's page.
 type runPage struct {
-	Run      core.Run
-	Tree     []*node
-	Waiting  []core.Item
-	Dead     []core.Item
-	Signals  []core.Signal
+	Run     core.Run
+	Tree    []*node
+	Waiting []core.Item
+	Dead    []core.Item
+	Signals []core.Signal
+	// Context is the run's context: what its steps wrote for later ones.
+	Context  []core.RunContextEntry
 	Items    int
 	Barriers int
 	// Cut says the run has more items or barriers than the page read.
@@ -27,6 +29,10 @@ type runPage struct {
 	CanRevive bool
 	CanCancel bool
 	CanSignal bool
+	// Graph is the run's pipeline drawn with its items' states, nil when
+	// the program did not give the dashboard its definition
+	// (Options.Pipelines).
+	Graph *graphView
 }
 
 // node is one entry of a run's tree: an item with the barriers it opened
@@ -43,8 +49,8 @@ type node struct {
 	Kids       []*node
 }
 
-// run shows one run: its state and halt, the tree of its steps and
-// barriers, waiting steps and signals.
+// run shows one run: its state and halt, its context, the tree of its
+// steps and barriers, waiting steps and signals.
 func (h *handler) run(w http.ResponseWriter, r *http.Request) {
 	id, ok := h.pathID(w, r, "id")
 	if !ok {
@@ -75,11 +81,16 @@ func (h *handler) run(w http.ResponseWriter, r *http.Request) {
 		h.storeFailed(w, r, "run's signals", err)
 		return
 	}
+	runCtx, err := h.store.RunContext(ctx, id)
+	if err != nil {
+		h.storeFailed(w, r, "run's context", err)
+		return
+	}
 	now, ok := h.now(w, r)
 	if !ok {
 		return
 	}
-	p := runPage{Run: run, Tree: buildTree(items, barriers), Signals: sigs,
+	p := runPage{Run: run, Tree: buildTree(items, barriers), Signals: sigs, Context: runCtx,
 		Items: len(items), Barriers: len(barriers), Cut: cutItems || cutBarriers}
 	for _, it := range items {
 		if waits(now, it) {
@@ -88,6 +99,9 @@ func (h *handler) run(w http.ResponseWriter, r *http.Request) {
 		if it.State == core.StateDead {
 			p.Dead = append(p.Dead, it)
 		}
+	}
+	if g, ok := h.graph(run.Name); ok {
+		p.Graph = layoutGraph(g, stepStates(items, barriers))
 	}
 	p.CanRevive = h.opts.Actions && run.State == core.RunHalted
 	p.CanCancel = h.opts.Actions && !run.State.Final()

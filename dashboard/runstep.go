@@ -21,7 +21,7 @@ type pipelineStep struct {
 	Node string `json:"node"`
 	// Role is "collapse" or "combine" for the join of an expand or a
 	// divide, empty for the item that runs the node, whose Op says what
-	// the node does: step, route, await, expand or divide.
+	// the node does: step, route, await, wait, repeat, expand or divide.
 	Role string `json:"role"`
 	Op   string `json:"op"`
 }

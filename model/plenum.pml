@@ -869,6 +869,8 @@ ltl progress { <> GOAL }
  * outside: signal.take -- signals and waits are not modelled
  * outside: signal.wake -- signals and waits are not modelled
  * outside: lanes.wake-item -- signals and waits are not modelled: a signal wakes the lane of the item it makes claimable
+ * outside: runcontext.open -- a run's context is data written inside a fence, under the fence's token check and the run's row lock, checked by the pipeline suite
+ * outside: runcontext.set -- a run's context is data written inside a fence, like runcontext.open
  * outside: revive.children -- the revive of a fired barrier (re-arm) is not modelled
  * outside: barrier.rearm -- the revive of a fired barrier (re-arm) is not modelled
  * outside: enqueue.release-key -- a finished item's unique key moved aside for a new enqueue; keys are not modelled

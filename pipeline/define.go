@@ -178,7 +178,7 @@ func (v *validator) checkName(path, what, name string) bool {
 // copy validates n, found at path under parent, and returns its copy.
 func (v *validator) copy(n, parent *node, pos, depth int, path string) *node {
 	if n == nil {
-		v.fail(path, "a zero Flow (made without Step, Then, Expand, Divide, Route or Await)")
+		v.fail(path, "a zero Flow (made without Step, Then, Expand, Divide, Route, Await, WaitUntil or RepeatUntil)")
 		return nil
 	}
 	c := *n
@@ -249,6 +249,8 @@ func (v *validator) copy(n, parent *node, pos, depth int, path string) *node {
 		if n.onTimeout != nil {
 			c.onTimeout = v.copy(n.onTimeout, &c, 0, depth, path+" > [timeout]")
 		}
+	case kindRepeat:
+		v.checkRepeat(path, &c)
 	case kindDivide:
 		missing("the divide's combine function", c.combine == nil)
 		if len(c.branches) == 0 {
@@ -303,5 +305,24 @@ func (v *validator) checkPolicy(path string, o StepOptions) {
 	}
 	if r := o.Backoff.check(); r != "" {
 		v.fail(path, "StepOptions.%s", r)
+	}
+}
+
+// checkRepeat checks a RepeatUntil's body and options.
+func (v *validator) checkRepeat(path string, c *node) {
+	if c.repeat == nil {
+		v.fail(path, "the repeat's body is nil")
+	}
+	if c.interval <= 0 || c.interval > core.MaxDelay {
+		v.fail(path, "RepeatOptions.Every is %v: it must be above zero and at most %v", c.interval, core.MaxDelay)
+	}
+	if c.until < 0 {
+		v.fail(path, "RepeatOptions.Until is negative")
+	}
+	if c.catchUp != RunMissed && c.catchUp != SkipToLatest {
+		v.fail(path, "RepeatOptions.CatchUp is %d: it must be RunMissed or SkipToLatest", c.catchUp)
+	}
+	if c.onError != HaltOnError && c.onError != ContinueOnError {
+		v.fail(path, "RepeatOptions.OnError is %d: it must be HaltOnError or ContinueOnError", c.onError)
 	}
 }

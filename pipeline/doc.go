@@ -26,6 +26,12 @@
 //     schedule of growing intervals until it holds, snoozed between checks
 //     (no worker slot held), then halt or take onTimeout once its timeout
 //     passes.
+//   - RepeatUntil(name, body, opts): run body every interval, each
+//     repetition its own item taking effect once (its fenced writes
+//     commit with the making of the next), until body says done or the
+//     schedule's end passes, with a rule for the repetitions a downtime
+//     missed (RunMissed, SkipToLatest) and for one that failed
+//     (HaltOnError, ContinueOnError).
 //
 // Flows nest to any depth (Options.MaxDepth bounds how deep fan-outs
 // nest). A collapse and a combine are built together with their fan-out,
@@ -62,6 +68,14 @@
 // for it and kept by the engine (a run's input never changes), so the
 // steps of a run that one process executes read it once, and no item
 // carries a copy of it.
+//
+// What a step learns on the way goes in the run's context: a small
+// key-value document that a step, await, combine or collapse writes with
+// SetRunContext, in the transaction that completes it (so an attempt that
+// does not complete writes nothing), and any later function of the run
+// reads with RunContext[T](ctx, key). When branches write the same key,
+// the write that commits last wins. Get shows it (Run.Context), with the
+// item that wrote each key.
 //
 // Delivery is at-least-once: a step's function can run again after a
 // crash. StepInfo(ctx).IdempotencyKey names the step's execution in its

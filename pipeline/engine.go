@@ -107,7 +107,7 @@ type envelope struct {
 	Node string    `json:"node"`
 	Role role      `json:"role,omitempty"`
 	// Op is what the node does, for the item that runs it (Role ""):
-	// step, route, await, expand or divide. Nothing reads it back to run
+	// step, route, await, expand, divide, wait or repeat. Nothing reads it back to run
 	// the item; it labels the item for readers of the store (the
 	// dashboard's run tree, which reads node, role and op).
 	Op string          `json:"op,omitempty"`
@@ -120,6 +120,9 @@ type envelope struct {
 	// root ("" at the top, "3", "3.1", ...): with the node, it names the
 	// step's execution in its run, the same however often it runs.
 	Path string `json:"path,omitempty"`
+	// Rep is the repetition a RepeatUntil's item runs, and the last
+	// output one gave; none for its first.
+	Rep *repeatState `json:"rep,omitempty"`
 }
 
 // role is what an item does for its node.
@@ -175,7 +178,7 @@ func flowKey(n *node, in json.RawMessage, run func() (json.RawMessage, error)) (
 // maxAttempts is how many attempts n's step gets before its run halts.
 func maxAttempts(def *definition, n *node) int {
 	if n != nil && n.opts.MaxAttempts > 0 {
-		return n.opts.MaxAttempts
+		return n.opts.MaxAttempts + extraAttempts(n)
 	}
-	return def.opts.MaxAttempts
+	return def.opts.MaxAttempts + extraAttempts(n)
 }

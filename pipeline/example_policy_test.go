@@ -45,7 +45,7 @@ func ExampleStepOptions_retry() {
 		}
 		return fmt.Sprintf("charged %d", cents), nil
 	}, pipeline.StepOptions{
-		Timeout:     time.Second,
+		Timeout:     5 * time.Second, // long enough for attempt 2 to fail on its own on a busy machine
 		MaxAttempts: 5,
 		Backoff:     pipeline.Backoff{Initial: 50 * time.Millisecond, Factor: 2, Max: time.Second, Jitter: 0.1},
 	})

@@ -22,7 +22,9 @@ type Info struct {
 	Attempt int
 	// IdempotencyKey is the key for the step's effects outside the
 	// database: the same in every attempt of this step of this run
-	// (after a retry, a crash or a revive), and no other step's.
+	// (after a retry, a crash or a revive), and no other step's. In a
+	// RepeatUntil's body it names the repetition: the same in every
+	// attempt of it, and no other repetition's.
 	IdempotencyKey string
 }
 
@@ -46,6 +48,12 @@ type job struct {
 	fences []func(ctx context.Context, f *core.Fenced) error
 	// listed is an Expand's list, once read.
 	listed []json.RawMessage
+	// sets are the function's SetRunContext writes, by key, in setOrder,
+	// written last in the transaction that completes the item.
+	sets     map[string]json.RawMessage
+	setOrder []string
+	// runContext is the run's context as first read (RunContext).
+	runContext map[string]json.RawMessage
 }
 
 type jobKey struct{}
@@ -133,6 +141,8 @@ func (j *job) run(ctx context.Context) error {
 		return j.await(ctx)
 	case n.kind == kindWaitUntil:
 		return j.waitUntil(context.WithValue(ctx, jobKey{}, j))
+	case n.kind == kindRepeat:
+		return j.repeat(ctx)
 	}
 	return fmt.Errorf("plenum/pipeline: node %q of kind %v in role %q", n.name, n.kind, j.env.Role)
 }
@@ -171,10 +181,10 @@ func (j *job) advance(ctx context.Context, out json.RawMessage, also func(ctx co
 			_, _, err := f.UpdateRun(ctx, core.RunUpdate{Run: j.w.Item().Run, From: []core.RunState{core.RunRunning, core.RunWaiting}, To: core.RunCompleted, Output: out})
 			return err
 		}
-	case also == nil && len(j.fences) == 0:
+	case also == nil && len(j.fences) == 0 && len(j.sets) == 0:
 		return nil // a branch's end: completing the item counts it at its barrier
 	}
-	return j.w.Fence(ctx, func(ctx context.Context, f *core.Fenced) error {
+	body := func(ctx context.Context, f *core.Fenced) error {
 		if also != nil {
 			if err := also(ctx, f); err != nil {
 				return err
@@ -189,6 +199,20 @@ func (j *job) advance(ctx context.Context, out json.RawMessage, also func(ctx co
 			return nil
 		}
 		return fn(ctx, f)
+	}
+	if len(j.sets) == 0 {
+		return j.w.Fence(ctx, body)
+	}
+	// The run context's writes lock the run's row: after the item's
+	// completion, which locks its barrier (runs are locked last).
+	return j.w.Settle(ctx, func(ctx context.Context, f *core.Fenced) error {
+		if err := body(ctx, f); err != nil {
+			return err
+		}
+		if err := f.Complete(ctx, out); err != nil {
+			return err
+		}
+		return j.writeContext(ctx, f)
 	})
 }
 

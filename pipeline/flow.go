@@ -26,10 +26,11 @@ const (
 	kindRoute
 	kindAwait
 	kindWaitUntil
+	kindRepeat
 )
 
 func (k kind) String() string {
-	return [...]string{"step", "chain", "expand", "divide", "route", "await", "wait"}[k]
+	return [...]string{"step", "chain", "expand", "divide", "route", "await", "wait", "repeat"}[k]
 }
 
 // node is a Flow without its types: what Define validates and the engine
@@ -67,6 +68,14 @@ type node struct {
 	every     Backoff
 	waitFor   time.Duration
 	onTimeout *node
+
+	// A RepeatUntil's body, its schedule's interval and end, and its
+	// rules for a downtime and for a failed repetition.
+	repeat   func(ctx context.Context, in json.RawMessage, rep Repetition) (json.RawMessage, bool, error)
+	interval time.Duration
+	until    time.Duration
+	catchUp  CatchUp
+	onError  OnError
 
 	// Set by Define, on its own copy of the tree.
 	parent *node

@@ -41,3 +41,34 @@ func TestKilledWhileWaiting_Postgres(t *testing.T) {
 func TestKilledWhileWaiting_MySQL(t *testing.T) {
 	pipelinesuite.RunKilledWait(t, pipelinesuite.KilledConfig{Dialect: mysql.Dialect(), Open: mysql.Open, DSN: func(t *testing.T) string { return conformance.DSN(t, "mysql") }})
 }
+
+// The tests of a worker process killed while a repetition runs.
+func TestKilledWhileRepeating_SQLite(t *testing.T) {
+	pipelinesuite.RunKilledRepeat(t, pipelinesuite.KilledConfig{Dialect: sqlite.Dialect(), Open: sqlite.Open, DSN: func(t *testing.T) string {
+		return filepath.Join(t.TempDir(), "killedrepeat.db")
+	}})
+}
+
+func TestKilledWhileRepeating_Postgres(t *testing.T) {
+	pipelinesuite.RunKilledRepeat(t, pipelinesuite.KilledConfig{Dialect: postgres.Dialect(), Open: postgres.Open, DSN: func(t *testing.T) string { return conformance.DSN(t, "postgres") }})
+}
+
+func TestKilledWhileRepeating_MySQL(t *testing.T) {
+	pipelinesuite.RunKilledRepeat(t, pipelinesuite.KilledConfig{Dialect: mysql.Dialect(), Open: mysql.Open, DSN: func(t *testing.T) string { return conformance.DSN(t, "mysql") }})
+}
+
+// The tests of a worker process killed inside a step's transaction after
+// its write to the run's context.
+func TestKilledContextWrite_SQLite(t *testing.T) {
+	pipelinesuite.RunKilledContext(t, pipelinesuite.KilledConfig{Dialect: sqlite.Dialect(), Open: sqlite.Open, DSN: func(t *testing.T) string {
+		return filepath.Join(t.TempDir(), "killedctx.db")
+	}})
+}
+
+func TestKilledContextWrite_Postgres(t *testing.T) {
+	pipelinesuite.RunKilledContext(t, pipelinesuite.KilledConfig{Dialect: postgres.Dialect(), Open: postgres.Open, DSN: func(t *testing.T) string { return conformance.DSN(t, "postgres") }})
+}
+
+func TestKilledContextWrite_MySQL(t *testing.T) {
+	pipelinesuite.RunKilledContext(t, pipelinesuite.KilledConfig{Dialect: mysql.Dialect(), Open: mysql.Open, DSN: func(t *testing.T) string { return conformance.DSN(t, "mysql") }})
+}

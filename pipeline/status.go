@@ -44,6 +44,9 @@ type Run struct {
 	// Halt is the latest halt, while the run is halted: the one that
 	// EngineOptions.OnHalt receives, field for field.
 	Halt *Halt
+	// Context is the run's context (SetRunContext), each key with its
+	// value and the item of the step that wrote it.
+	Context []core.RunContextEntry
 	// Steps are the run's step executions, in the order they were made.
 	Steps                            []StepRun
 	CreatedAt, UpdatedAt, FinishedAt time.Time
@@ -89,6 +92,9 @@ func (e *Engine) Get(ctx context.Context, run uuid.UUID) (Run, error) {
 		if out.Halt, err = e.storedHalt(ctx, r); err != nil {
 			return Run{}, err
 		}
+	}
+	if out.Context, err = e.store.RunContext(ctx, run); err != nil {
+		return Run{}, fmt.Errorf("plenum/pipeline: get run %s: %w", run, err)
 	}
 	waiting := false
 	after := uuid.Nil

@@ -37,3 +37,28 @@ func TestBoundedConfig_DefaultsAndDSNOverrides(t *testing.T) {
 		t.Error("keepalives_idle=soon was accepted")
 	}
 }
+
+// TestBoundedConfig_MultiHostDSN checks that Open reads a DSN naming a
+// primary and its standbys, libpq's way: every host is tried in order,
+// each bounded by the same dialer and connect timeout, and
+// target_session_attrs=read-write refuses a host that does not accept
+// writes (a standby not promoted yet), so that a worker's new connections
+// follow a failover.
+func TestBoundedConfig_MultiHostDSN(t *testing.T) {
+	cfg, err := boundedConfig("postgres://u@db1:5432,db2:5433/jobs?sslmode=disable&target_session_attrs=read-write&connect_timeout=2")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.Host != "db1" || cfg.Port != 5432 || len(cfg.Fallbacks) != 1 || cfg.Fallbacks[0].Host != "db2" || cfg.Fallbacks[0].Port != 5433 {
+		t.Fatalf("hosts: %s:%d then %d fallbacks; want db1:5432 then db2:5433", cfg.Host, cfg.Port, len(cfg.Fallbacks))
+	}
+	if cfg.ValidateConnect == nil {
+		t.Error("target_session_attrs=read-write sets no check of the host")
+	}
+	if cfg.ConnectTimeout != 2*time.Second || cfg.DialFunc == nil {
+		t.Errorf("connect timeout %v, dial func set %v; want 2s and the bounded dialer, for every host", cfg.ConnectTimeout, cfg.DialFunc != nil)
+	}
+	if _, ok := cfg.RuntimeParams["target_session_attrs"]; ok {
+		t.Error("target_session_attrs goes to the server, which knows no such parameter")
+	}
+}

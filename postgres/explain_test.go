@@ -248,7 +248,7 @@ func TestRetentionPlan_UsesFinishedIndex(t *testing.T) {
 }
 
 // Retention's read of idle lanes goes through the index of idle lanes
-// (version 10), and checks each lane's available and claimed items
+// (version 11), and checks each lane's available and claimed items
 // through the flow indexes, never scanning the lanes or the items:
 // 20,000 lanes of which a tenth idle, and 200,000 items over their keys.
 func TestRetentionPlan_IdleLanesUseTheirIndex(t *testing.T) {

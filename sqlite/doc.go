@@ -38,6 +38,19 @@
 // they compare like with like; UUIDs as 16-byte BLOBs; JSON as TEXT; booleans
 // as INTEGER 0/1.
 //
+// # Crashes
+//
+// A process killed in the middle of a write transaction (SIGKILL, the
+// kernel's out-of-memory killer) leaves the file and its write-ahead log
+// as they were: the next process to open the file rolls the unfinished
+// transaction back, and sees every transaction committed before the kill
+// (synchronous=NORMAL in WAL mode loses none to a process's crash; a loss
+// of power may lose the last few, never corrupting the file). Starting the
+// worker again on the same file resumes: its reaper releases the dead
+// process's claims as crashes, using no attempt, once the dead owner's
+// last heartbeat is StaleAfter old, and a fenced effect was made together
+// with its completion or not at all.
+//
 // # Traps
 //
 //   - A deferred transaction that later writes gets SQLITE_BUSY at once when

@@ -41,3 +41,19 @@ func TestFaultKills_Postgres(t *testing.T) {
 func TestFaultKills_MySQL(t *testing.T) {
 	workersuite.RunFaultKills(t, workersuite.KilledConfig{Dialect: mysql.Dialect(), Open: mysql.Open, DSN: func(t *testing.T) string { return conformance.DSN(t, "mysql") }})
 }
+
+// The killed batch worker tests: a process killed with one batch in its
+// handler and one inside the transaction of its outcomes.
+func TestKilledBatchWorker_SQLite(t *testing.T) {
+	workersuite.RunKilledBatch(t, workersuite.KilledConfig{Dialect: sqlite.Dialect(), Open: sqlite.Open, DSN: func(t *testing.T) string {
+		return filepath.Join(t.TempDir(), "batchcrash.db")
+	}})
+}
+
+func TestKilledBatchWorker_Postgres(t *testing.T) {
+	workersuite.RunKilledBatch(t, workersuite.KilledConfig{Dialect: postgres.Dialect(), Open: postgres.Open, DSN: func(t *testing.T) string { return conformance.DSN(t, "postgres") }})
+}
+
+func TestKilledBatchWorker_MySQL(t *testing.T) {
+	workersuite.RunKilledBatch(t, workersuite.KilledConfig{Dialect: mysql.Dialect(), Open: mysql.Open, DSN: func(t *testing.T) string { return conformance.DSN(t, "mysql") }})
+}

@@ -29,6 +29,16 @@
 // Handle with a kind string and core.Store.Enqueue with a JSON payload
 // are the untyped forms, for the same items.
 //
+// # Batch handlers
+//
+// HandleBatch (or Kind.HandleBatch) registers a handler that gets up to
+// BatchConfig.MaxBatch claimed items of its kind in one call, for work
+// that costs less done together. Each job's outcome is set on it
+// (Job.Succeed, Retry, Dead, Snooze), the others take the handler's
+// returned error, and all of them are written in one transaction,
+// core.Store.FinishMany, each row fenced by its own claim token. The
+// hooks hear each item's outcome on its own.
+//
 // # Flow keys
 //
 // An item's flow key (EnqueueParams.FlowKey, or a kind's

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/google/uuid"
 	"github.com/plenumdb/plenum/core"
@@ -139,11 +140,45 @@ func (j *Job[T]) late(op string, err error) error {
 	return fmt.Errorf("plenum/worker: %s %s: %w: %w", op, j.r.claim.ID, ErrDeadline, err)
 }
 
+// Succeed sets the job's outcome to success: the item completes (with
+// the result SetResult set) whatever error the handler returns. With
+// Retry, Dead and Snooze, it is how a batch handler (HandleBatch) gives
+// each of its items its own outcome; the last of these calls on a job
+// decides, and a job on which none was called takes the outcome of the
+// error the handler returns. A single item's handler may use them too,
+// in place of its returned error. Safe for concurrent use.
+func (j *Job[T]) Succeed() { j.r.outcome.Store(&outcome{}) }
+
+// Retry sets the job's outcome to a failed attempt with err, as if its
+// handler had returned err: the item runs again after its backoff, or is
+// dead once its attempts are used up. A nil err gives a generic reason.
+func (j *Job[T]) Retry(err error) {
+	if err == nil {
+		err = errors.New("retry asked by its handler")
+	}
+	j.r.outcome.Store(&outcome{err: err})
+}
+
+// Dead sets the job's outcome to dead at once with err, whatever
+// attempts it has left, as if its handler had returned Discard(err).
+func (j *Job[T]) Dead(err error) { j.r.outcome.Store(&outcome{err: Discard(err)}) }
+
+// Snooze sets the job's outcome to run again after d without using an
+// attempt, as if its handler had returned Snooze(d).
+func (j *Job[T]) Snooze(d time.Duration) { j.r.outcome.Store(&outcome{err: Snooze(d)}) }
+
+// outcome is what Succeed, Retry, Dead or Snooze set: err as a handler's
+// returned error (nil for success).
+type outcome struct{ err error }
+
 // handler is a registered kind's handler, payload decoding included.
 type handler struct {
 	kind string
 	cfg  KindConfig
 	call func(ctx context.Context, r *run) error
+	// batch is set for a kind registered with HandleBatch, whose items
+	// are handled in batches (call is then nil).
+	batch *batchHandler
 }
 
 // Handle registers fn as the handler of kind, with the kind's settings in
@@ -153,20 +188,29 @@ type handler struct {
 // registration that is refused (a kind registered twice, after Start, or
 // with invalid settings) makes Start return the error.
 func Handle[T any](w *Worker, kind string, fn func(ctx context.Context, job *Job[T]) error, cfg ...KindConfig) {
-	w.register(kind, fn != nil, cfg, func(ctx context.Context, r *run) error {
-		job := &Job[T]{r: r}
-		if raw, ok := any(&job.Args).(*json.RawMessage); ok {
-			// The payload is JSON already (checked when it was
-			// enqueued): decoding it into a RawMessage would only copy
-			// it.
-			*raw = r.claim.Payload
-		} else if p := r.claim.Payload; len(p) > 0 {
-			if err := json.Unmarshal(p, &job.Args); err != nil {
-				return Discard(fmt.Errorf("decode the payload of %s as %T: %w", r.claim.ID, job.Args, err))
-			}
+	w.register(kind, fn != nil, cfg, nil, func(ctx context.Context, r *run) error {
+		job, err := newJob[T](r)
+		if err != nil {
+			return err
 		}
 		return fn(ctx, job)
 	})
+}
+
+// newJob is r's Job, its payload decoded; an error (a Discard) when it
+// does not decode.
+func newJob[T any](r *run) (*Job[T], error) {
+	job := &Job[T]{r: r}
+	if raw, ok := any(&job.Args).(*json.RawMessage); ok {
+		// The payload is JSON already (checked when it was enqueued):
+		// decoding it into a RawMessage would only copy it.
+		*raw = r.claim.Payload
+	} else if p := r.claim.Payload; len(p) > 0 {
+		if err := json.Unmarshal(p, &job.Args); err != nil {
+			return nil, Discard(fmt.Errorf("decode the payload of %s as %T: %w", r.claim.ID, job.Args, err))
+		}
+	}
+	return job, nil
 }
 
 // HandleFunc registers fn, which takes the payload undecoded, as the
@@ -175,7 +219,7 @@ func (w *Worker) HandleFunc(kind string, fn func(ctx context.Context, job *Job[j
 	Handle(w, kind, fn, cfg...)
 }
 
-func (w *Worker) register(kind string, ok bool, cfg []KindConfig, call func(ctx context.Context, r *run) error) {
+func (w *Worker) register(kind string, ok bool, cfg []KindConfig, batch *batchHandler, call func(ctx context.Context, r *run) error) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	field := "handler[" + kind + "]"
@@ -205,5 +249,11 @@ func (w *Worker) register(kind string, ok bool, cfg []KindConfig, call func(ctx 
 		w.regErrs = append(w.regErrs, err)
 		return
 	}
-	w.handlers[kind] = &handler{kind: kind, cfg: k, call: call}
+	if batch != nil {
+		if err := batch.valid(field, k); err != nil {
+			w.regErrs = append(w.regErrs, err)
+			return
+		}
+	}
+	w.handlers[kind] = &handler{kind: kind, cfg: k, call: call, batch: batch}
 }

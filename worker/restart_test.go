@@ -6,6 +6,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
+	"strconv"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -20,9 +22,12 @@ import (
 
 // TestWorker_SurvivesServerRestart_Postgres and _MySQL restart the
 // worker's database server, immediately and then fast, while the worker
-// drains items whose handlers write an audit row through a fence: the
-// worker reconnects by itself, and every item completes once with one
-// audit row.
+// drains items whose handlers write an audit row through a fence, and
+// fans parents out into such items by Store.Expand, page by page, each
+// restart falling in the middle of one parent's expansion: the worker
+// reconnects by itself, every item completes once with one audit row,
+// every barrier counts each child's arrival once and fires once, and
+// its join runs once.
 func TestWorker_SurvivesServerRestart_Postgres(t *testing.T) {
 	t.Parallel()
 	survivesRestarts(t, privatedb.Postgres(t, privatedb.Options{}), postgres.Dialect(), postgres.Open)
@@ -37,6 +42,19 @@ func TestWorker_SurvivesServerRestart_MySQL(t *testing.T) {
 // restarts fall in the middle of the run.
 const restartItems = 400
 
+// The restart test's fan-outs: restartParents parents, each expanded into
+// restartPages pages of restartPerPage children, and a join each.
+const (
+	restartParents = 4
+	restartPages   = 10
+	restartPerPage = 5
+	// restartHeld is the page at which an expansion waits for a restart.
+	restartHeld = 3
+	// restartTotal counts every item: the plain ones, the parents, their
+	// children and their joins.
+	restartTotal = restartItems + restartParents*(2+restartPages*restartPerPage)
+)
+
 func survivesRestarts(t *testing.T, srv *privatedb.Server, d dialect.Dialect, open func(string) (*sql.DB, error)) {
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
@@ -45,9 +63,14 @@ func survivesRestarts(t *testing.T, srv *privatedb.Server, d dialect.Dialect, op
 		t.Fatal(err)
 	}
 	store, prefix, audit := crashtest.AuditedStore(ctx, t, db, d, "id")
-	specs := make([]core.ItemSpec, restartItems)
+	// The parents first, so that their expansions start before the first
+	// restart and their children run among the plain items.
+	specs := make([]core.ItemSpec, restartParents, restartParents+restartItems)
 	for i := range specs {
-		specs[i] = core.ItemSpec{Queue: "q", Kind: "audited", MaxAttempts: 100}
+		specs[i] = core.ItemSpec{Queue: "q", Kind: "parent", MaxAttempts: 100}
+	}
+	for range restartItems {
+		specs = append(specs, core.ItemSpec{Queue: "q", Kind: "audited", MaxAttempts: 100})
 	}
 	if _, err := store.Enqueue(ctx, specs...); err != nil {
 		t.Fatal(err)
@@ -78,6 +101,47 @@ func survivesRestarts(t *testing.T, srv *privatedb.Server, d dialect.Dialect, op
 			return err
 		})
 	})
+	// The first expansions to reach page restartHeld wait there, one for
+	// each restart, until it is over: so each restart falls between two
+	// pages of an expansion.
+	modes := []privatedb.Shutdown{privatedb.Immediate, privatedb.Fast}
+	var holds atomic.Int32
+	reached, restarted := make([]chan struct{}, len(modes)), make([]chan struct{}, len(modes))
+	for i := range modes {
+		reached[i], restarted[i] = make(chan struct{}), make(chan struct{})
+	}
+	pages := func(ctx context.Context, cursor string) (core.ChildPage, error) {
+		page := 0
+		if cursor != "" {
+			var err error
+			if page, err = strconv.Atoi(cursor); err != nil {
+				return core.ChildPage{}, err
+			}
+		}
+		if page == restartHeld {
+			if i := int(holds.Add(1)) - 1; i < len(modes) {
+				close(reached[i])
+				select {
+				case <-restarted[i]:
+				case <-ctx.Done():
+					return core.ChildPage{}, ctx.Err()
+				}
+			}
+		}
+		kids := make([]core.ChildSpec, restartPerPage)
+		for j := range kids {
+			kids[j] = core.ChildSpec{Key: fmt.Sprintf("%d-%d", page, j), Kind: "audited", MaxAttempts: 100}
+		}
+		return core.ChildPage{Children: kids, Next: strconv.Itoa(page + 1), Done: page == restartPages-1}, nil
+	}
+	w.HandleFunc("parent", func(ctx context.Context, job *worker.Job[json.RawMessage]) error {
+		_, err := store.Expand(ctx, job.Claim(), core.ExpandParams{
+			Barrier:        core.BarrierSpec{Name: "fan", Join: core.JoinSpec{Queue: "q", Kind: "audited", MaxAttempts: 100}},
+			Next:           pages,
+			CompleteParent: true,
+		})
+		return err
+	})
 	if err := w.Start(ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -93,17 +157,24 @@ func survivesRestarts(t *testing.T, srv *privatedb.Server, d dialect.Dialect, op
 		}
 		return n
 	}
-	for i, mode := range []privatedb.Shutdown{privatedb.Immediate, privatedb.Fast} {
-		if !awaitCount(t, ctx, completed, restartItems*(i+1)/3) {
-			t.Fatalf("fewer than %d items completed within %v", restartItems*(i+1)/3, testWait)
+	for i, mode := range modes {
+		if !awaitCount(t, ctx, completed, restartTotal*(i+1)/3) {
+			t.Fatalf("fewer than %d items completed within %v", restartTotal*(i+1)/3, testWait)
+		}
+		select {
+		case <-reached[i]:
+		case <-time.After(testWait):
+			t.Fatalf("no expansion reached page %d within %v", restartHeld, testWait)
 		}
 		at := time.Now()
-		if err := srv.Restart(mode); err != nil {
+		err := srv.Restart(mode)
+		close(restarted[i])
+		if err != nil {
 			t.Fatal(err)
 		}
 		t.Logf("restarted the server (%v) in %v, %d items completed", mode, time.Since(at).Round(time.Millisecond), completed())
 	}
-	if !awaitCount(t, ctx, completed, restartItems) {
+	if !awaitCount(t, ctx, completed, restartTotal) {
 		rows, err := watcher.QueryContext(ctx, "SELECT id, state, attempt, claimed_at, available_at, COALESCE(last_error, '') FROM "+prefix+"items WHERE state <> 'completed'")
 		if err == nil {
 			for rows.Next() {
@@ -126,12 +197,28 @@ func survivesRestarts(t *testing.T, srv *privatedb.Server, d dialect.Dialect, op
 	if err := w.Stop(stop); err != nil {
 		t.Fatalf("stop: %v", err)
 	}
+	// Every item but the parents writes an audit row: the plain items,
+	// the children and the joins.
+	audited := restartTotal - restartParents
 	var rows, distinct int
 	if err := watcher.QueryRowContext(ctx, "SELECT COUNT(*), COUNT(DISTINCT id) FROM "+audit).Scan(&rows, &distinct); err != nil {
 		t.Fatal(err)
 	}
-	if rows != restartItems || distinct != restartItems {
-		t.Errorf("%d audit rows for %d items (%d distinct), want one each", rows, restartItems, distinct)
+	if rows != audited || distinct != audited {
+		t.Errorf("%d audit rows for %d items (%d distinct), want one each", rows, audited, distinct)
+	}
+	var barriers, expected, arrived, failed, fired, joins, joinItems int
+	if err := watcher.QueryRowContext(ctx, "SELECT COUNT(*), SUM(expected), SUM(arrived), SUM(failed), COUNT(fired_at), COUNT(DISTINCT join_item_id) FROM "+prefix+"barriers").
+		Scan(&barriers, &expected, &arrived, &failed, &fired, &joins); err != nil {
+		t.Fatal(err)
+	}
+	if err := watcher.QueryRowContext(ctx, "SELECT COUNT(*) FROM "+prefix+"items WHERE join_barrier_id IS NOT NULL").Scan(&joinItems); err != nil {
+		t.Fatal(err)
+	}
+	children := restartParents * restartPages * restartPerPage
+	if barriers != restartParents || expected != children || arrived != children || failed != 0 || fired != restartParents || joins != restartParents || joinItems != restartParents {
+		t.Errorf("%d barriers expecting %d children, %d arrived, %d failed, %d fired, %d joins named, %d join items; want %d barriers, %d children expected and arrived, none failed, each fired once with one join",
+			barriers, expected, arrived, failed, fired, joins, joinItems, restartParents, children)
 	}
 }
 

@@ -49,6 +49,9 @@ type run struct {
 	// started is when the run's goroutine began (UnixNano; 0 before),
 	// for the watcher.
 	started atomic.Int64
+	// outcome is set by Job.Succeed, Retry, Dead or Snooze, and takes
+	// the place of the handler's returned error.
+	outcome atomic.Pointer[outcome]
 	// timeout is the run's Timeout (the kind's, or its item's), backoff
 	// its item's Backoff (nil: the kind's).
 	timeout time.Duration
@@ -231,9 +234,23 @@ func (w *Worker) handOut(queue string, sl *slots, cs []core.Claim, requested tim
 	w.flow.begun.Add(int64(len(cs)))
 	sl.running.Add(int64(len(cs)))
 	w.handlersRun.Add(len(cs))
+	var batched map[*handler][]*run
 	for _, r := range w.begin(cs, sl, newDeadlines(w.base, requested, len(cs))) {
 		w.event(w.base, Event{Kind: EventClaimed, Queue: queue, Item: r.claim.Item})
-		go w.execute(queue, r)
+		if r.h == nil || r.h.batch == nil {
+			go w.execute(queue, r)
+			continue
+		}
+		// A batch's outcomes are its own transaction, not the
+		// completer's: the completer must not wait for them.
+		w.leave(r)
+		if batched == nil {
+			batched = map[*handler][]*run{}
+		}
+		batched[r.h] = append(batched[r.h], r)
+	}
+	for h, runs := range batched {
+		h.batch.in <- runs
 	}
 }
 
@@ -347,6 +364,9 @@ func (w *Worker) execute(queue string, r *run) {
 		w.flow.inHandler.Add(1)
 		err = call(h, r)
 		w.flow.inHandler.Add(-1)
+		if o := r.outcome.Load(); o != nil {
+			err = o.err
+		}
 	}
 	took := time.Since(start)
 	cause := w.finish(r)
@@ -436,6 +456,18 @@ func (w *Worker) settle(queue string, h *handler, r *run, err, cause error, took
 		w.record(ctx, &ev, EventSnoozed, nil, w.store.Release(ctx, *r.claim, snooze.After))
 		return
 	}
+	dead, ferr := w.store.Fail(ctx, *r.claim, failParams(h, r, err))
+	kind := EventFailed
+	if dead {
+		kind = EventDead
+	}
+	w.record(ctx, &ev, kind, err, ferr)
+}
+
+// failParams describe r's failed attempt, whose handler (h, nil if none)
+// returned err: dead at once for a Discard or the kind's last attempt,
+// else after the item's or the kind's backoff, if either has one.
+func failParams(h *handler, r *run, err error) core.FailParams {
 	p := core.FailParams{Error: err.Error()}
 	var discard *discardError
 	if errors.As(err, &discard) {
@@ -453,12 +485,7 @@ func (w *Worker) settle(queue string, h *handler, r *run, err, cause error, took
 			p.RetryIn = min(max(0, backoff(r.claim.Attempt)), core.MaxDelay)
 		}
 	}
-	dead, ferr := w.store.Fail(ctx, *r.claim, p)
-	kind := EventFailed
-	if dead {
-		kind = EventDead
-	}
-	w.record(ctx, &ev, kind, err, ferr)
+	return p
 }
 
 // record reports the outcome kind, or a lost claim, or logs why it could

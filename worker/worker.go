@@ -148,6 +148,11 @@ func (w *Worker) Start(ctx context.Context) error {
 	w.log.InfoContext(ctx, "plenum/worker: started", "owner", owner, "queues", len(w.cfg.Queues), "kinds", len(w.handlers))
 
 	go w.completer()
+	for _, h := range w.handlers {
+		if h.batch != nil {
+			go w.gather(h)
+		}
+	}
 	w.background.Add(2)
 	go w.heartbeat(time.Now())
 	go w.watch()

@@ -21,7 +21,7 @@ func TestBrowserReadOnly(t *testing.T) {
 	t.Parallel()
 	b := newBrowser(t)
 	wl := newWorkload(t)
-	e := &env{b: b, wl: wl, base: serve(t, wl.store, "", false, false), dir: screenshotDir(t)}
+	e := &env{b: b, wl: wl, base: serve(t, wl, "", false, false), dir: screenshotDir(t)}
 	t.Logf("screenshots in %s", e.dir)
 	for _, c := range []struct {
 		name string
@@ -33,6 +33,7 @@ func TestBrowserReadOnly(t *testing.T) {
 		{"ItemsPaginationEveryItemOnce", itemsPaginationEveryItemOnce},
 		{"ActionURLsRefused", readOnlyActionURLsRefused},
 		{"PrefixLinksStayUnderTheMount", prefixLinksStayUnderTheMount},
+		{"GraphShowsTheRunsStates", graphShowsTheRunsStates},
 	} {
 		t.Run(c.name, func(t *testing.T) { c.fn(t, e) })
 	}
@@ -48,7 +49,7 @@ func TestBrowserActions(t *testing.T) {
 	b := newBrowser(t)
 	wl := newWorkload(t)
 	wl.stop(t)
-	e := &env{b: b, wl: wl, base: serve(t, wl.store, "", false, true), dir: screenshotDir(t)}
+	e := &env{b: b, wl: wl, base: serve(t, wl, "", false, true), dir: screenshotDir(t)}
 
 	// Without the header the Authorize hook wants, nothing is served.
 	if p := b.open(t, e.base+"/"); p.Status != http.StatusForbidden {

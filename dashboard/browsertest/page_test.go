@@ -15,7 +15,6 @@ import (
 	"github.com/chromedp/cdproto/network"
 	"github.com/chromedp/chromedp"
 
-	"github.com/plenumdb/plenum/core"
 	"github.com/plenumdb/plenum/dashboard"
 )
 
@@ -23,13 +22,13 @@ import (
 // browser sends it (network.SetExtraHTTPHeaders) once signed in.
 const userHeader = "X-Dashboard-User"
 
-// serve serves the workload's dashboard under prefix ("" for the root):
+// serve serves the workload's dashboard, given its pipelines, under prefix ("" for the root):
 // with Options.Prefix when viaOption, else behind http.StripPrefix, as a
 // user's own server would mount it. With actions, Authorize admits only
 // requests carrying userHeader.
-func serve(t *testing.T, store *core.Store, prefix string, viaOption, actions bool) string {
+func serve(t *testing.T, wl *workload, prefix string, viaOption, actions bool) string {
 	t.Helper()
-	opts := dashboard.Options{Actions: actions}
+	opts := dashboard.Options{Actions: actions, Pipelines: wl.graphs}
 	if actions {
 		opts.Authorize = func(r *http.Request) error {
 			if r.Header.Get(userHeader) != "ops" {
@@ -41,7 +40,7 @@ func serve(t *testing.T, store *core.Store, prefix string, viaOption, actions bo
 	if viaOption {
 		opts.Prefix = prefix
 	}
-	h, err := dashboard.New(store, opts)
+	h, err := dashboard.New(wl.store, opts)
 	if err != nil {
 		t.Fatal(err)
 	}

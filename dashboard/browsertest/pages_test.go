@@ -28,6 +28,8 @@ func (wl *workload) pages() []pageCase {
 		{"run-waiting", "/runs/" + wl.runsWaiting[0].String(), []string{"approval", "approved", "invoice 7"}},
 		{"run-release", "/runs/" + wl.runRelease.String(), []string{"release", "pipeline.expand", "1 arrived / 4 expected", "verified"}},
 		{"run-running", "/runs/" + wl.runRunning.String(), []string{"longjob", "running", "claimed"}},
+		{"pipelines", "/pipelines", []string{"Pipelines", "ingest", "billing", "approval", "release", "longjob"}},
+		{"pipeline-release", "/pipelines/release", []string{"Pipeline release", "build", "targets", "deploy", "verify", "signal verified", "collapse", "each"}},
 		{"owners", "/owners", []string{"Owners", "dash-worker-1", "report-builder-2"}},
 		{"stuck", "/stuck", []string{"Stuck fan-ins", "parts"}},
 		{"barrier-stuck", "/barriers/" + wl.stuckBarrier.String(), []string{"parts", "0 arrived", "of 4 expected", "report.part"}},
@@ -81,7 +83,7 @@ func stuckListsTheUnfiredBarrier(t *testing.T, e *env) {
 func prefixLinksStayUnderTheMount(t *testing.T, e *env) {
 	b, wl := e.b, e.wl
 	for _, viaOption := range []bool{true, false} {
-		base := serve(t, wl.store, "/admin/plenum", viaOption, false)
+		base := serve(t, wl, "/admin/plenum", viaOption, false)
 		b.open(t, base+"/")
 		hrefs := eval[[]string](t, b, `Array.from(document.querySelectorAll('#nav a, #items a, #queues a, link[rel=stylesheet]')).map(a => a.href)`)
 		if len(hrefs) < 5 {

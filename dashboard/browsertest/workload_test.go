@@ -52,6 +52,8 @@ type workload struct {
 
 	spareOwner uuid.UUID // registered by hand, one heartbeat only
 
+	graphs []pipeline.Graph // the engine's pipelines, for the dashboard to draw
+
 	mu       sync.Mutex
 	barriers map[uuid.UUID]uuid.UUID // report.build item -> its barrier
 }
@@ -181,6 +183,7 @@ func newWorkload(t *testing.T) *workload {
 			t.Fatal(err)
 		}
 	}
+	wl.graphs = eng.Graphs()
 
 	// A second worker runs the handler that hangs past its deadline, on
 	// a queue of its own: a kind's Timeout must exceed its worker's

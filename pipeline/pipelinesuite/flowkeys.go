@@ -26,9 +26,6 @@ type batch struct {
 // at once, on a worker of eight slots, and the run completes.
 func stepsUnderFlowKeys(e *env) {
 	const tenant, n, limit = "acme", 12, 2
-	if err := e.store.SetLimit(e.ctx, core.Limit{Queue: queue, Key: tenant, Concurrency: limit}); err != nil {
-		e.t.Fatal(err)
-	}
 	var running, most atomic.Int64
 	prepare := pipeline.Step("prepare", func(_ context.Context, b batch) ([]int, error) {
 		out := make([]int, b.N)
@@ -60,6 +57,10 @@ func stepsUnderFlowKeys(e *env) {
 	fan := pipeline.Expand("fan", func(_ context.Context, xs []int) ([]int, error) { return xs, nil }, pipeline.Then(work, check), sum)
 	p := define(e, "flowkeys", pipeline.Then(prepare, fan))
 	eng := e.engine(pipeline.EngineOptions{}, p)
+	// The limit is in place before the run makes any item.
+	if err := e.store.SetLimit(e.ctx, core.Limit{Queue: queue, Key: tenant, Concurrency: limit}); err != nil {
+		e.t.Fatal(err)
+	}
 	run, err := p.Trigger(e.ctx, eng, batch{Tenant: tenant, N: n})
 	if err != nil {
 		e.t.Fatal(err)

@@ -1,12 +1,14 @@
 // Package pipelinesuite is the pipelines' shared test suite: every
 // combinator, a large expand and its collapse, nesting, routes, signals,
 // halts with their OnHalt delivery and revive, the fan-out cap and
-// cancel, the run's input read by its steps, run by a real worker on a
+// cancel, the run's input read by its steps, the run's context they
+// write (fenced, bounded, the last committed write winning), run by a real worker on a
 // real database. Package pipeline runs it on SQLite, PostgreSQL and
 // MySQL/MariaDB; a dialect package can run it on its own database as it
 // runs the conformance suite. RunKilled is the
 // test of a worker process killed mid-pipeline, run from a top-level test
-// of its own.
+// of its own, as are RunKilledWait (killed in a WaitUntil's check) and
+// RunKilledRepeat (killed in a RepeatUntil's repetition).
 package pipelinesuite
 
 import (
@@ -60,12 +62,19 @@ var tests = []struct {
 	{"CancelStopsTheRun", cancelRun},
 	{"TriggerTxAndKey", triggerTx},
 	{"StepsReadTheRunsInput", stepsReadRunInput},
+	{"RunContextCarriedToLaterSteps", runContextCarried},
+	{"RunContextBoundsNameTheKey", runContextBounds},
+	{"RunContextLastCommitWins", runContextLastCommitWins},
 	{"StepsUnderFlowKeys", stepsUnderFlowKeys},
 	{"StepTimeoutsOfEveryKind", stepTimeouts},
 	{"StepBackoffOnTheDatabaseClock", stepBackoff},
 	{"StepDelay", stepDelay},
 	{"WaitUntilHoldsWithoutASlot", waitUntilHolds},
 	{"WaitUntilTimesOut", waitUntilTimesOut},
+	{"RepeatUntilDoneOnSchedule", repeatUntilDone},
+	{"RepeatEndsAtUntil", repeatEndsAtUntil},
+	{"RepeatOnErrorContinuesOrHalts", repeatOnError},
+	{"RepeatCatchUpAfterDowntime", repeatCatchUp},
 }
 
 // Run runs every subtest of the suite, in parallel, on cfg's database.
@@ -110,6 +119,9 @@ type env struct {
 	d      dialect.Dialect
 	prefix string
 	store  *core.Store
+	// collect, set by Definitions, takes the definitions of the
+	// subtest's engine instead of starting it.
+	collect *collected
 }
 
 // queue is the queue of every suite engine.
@@ -143,6 +155,7 @@ func (e *env) engine(cfg pipeline.EngineOptions, defs ...pipeline.Definition) *p
 // engineOf is engine with its worker's configuration adjusted by tune.
 func (e *env) engineOf(tune func(*worker.Config), cfg pipeline.EngineOptions, defs ...pipeline.Definition) *pipeline.Engine {
 	e.t.Helper()
+	e.stopAtEngine(defs)
 	wcfg := workerConfig(e.store, nil)
 	tune(&wcfg)
 	w, err := worker.New(e.store, wcfg)

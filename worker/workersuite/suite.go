@@ -1,11 +1,13 @@
 // Package workersuite is the worker runtime's shared test suite: every
 // outcome, deadlines, cancellation, graceful shutdown, a lost owner, fenced
-// effects, batched completion, retention and the hooks' events, run by a
-// real worker on a real database. The worker package runs it on SQLite,
-// PostgreSQL and MySQL/MariaDB; a dialect package runs it on its own
-// database (the cockroach package on its PostgreSQL stand-in), as it runs
-// the conformance suite. RunKilled is the test of a worker process killed
-// mid-batch, run the same way from a top-level test of its own.
+// effects, batched completion, batch handlers, retention and the hooks'
+// events, run by a real worker on a real database. The worker package
+// runs it on SQLite, PostgreSQL and MySQL/MariaDB; a dialect package runs
+// it on its own database (the cockroach package on its PostgreSQL
+// stand-in), as it runs the conformance suite. RunKilled is the test of a worker process killed
+// mid-batch, and RunKilledBatch of a batch handler's process killed with
+// a batch in its handler and one inside its outcomes' transaction, each
+// run the same way from a top-level test of its own.
 package workersuite
 
 import (
@@ -68,6 +70,9 @@ var tests = []struct {
 	{"HeartbeatWhileFencesHoldThePool", heartbeatWhileFencesHoldThePool},
 	{"HeldEvent", heldEvent},
 	{"FlowKeyKind", flowKeyKind},
+	{"BatchHandlerEndToEnd", batchHandlerEndToEnd},
+	{"BatchItemsEndDifferently", batchItemsEndDifferently},
+	{"BatchCancelAndStop", batchCancelAndStop},
 }
 
 // patience bounds a subtest's waits for work that takes seconds on a quiet

@@ -23,6 +23,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -33,6 +34,7 @@ import (
 	"github.com/plenumdb/plenum/dashboard"
 	"github.com/plenumdb/plenum/dialect"
 	"github.com/plenumdb/plenum/migrations"
+	"github.com/plenumdb/plenum/pipeline"
 	_ "github.com/plenumdb/plenum/postgres"
 	_ "github.com/plenumdb/plenum/sqlite"
 )
@@ -121,7 +123,14 @@ func run() error {
 		return err
 	}
 
-	h, err := dashboard.New(store, dashboard.Options{})
+	// The runs' pipelines, so that a run's page draws its graph with its
+	// steps' states, as an application's dashboard would.
+	var graphs []pipeline.Graph
+	for i := range 3 {
+		graphs = append(graphs, pipeline.Graph{Pipeline: "loadtime-" + strconv.Itoa(i),
+			Root: pipeline.GraphNode{Kind: "step", Name: "first"}})
+	}
+	h, err := dashboard.New(store, dashboard.Options{Pipelines: graphs})
 	if err != nil {
 		return err
 	}
@@ -184,6 +193,7 @@ func pageList(ctx context.Context, store *core.Store, root string) ([]page, erro
 		}
 		ps = append(ps, page{"deep page 21 of " + start, deep})
 	}
+	ps = append(ps, page{"pipelines", "/pipelines"}, page{"pipeline loadtime-0 (graph)", "/pipelines/loadtime-0"})
 	ps = append(ps, page{"runs", "/runs"}, page{"runs state=running", "/runs?state=running"}, page{"runs name=loadtime-1", "/runs?name=loadtime-1"})
 	runs, err := browse.New(store).Runs(ctx, browse.RunFilter{Limit: 1})
 	if err != nil {

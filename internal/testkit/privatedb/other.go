@@ -53,3 +53,19 @@ func (n *Namespace) Cut() error { return nil }
 
 // Heal does nothing.
 func (n *Namespace) Heal() error { return nil }
+
+// Standby skips t: the private servers run on Linux only.
+func (s *Server) Standby(t testing.TB, opts StandbyOptions) *Server {
+	t.Helper()
+	skip(t, "the private servers run on Linux only")
+	return nil
+}
+
+// Detach does nothing.
+func (s *Server) Detach(primary *Server) error { return nil }
+
+// Promote does nothing.
+func (s *Server) Promote() error { return nil }
+
+// FailoverDSN is empty: the private servers run on Linux only.
+func FailoverDSN(servers ...*Server) string { return "" }

@@ -24,7 +24,6 @@ func Postgres(t testing.TB, opts Options) *Server {
 	t.Helper()
 	cred := systemUser(t, "postgres")
 	initdb := need(t, pgBin+"/initdb")
-	server := need(t, pgBin+"/postgres")
 	dir := ownedDir(t, "plenum-pg-", cred)
 	data := dir + "/data"
 	runAs(t, cred, initdb, "-D", data, "-U", "postgres", "--auth=trust", "--no-sync", "-E", "UTF8", "--locale=C")
@@ -39,9 +38,20 @@ func Postgres(t testing.TB, opts Options) *Server {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := &Server{t: t, name: "PostgreSQL", dir: dir, addr: opts.addr(), driver: "pgx", cred: cred}
+	s := pgServer(t, cred, dir, opts.addr())
+	s.launch(t)
+	return s
+}
+
+// pgServer is a PostgreSQL server on the data directory dir/data, not
+// started yet: a cluster's or a standby's.
+func pgServer(t testing.TB, cred *syscall.Credential, dir, addr string) *Server {
+	t.Helper()
+	server := need(t, pgBin+"/postgres")
+	data := dir + "/data"
+	s := &Server{t: t, name: "PostgreSQL", dir: dir, addr: addr, driver: "pgx", cred: cred}
 	s.port = freePort(t, s.addr)
-	s.dsn = fmt.Sprintf("postgres://postgres@%s/postgres?sslmode=disable", net.JoinHostPort(s.addr, strconv.Itoa(s.port)))
+	s.dsn = fmt.Sprintf("postgres://postgres@%s/postgres?sslmode=disable", s.hostPort())
 	s.argv = func() []string {
 		return []string{server, "-D", data, "-p", strconv.Itoa(s.port), "-k", dir,
 			"-c", "listen_addresses=" + s.addr,
@@ -58,6 +68,10 @@ func Postgres(t testing.TB, opts Options) *Server {
 		}
 		return syscall.SIGINT
 	}
-	s.launch(t)
 	return s
+}
+
+// hostPort is the server's address and port, as a DSN names them.
+func (s *Server) hostPort() string {
+	return net.JoinHostPort(s.addr, strconv.Itoa(s.port))
 }

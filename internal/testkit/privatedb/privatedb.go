@@ -3,7 +3,10 @@
 // of its own, on a free port of an address the test chooses. A test may
 // stop, kill and restart such a server, or cut it off from its clients,
 // without touching the machine's shared servers, which other packages'
-// tests use at the same time.
+// tests use at the same time. A private PostgreSQL server may have a
+// streaming-replication standby (Standby), which the test may cut off
+// from it (Detach) and promote (Promote), with a DSN that follows the
+// failover (FailoverDSN).
 //
 // The servers run on Linux, as their own system users (postgres, mysql): a test that
 // is not run as root, or on a machine without the servers' programs, is
@@ -57,6 +60,16 @@ func (m Shutdown) String() string {
 type Options struct {
 	// Addr is the IP address the server listens on. Default 127.0.0.1.
 	Addr string
+}
+
+// StandbyOptions say how a standby follows its primary.
+type StandbyOptions struct {
+	// Synchronous makes the primary wait, before it acknowledges a
+	// commit, until the standby has flushed the commit's log
+	// (synchronous_standby_names naming the standby, synchronous_commit
+	// on). Otherwise the standby is asynchronous: the primary
+	// acknowledges a commit once it is in its own log.
+	Synchronous bool
 }
 
 // skip skips t, or fails it where PLENUM_REQUIRE lists "private", saying

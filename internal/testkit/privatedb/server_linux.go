@@ -102,12 +102,18 @@ func freePort(t testing.TB, addr string) int {
 // runAs runs a command as cred, to its end, failing t with its output.
 func runAs(t testing.TB, cred *syscall.Credential, name string, args ...string) {
 	t.Helper()
+	if out, err := asUser(cred, name, args...).CombinedOutput(); err != nil {
+		t.Fatalf("privatedb: %s: %v\n%s", name, err, out)
+	}
+}
+
+// asUser is a command that runs name with args as cred, in a process
+// group of its own.
+func asUser(cred *syscall.Credential, name string, args ...string) *exec.Cmd {
 	cmd := exec.Command(name, args...)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: cred, Setpgid: true}
 	cmd.Dir = "/"
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("privatedb: %s: %v\n%s", name, err, out)
-	}
+	return cmd
 }
 
 // start starts the server and waits until it answers.

@@ -42,6 +42,20 @@ func workloadMore(t *testing.T, db *sql.DB, d dialect.Dialect) {
 	_, err = s.CompleteMany(ctx, []core.Completion{{Claim: cs[0], Result: json.RawMessage(`1`)}, {Claim: cs[1], Result: json.RawMessage(`2`)}, {Claim: cs[2], Result: json.RawMessage(`3`)}})
 	must(err)
 
+	// A batch's outcomes in one transaction: completed, failed, released,
+	// and a claim lost among them.
+	_, err = s.Enqueue(ctx, core.ItemSpec{Queue: "mfin"}, core.ItemSpec{Queue: "mfin"}, core.ItemSpec{Queue: "mfin"}, core.ItemSpec{Queue: "mfin"})
+	must(err)
+	cs = claim("mfin", 4)
+	must(s.Cancel(ctx, cs[3].ID))
+	_, err = s.FinishMany(ctx, []core.Finish{
+		{Claim: cs[0], Result: json.RawMessage(`1`)},
+		{Claim: cs[1], Outcome: core.FinishFail, Fail: core.FailParams{Error: "x"}},
+		{Claim: cs[2], Outcome: core.FinishRelease},
+		{Claim: cs[3], Outcome: core.FinishFail, Fail: core.FailParams{Error: "lost"}},
+	})
+	must(err)
+
 	// A claim with attempt limits: it lowers the stored limit of its kind.
 	_, err = s.Enqueue(ctx, core.ItemSpec{Queue: "ml", Kind: "a"})
 	must(err)

@@ -24,6 +24,7 @@ func Run(t *testing.T, db *sql.DB, d dialect.Dialect) {
 	workloadBrowse(t, db, d)
 	workloadFlow(t, db, d)
 	workloadSchedules(t, db, d)
+	workloadRunContext(t, db, d)
 }
 
 // NoReturning is a dialect without UPDATE ... RETURNING (SQLite's, say),

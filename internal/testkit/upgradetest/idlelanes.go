@@ -12,7 +12,7 @@ import (
 )
 
 // idleLanesVersion is the version that indexes idle lanes for retention.
-const idleLanesVersion = 10
+const idleLanesVersion = 11
 
 // upgradeToIdleLanesWithData: a database a version below idle lanes'
 // index goes up and down twice, with keyed items each round: one lane

@@ -3,4 +3,4 @@
 
 CREATE INDEX IF NOT EXISTS plenum_lanes_idle ON plenum_lanes (updated_at) WHERE next_at IS NULL;
 
-INSERT INTO plenum_migrations (version, name, applied_at) VALUES (10, 'idle_lanes', statement_timestamp()) ON CONFLICT DO NOTHING;
+INSERT INTO plenum_migrations (version, name, applied_at) VALUES (11, 'idle_lanes', statement_timestamp()) ON CONFLICT DO NOTHING;

@@ -3,4 +3,4 @@
 
 DELETE FROM plenum_migrations WHERE version = 10;
 
-DROP INDEX IF EXISTS plenum_lanes_idle;
+DROP TABLE IF EXISTS plenum_run_context;

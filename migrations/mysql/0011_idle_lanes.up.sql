@@ -3,4 +3,4 @@
 
 CREATE INDEX plenum_lanes_idle ON plenum_lanes (next_at, updated_at);
 
-INSERT INTO plenum_migrations (version, name, applied_at) VALUES (10, 'idle_lanes', UTC_TIMESTAMP(6)) ON DUPLICATE KEY UPDATE version = version;
+INSERT INTO plenum_migrations (version, name, applied_at) VALUES (11, 'idle_lanes', UTC_TIMESTAMP(6)) ON DUPLICATE KEY UPDATE version = version;

@@ -1,0 +1,116 @@
+package dashboard_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/plenumdb/plenum/dashboard"
+	"github.com/plenumdb/plenum/pipeline"
+	"github.com/plenumdb/plenum/worker"
+)
+
+// TestRunGraph_OverlaysEachStepsState runs a pipeline (a step, an
+// expand of three squares and its collapse, an await) on SQLite until it
+// waits for its signal, and checks that the run's page draws the
+// pipeline's graph with each box's state, items, attempts and, for the
+// expand, its arrivals; and that a run of a pipeline the dashboard was
+// not given shows no graph but a note.
+func TestRunGraph_OverlaysEachStepsState(t *testing.T) {
+	t.Parallel()
+	st := openStore(t, databases[0])
+	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
+	defer cancel()
+	cfg := worker.Config{Queues: map[string]worker.QueueConfig{"pipe": {MaxWorkers: 4}}, PollInterval: 20 * time.Millisecond}
+	worker.FitPool(st, cfg)
+	w, err := worker.New(st, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	eng, err := pipeline.New(st, w, pipeline.EngineOptions{Queue: "pipe"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	inc := pipeline.Step("prepare", func(_ context.Context, n int) (int, error) { return n, nil })
+	upTo := func(_ context.Context, n int) ([]int, error) { return []int{1, 2, 3}[:n], nil }
+	square := pipeline.Step("square", func(_ context.Context, n int) (int, error) { return n * n, nil })
+	sum := func(ctx context.Context, r *pipeline.Results[int]) (int, error) {
+		t := 0
+		return t, r.Each(ctx, func(x pipeline.Result[int]) error { t += x.Value; return nil })
+	}
+	approve := pipeline.Await("approve", "go", 0, func(_ context.Context, n int, _ struct{}, _ bool) (int, error) { return n, nil })
+	after := pipeline.Step("after", func(_ context.Context, n int) (int, error) { return n, nil })
+	p, err := pipeline.Define("graphed", pipeline.Then(inc, pipeline.Then(pipeline.Expand("squares", upTo, square, sum), pipeline.Then(approve, after))))
+	if err != nil {
+		t.Fatal(err)
+	}
+	other, err := pipeline.Define("ungraphed", pipeline.Step("one", func(_ context.Context, n int) (int, error) { return n, nil }))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range []pipeline.Definition{p, other} {
+		if err := eng.Register(d); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := w.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = w.Stop(context.Background()) }()
+	run, err := p.Trigger(ctx, eng, 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lone, err := other.Trigger(ctx, eng, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for {
+		r, err := eng.Get(ctx, run)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r.State == pipeline.StateWaiting {
+			break
+		}
+		if ctx.Err() != nil || r.State != pipeline.StateRunning {
+			t.Fatalf("the run is %s, want it waiting for its signal", r.State)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	g, err := pipeline.Describe(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := serve(t, newDashboard(t, st, dashboard.Options{Pipelines: []pipeline.Graph{g}}), "")
+	_, body := c.get("/runs/" + run.String())
+	for _, want := range []string{
+		// The boxes, coloured by their state.
+		`data-node="prepare" data-role="" data-kind="step" data-state="completed"`,
+		`data-node="squares" data-role="" data-kind="expand" data-state="completed"`,
+		`data-node="square" data-role="" data-kind="step" data-state="completed"`,
+		`data-node="squares" data-role="collapse" data-kind="expand" data-state="completed"`,
+		`data-node="approve" data-role="" data-kind="await" data-state="waiting"`,
+		`data-node="after" data-role="" data-kind="step" data-state="none"`,
+		// Their lines: the children's count and attempts, the arrivals.
+		`>3 completed</text>`, `>3 attempts`, `>3/3 arrived</text>`, `>not reached</text>`,
+		// The table under the graph.
+		`<tr data-node="square" data-role="" data-state="completed"><td class="step">square</td><td>step</td>`,
+		`3 arrived / 3 expected`,
+	} {
+		if !strings.Contains(body, want) {
+			t.Errorf("the run's page lacks %s", want)
+		}
+	}
+	if strings.Contains(body, `id="graph-missing"`) {
+		t.Error("the run of a given pipeline says it has no graph")
+	}
+	_, body = c.get("/runs/" + lone.String())
+	if !strings.Contains(body, `id="graph-missing"`) || strings.Contains(body, `<svg id="graph"`) {
+		t.Error("the run of a pipeline not given: want the note and no graph")
+	}
+	if !strings.Contains(body, `id="tree"`) {
+		t.Error("the run of a pipeline not given lost its tree of steps")
+	}
+}

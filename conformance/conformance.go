@@ -151,6 +151,8 @@ var guarantees = []guarantee{
 	{"Flow_RevivedItemWakesItsLane", testFlowReviveWakesLane},
 	{"Flow_ItemHandedBackWhileAClaimSetsItsLaneIdle", testFlowHandBackDuringIdle},
 	{"Flow_KeyedAndUnkeyedShareAQueue", testFlowMixedQueue},
+	{"Flow_IdleLanesPurgedAndOpenedAgain", testFlowLanesPurged},
+	{"Flow_LanePurgedWhileGivenALimitKeepsIt", testFlowLanePurgedWhileGivenWork},
 	{"History_EveryFailedAttemptInOrder", testAttempts},
 	{"Clock_DatabaseTimeGatesVisibility", testClock},
 	{"FanOut_IdempotentResume", testFanOutResume},

@@ -78,7 +78,7 @@ func (s *Store) revive(ctx context.Context, tx dialect.Querier, id uuid.UUID) er
 	if _, err = tx.ExecContext(ctx, s.sql(qItemRevive), nullUUID(s.d, keep), s.d.UUID(id)); err != nil {
 		return err
 	}
-	return s.wakeItemLane(ctx, tx, id)
+	return s.reviveLanes(ctx, tx, qItemLane, s.d.UUID(id))
 }
 
 func (s *Store) lockItem(ctx context.Context, tx dialect.Querier, id uuid.UUID) (State, uuid.UUID, error) {

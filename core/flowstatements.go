@@ -40,12 +40,21 @@ const (
 	// looked, and the new work would wait for nothing.
 	laneNextAt = "next_at = CASE WHEN next_at IS NULL OR next_at > {now+?} THEN {now+?} ELSE next_at END"
 
-	// laneWakeOf wakes the lanes of the items that meet a condition on
-	// i (a revive, a signal): theirs is work the lane's turn may not
-	// know of.
-	laneWakeOf       = "UPDATE {lanes} SET " + laneNextAt + " WHERE EXISTS (SELECT 1 FROM {items} i WHERE i.queue = {lanes}.queue AND i.flow_key = {lanes}.lane_key AND "
-	qLaneWakeItem    = laneWakeOf + "i.id = ?)"
-	qLaneWakeBarrier = laneWakeOf + "i.barrier_id = ?)"
+	// qLaneWakeItem wakes the lane of an item a signal has made
+	// claimable: the item waited available, so its lane is there.
+	qLaneWakeItem = "UPDATE {lanes} SET " + laneNextAt + " WHERE EXISTS (SELECT 1 FROM {items} i WHERE i.queue = {lanes}.queue AND i.flow_key = {lanes}.lane_key AND i.id = ?)"
+	// qItemLane and qBarrierLanes read the lanes of what a revive has
+	// just made claimable: an item, and a barrier's children.
+	qItemLane     = "SELECT queue, flow_key FROM {items} WHERE id = ? AND flow_key IS NOT NULL"
+	qBarrierLanes = "SELECT DISTINCT queue, flow_key FROM {items} WHERE barrier_id = ? AND state = 'available' AND flow_key IS NOT NULL"
+
+	// purgeLaneGone is retention's condition on lanes (age bound once):
+	// idle since the age, with no limit of its own, no rate state still
+	// running, and no available or claimed item, whose counts and turn
+	// it would carry.
+	purgeLaneGone = "next_at IS NULL AND updated_at < {now+?} AND weight IS NULL AND (tat IS NULL OR tat < {now})" +
+		" AND NOT EXISTS (SELECT 1 FROM {items} i WHERE i.queue = {lanes}.queue AND i.flow_key = {lanes}.lane_key AND i.state = 'available')" +
+		" AND NOT EXISTS (SELECT 1 FROM {items} i WHERE i.queue = {lanes}.queue AND i.flow_key = {lanes}.lane_key AND i.state = 'claimed')"
 
 	// laneClaimFilter is the claim's condition on lanes: the queue's
 	// lanes whose turn has come, with room under their concurrency
@@ -83,7 +92,7 @@ func (s *Store) laneOpenSQL(n int) string {
 
 // qLanesReady gives n lanes of one queue work from {now+?} on.
 func qLanesReady(n int) string {
-	return "UPDATE {lanes} SET " + laneNextAt + " WHERE queue = ? AND lane_key IN (" + sqlkit.Placeholders(n) + ")"
+	return "UPDATE {lanes} SET " + laneNextAt + ", updated_at = {now} WHERE queue = ? AND lane_key IN (" + sqlkit.Placeholders(n) + ")"
 }
 
 // qLaneCounts counts the claimed items of n lanes of one queue, and
@@ -125,7 +134,8 @@ func qLaneCandidates(d dialect.Dialect, m, f int) string {
 
 // qLanesServed sets the turn and the rate state of n lanes a claim took:
 // each lane's next_at is {now+?} (NULL for an idle lane, bound as a
-// NULL offset), its tat {now+?}, or unchanged where the offset is NULL.
+// NULL offset), its tat {now+?}, or unchanged where the offset is NULL;
+// updated_at is when a lane went idle, retention's age.
 func qLanesServed(n int) string {
 	var b strings.Builder
 	b.WriteString("UPDATE {lanes} SET next_at = CASE id")
@@ -136,7 +146,7 @@ func qLanesServed(n int) string {
 	for range n {
 		b.WriteString(" WHEN ? THEN COALESCE({now+?}, tat)")
 	}
-	b.WriteString(" END WHERE id IN (")
+	b.WriteString(" END, updated_at = {now} WHERE id IN (")
 	b.WriteString(sqlkit.Placeholders(n))
 	b.WriteString(")")
 	return b.String()

@@ -2,12 +2,15 @@ package core
 
 import (
 	"context"
+	"database/sql"
+	"fmt"
 	"slices"
 	"strings"
 	"time"
 
 	"github.com/google/uuid"
 	"github.com/plenumdb/plenum/dialect"
+	"github.com/plenumdb/plenum/internal/fault"
 )
 
 // A lane is the items of one flow key of one queue, one row of the lanes
@@ -16,10 +19,17 @@ import (
 // keeps it true of what it saw under the lane's lock (laneclaim.go); what
 // gives a lane work without a claim of it moves its turn no later than
 // the work's time, locking the lane, in the same transaction: an
-// enqueue of keyed items (lanesReady), a revive or a signal (wakeLanes).
-// Work a lane's own claims hand back (a failure, a release, the reaper)
-// needs nothing: a lane whose items are claimed keeps a turn that has
-// come.
+// enqueue of keyed items (lanesReady), a revive (reviveLanes) or a
+// signal (wakeItemLane). Work a lane's own claims hand back (a failure,
+// a release, the reaper) needs nothing: a lane whose items are claimed
+// keeps a turn that has come.
+//
+// Retention deletes a lane that has been idle for its age and has no
+// available or claimed item (purgeLaneGone). What gives a lane work
+// therefore finds its row by an update that locks it, and opens it only
+// where that update missed it (moveLanes): an insert that finds the row
+// there takes no lock on PostgreSQL, so a lane opened and then updated
+// could be deleted in between, its new work left with no turn.
 
 // lanesReady opens the lanes of the keyed specs that were inserted
 // (out[i] did not exist before) and moves their turns to their work's time, in the
@@ -66,9 +76,6 @@ func (s *Store) lanesReady(ctx context.Context, q dialect.Querier, specs []ItemS
 			}
 		}
 		queue := lanes[start].queue
-		if err := s.openLanes(ctx, q, queue, append(slices.Clone(now), later...)); err != nil {
-			return err
-		}
 		if err := s.readyLanes(ctx, q, queue, now, 0); err != nil {
 			return err
 		}
@@ -112,7 +119,7 @@ func (s *Store) laneOpenMax() int {
 }
 
 // readyLanes moves the turns of keys' lanes in queue no later than delay
-// from now.
+// from now, opening those that have none.
 func (s *Store) readyLanes(ctx context.Context, q dialect.Querier, queue string, keys []string, delay time.Duration) error {
 	for _, chunk := range chunks(keys, s.inListMax(3)) {
 		args := make([]any, 0, len(chunk)+3)
@@ -120,23 +127,92 @@ func (s *Store) readyLanes(ctx context.Context, q dialect.Querier, queue string,
 		for _, k := range chunk {
 			args = append(args, k)
 		}
-		if _, err := q.ExecContext(ctx, s.sql(qLanesReady(len(chunk))), args...); err != nil {
+		err := s.moveLanes(ctx, q, queue, chunk, func() (sql.Result, error) {
+			return q.ExecContext(ctx, s.sql(qLanesReady(len(chunk))), args...)
+		})
+		if err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
+// maxLaneOpens bounds the rounds of moveLanes. A round misses a lane
+// only when retention deleted it after the round's open found it there:
+// the next round's open inserts it, and its update finds it under the
+// insert's lock.
+const maxLaneOpens = 5
+
+// moveLanes runs update, which changes every row of keys' lanes in queue
+// it finds (writing updated_at, so that a database that counts changed
+// rows counts each), until it has found them all, opening the missing
+// ones between rounds. The common case, every lane there, is the one
+// update.
+func (s *Store) moveLanes(ctx context.Context, q dialect.Querier, queue string, keys []string, update func() (sql.Result, error)) error {
+	for round := 0; ; round++ {
+		if err := fault.Hit(ctx, fault.LanesBeforeUpdate); err != nil {
+			return err
+		}
+		res, err := update()
+		if err != nil {
+			return err
+		}
+		n, err := res.RowsAffected()
+		if err != nil {
+			return err
+		}
+		if int(n) >= len(keys) {
+			return nil
+		}
+		if round == maxLaneOpens {
+			return fmt.Errorf("plenum: the lanes of %d keys of queue %q: %d found after %d opens", len(keys), queue, n, round)
+		}
+		if err := s.openLanes(ctx, q, queue, slices.Clone(keys)); err != nil {
+			return err
+		}
+	}
+}
+
 // wakeItemLane moves the turn of item id's lane, if it has one, to now:
-// the item has just become claimable by a revive or a signal.
+// the item has just become claimable by a signal. It was available, with
+// its wait's time, so its lane has a turn and retention leaves it.
 func (s *Store) wakeItemLane(ctx context.Context, q dialect.Querier, id uuid.UUID) error {
 	_, err := q.ExecContext(ctx, s.sql(qLaneWakeItem), int64(0), int64(0), s.d.UUID(id))
 	return err
 }
 
-// wakeBarrierLanes moves the turns of the lanes of a barrier's children
-// to now: a revive has just made some claimable.
-func (s *Store) wakeBarrierLanes(ctx context.Context, q dialect.Querier, barrier uuid.UUID) error {
-	_, err := q.ExecContext(ctx, s.sql(qLaneWakeBarrier), int64(0), int64(0), s.d.UUID(barrier))
-	return err
+// reviveLanes gives the lanes of the items a revive has just made
+// claimable (read, in q, by the statement read with bind arg) a turn
+// now, opening those that retention deleted while the items were dead.
+func (s *Store) reviveLanes(ctx context.Context, q dialect.Querier, read string, arg any) error {
+	rows, err := q.QueryContext(ctx, s.sql(read), arg)
+	if err != nil {
+		return err
+	}
+	byQueue := map[string][]string{}
+	var queues []string
+	for rows.Next() {
+		var queue, key string
+		if err := rows.Scan(&queue, &key); err != nil {
+			rows.Close()
+			return err
+		}
+		if byQueue[queue] == nil {
+			queues = append(queues, queue)
+		}
+		byQueue[queue] = append(byQueue[queue], key)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return err
+	}
+	slices.Sort(queues)
+	for _, queue := range queues {
+		keys := byQueue[queue]
+		slices.Sort(keys)
+		if err := s.readyLanes(ctx, q, queue, slices.Compact(keys), 0); err != nil {
+			return err
+		}
+	}
+	return nil
 }

@@ -8,7 +8,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/google/uuid"
 	"github.com/plenumdb/plenum/dialect"
 	"github.com/plenumdb/plenum/dialect/sqlkit"
 	"github.com/plenumdb/plenum/migrations"
@@ -153,11 +152,11 @@ func (s *Store) SetLimit(ctx context.Context, l Limit) error {
 			_, err := tx.ExecContext(ctx, s.sql(qQueueSetLimit), append(args, l.Queue)...)
 			return err
 		}
-		if _, err := tx.ExecContext(ctx, s.laneOpenSQL(1), s.d.UUID(uuid.Must(uuid.NewV7())), l.Queue, l.Key); err != nil {
-			return err
-		}
-		_, err := tx.ExecContext(ctx, s.sql(qLaneSetLimit), append(args, l.Queue, l.Key)...)
-		return err
+		// The key's lane, opened where it has none (or retention has
+		// just deleted it: moveLanes).
+		return s.moveLanes(ctx, tx, l.Queue, []string{l.Key}, func() (sql.Result, error) {
+			return tx.ExecContext(ctx, s.sql(qLaneSetLimit), append(args, l.Queue, l.Key)...)
+		})
 	})
 }
 

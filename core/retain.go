@@ -24,6 +24,10 @@ type PurgeParams struct {
 type PurgeResult struct {
 	Items    int
 	Barriers int
+	// Lanes counts the lanes of flow keys deleted: idle longer than
+	// OlderThan, with no item available or claimed and no limit of their
+	// own. An enqueue of the key opens its lane again.
+	Lanes int
 }
 
 // Purge deletes, in one bounded pass, completed, dead and cancelled items
@@ -41,6 +45,11 @@ type PurgeResult struct {
 // again while it deletes p.Limit of either (the worker's maintenance does):
 // each pass is a few short transactions of at most Limit rows, so that it
 // does not hold up claiming. Any number of processes may purge at once.
+//
+// The lanes of flow keys (SetLimit, ItemSpec.FlowKey) that have been
+// idle longer than p.OlderThan go too, with no available or claimed item
+// left and no limit of their own, so that keys that come and go do not
+// leave a row each for ever; an enqueue of the key opens its lane again.
 //
 // An item's history (Store.Attempts) is deleted with it. Deleted items
 // are gone: their idempotency keys may be enqueued again,
@@ -66,6 +75,10 @@ func (s *Store) Purge(ctx context.Context, p PurgeParams) (PurgeResult, error) {
 		return r, err
 	}
 	r.Items, err = s.purge(ctx, itemsTable, purgeItemGone, age, p.Limit)
+	if err != nil {
+		return r, err
+	}
+	r.Lanes, err = s.purge(ctx, "{lanes}", purgeLaneGone, age, p.Limit)
 	return r, err
 }
 

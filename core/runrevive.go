@@ -330,7 +330,7 @@ func (s *Store) rearm(ctx context.Context, tx dialect.Querier, x uuid.UUID, leav
 	if err != nil {
 		return 0, 0, err
 	}
-	if err := s.wakeBarrierLanes(ctx, tx, x); err != nil {
+	if err := s.reviveLanes(ctx, tx, qBarrierLanes, s.d.UUID(x)); err != nil {
 		return 0, 0, err
 	}
 	n, err := res.RowsAffected()

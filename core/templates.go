@@ -210,6 +210,8 @@ var baseTemplates = []entry{
 	sized("purge.barriers.select", limitMax, func(s *Store, n int) string { return qPurgeSelect(s.d, "{barriers}", purgeBarrierGone, "", n) }),
 	sized("purge.items.select", limitMax, func(s *Store, n int) string { return qPurgeSelect(s.d, "{items}", purgeItemRead, purgeItemOrder, n) }).onStore(notPurging),
 	sized("purge.barriers.delete", (*Store).purgeDeleteMax, func(s *Store, n int) string { return s.qPurgeDelete("{barriers}", purgeBarrierGone, n) }),
+	sized("purge.lanes.select", limitMax, func(s *Store, n int) string { return qPurgeSelect(s.d, "{lanes}", purgeLaneGone, "", n) }),
+	sized("purge.lanes.delete", (*Store).purgeDeleteMax, func(s *Store, n int) string { return s.qPurgeDelete("{lanes}", purgeLaneGone, n) }),
 	sized("purge.items.delete", (*Store).purgeDeleteMax, func(s *Store, n int) string { return s.qPurgeDelete("{items}", purgeItemGone, n) }).onStore(notPurging),
 	{name: "purge.items.one-statement", max: (*Store).purgeDeleteMax, when: purging, render: func(s *Store, n int) []string {
 		if s.purger == nil {

@@ -25,9 +25,17 @@ const prefix = migrations.DefaultPrefix
 var (
 	wantTables  = []string{"plenum_attempts", "plenum_barriers", "plenum_items", "plenum_lanes", "plenum_migrations", "plenum_processes", "plenum_queues", "plenum_run_context", "plenum_runs", "plenum_schedules", "plenum_signals"}
 	wantIndexes = []string{"plenum_barriers_owner", "plenum_barriers_run", "plenum_barriers_unfired", "plenum_items_barrier", "plenum_items_browse", "plenum_items_claim", "plenum_items_finished", "plenum_items_flow", "plenum_items_flowing", "plenum_items_keyed",
-		"plenum_items_lease", "plenum_items_owner", "plenum_items_run", "plenum_lanes_key", "plenum_lanes_next", "plenum_processes_heartbeat", "plenum_runs_browse", "plenum_runs_key", "plenum_runs_state", "plenum_signals_key"}
+		"plenum_items_lease", "plenum_items_owner", "plenum_items_run", "plenum_lanes_idle", "plenum_lanes_key", "plenum_lanes_next", "plenum_processes_heartbeat", "plenum_runs_browse", "plenum_runs_key", "plenum_runs_state", "plenum_signals_key"}
 	// allVersions lists every version of this build, oldest first.
-	allVersions = []int{1, 2, 3, 4, 5, 6, 7, 8, 9, 10}
+	allVersions = func() []int {
+		var out []int
+		for v := 1; v <= migrations.LatestVersion; v++ {
+			out = append(out, v)
+		}
+		return out
+	}()
+	// future is a version this build does not know.
+	future = migrations.LatestVersion + 1
 )
 
 func openDB(t *testing.T) *sql.DB {
@@ -418,9 +426,9 @@ func TestWriteFiles(t *testing.T) {
 		format string
 		names  []string
 	}{
-		{migrations.FormatPlain, []string{"0001_init.up.sql", "0001_init.down.sql", "0002_runtime.up.sql", "0002_runtime.down.sql", "0003_pipelines.up.sql", "0003_pipelines.down.sql", "0004_dashboard.up.sql", "0004_dashboard.down.sql", "0005_lean.up.sql", "0005_lean.down.sql", "0006_keyed.up.sql", "0006_keyed.down.sql", "0007_halts.up.sql", "0007_halts.down.sql", "0008_flow.up.sql", "0008_flow.down.sql", "0009_schedules.up.sql", "0009_schedules.down.sql", "0010_runcontext.up.sql", "0010_runcontext.down.sql"}},
-		{migrations.FormatGolangMigrate, []string{"0001_init.up.sql", "0001_init.down.sql", "0002_runtime.up.sql", "0002_runtime.down.sql", "0003_pipelines.up.sql", "0003_pipelines.down.sql", "0004_dashboard.up.sql", "0004_dashboard.down.sql", "0005_lean.up.sql", "0005_lean.down.sql", "0006_keyed.up.sql", "0006_keyed.down.sql", "0007_halts.up.sql", "0007_halts.down.sql", "0008_flow.up.sql", "0008_flow.down.sql", "0009_schedules.up.sql", "0009_schedules.down.sql", "0010_runcontext.up.sql", "0010_runcontext.down.sql"}},
-		{migrations.FormatGoose, []string{"0001_init.sql", "0002_runtime.sql", "0003_pipelines.sql", "0004_dashboard.sql", "0005_lean.sql", "0006_keyed.sql", "0007_halts.sql", "0008_flow.sql", "0009_schedules.sql", "0010_runcontext.sql"}},
+		{migrations.FormatPlain, []string{"0001_init.up.sql", "0001_init.down.sql", "0002_runtime.up.sql", "0002_runtime.down.sql", "0003_pipelines.up.sql", "0003_pipelines.down.sql", "0004_dashboard.up.sql", "0004_dashboard.down.sql", "0005_lean.up.sql", "0005_lean.down.sql", "0006_keyed.up.sql", "0006_keyed.down.sql", "0007_halts.up.sql", "0007_halts.down.sql", "0008_flow.up.sql", "0008_flow.down.sql", "0009_schedules.up.sql", "0009_schedules.down.sql", "0010_runcontext.up.sql", "0010_runcontext.down.sql", "0011_idle_lanes.up.sql", "0011_idle_lanes.down.sql"}},
+		{migrations.FormatGolangMigrate, []string{"0001_init.up.sql", "0001_init.down.sql", "0002_runtime.up.sql", "0002_runtime.down.sql", "0003_pipelines.up.sql", "0003_pipelines.down.sql", "0004_dashboard.up.sql", "0004_dashboard.down.sql", "0005_lean.up.sql", "0005_lean.down.sql", "0006_keyed.up.sql", "0006_keyed.down.sql", "0007_halts.up.sql", "0007_halts.down.sql", "0008_flow.up.sql", "0008_flow.down.sql", "0009_schedules.up.sql", "0009_schedules.down.sql", "0010_runcontext.up.sql", "0010_runcontext.down.sql", "0011_idle_lanes.up.sql", "0011_idle_lanes.down.sql"}},
+		{migrations.FormatGoose, []string{"0001_init.sql", "0002_runtime.sql", "0003_pipelines.sql", "0004_dashboard.sql", "0005_lean.sql", "0006_keyed.sql", "0007_halts.sql", "0008_flow.sql", "0009_schedules.sql", "0010_runcontext.sql", "0011_idle_lanes.sql"}},
 	} {
 		dir := filepath.Join(t.TempDir(), "nested", c.format)
 		paths, err := migrations.WriteFiles(dir, d, "p_", c.format)
@@ -587,9 +595,9 @@ func TestUpDownStatus_Edges(t *testing.T) {
 		err  error
 		want string
 	}{
-		{"Up(0)", func() error { _, err := migrations.Up(ctx, db, d, prefix, 0); return err }(), "version 0: this build knows versions 1 to 10"},
-		{"Up(11)", func() error { _, err := migrations.Up(ctx, db, d, prefix, 11); return err }(), "version 11: this build knows versions 1 to 10"},
-		{"Down(-1)", func() error { _, err := migrations.Down(ctx, db, d, prefix, -1); return err }(), "version -1: this build knows versions 0 to 10"},
+		{"Up(0)", func() error { _, err := migrations.Up(ctx, db, d, prefix, 0); return err }(), fmt.Sprintf("version 0: this build knows versions 1 to %d", future-1)},
+		{"Up(future)", func() error { _, err := migrations.Up(ctx, db, d, prefix, future); return err }(), fmt.Sprintf("version %d: this build knows versions 1 to %d", future, future-1)},
+		{"Down(-1)", func() error { _, err := migrations.Down(ctx, db, d, prefix, -1); return err }(), fmt.Sprintf("version -1: this build knows versions 0 to %d", future-1)},
 		{"Down(nil db)", func() error { _, err := migrations.Down(ctx, nil, d, prefix, 0); return err }(), "nil database"},
 		{"Status(nil dialect)", func() error { _, err := migrations.Status(ctx, db, nil, prefix); return err }(), "nil database or dialect"},
 		{"Status(bad prefix)", func() error { _, err := migrations.Status(ctx, db, d, "X"); return err }(), "invalid table prefix"},
@@ -603,21 +611,21 @@ func TestUpDownStatus_Edges(t *testing.T) {
 	if _, err := migrations.Apply(ctx, db, d, prefix); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := db.Exec("INSERT INTO plenum_migrations (version, name, applied_at) VALUES (11, 'future', 0)"); err != nil {
+	if _, err := db.Exec("INSERT INTO plenum_migrations (version, name, applied_at) VALUES (?, 'future', 0)", future); err != nil {
 		t.Fatal(err)
 	}
 	st, err := migrations.Status(ctx, db, d, prefix)
-	if err != nil || len(st) != 11 || !st[10].Unknown || st[10].State != migrations.Applied || st[10].Name != "future" {
+	if err != nil || len(st) != future || !st[future-1].Unknown || st[future-1].State != migrations.Applied || st[future-1].Name != "future" {
 		t.Fatalf("Status with a newer version = %+v, %v", st, err)
 	}
-	if v := version(t, db, d); v != 11 {
-		t.Fatalf("Version = %d, want 11", v)
+	if v := version(t, db, d); v != future {
+		t.Fatalf("Version = %d, want %d", v, future)
 	}
-	if _, err := migrations.Down(ctx, db, d, prefix, 1); err == nil || !strings.Contains(err.Error(), "version 11 (future) was applied by a newer build") {
+	if _, err := migrations.Down(ctx, db, d, prefix, 1); err == nil || !strings.Contains(err.Error(), fmt.Sprintf("version %d (future) was applied by a newer build", future)) {
 		t.Fatalf("Down past a newer version = %v", err)
 	}
-	if _, err := migrations.Down(ctx, db, d, prefix, 10); err == nil {
-		t.Fatal("Down(10) under a newer version 11 succeeded")
+	if _, err := migrations.Down(ctx, db, d, prefix, future-1); err == nil {
+		t.Fatalf("Down(%d) under a newer version %d succeeded", future-1, future)
 	}
 	checkSchema(t, db)
 }

@@ -798,8 +798,9 @@ end:
 	/* Revive of a dead item (ReviveRunItem, ReviveRun): its row locked,
 	 * the failure it counted at its barrier taken back while the barrier
 	 * has not fired (else it leaves it), available again with its
-	 * attempts reset, its lane woken; the run running again.
-	 * catalog: item.revive barrier.unfail lanes.wake-item run.resume */
+	 * attempts reset, its lane given a turn (found by an update that
+	 * locks it, opened if retention deleted it); the run running again.
+	 * catalog: item.revive barrier.unfail lanes.ready lanes.open run.resume */
 	:: atomic { admin > 0 && rst != RCANC &&
 		(st[R] == DEAD || st[A] == DEAD || st[B] == DEAD || st[C] == DEAD || st[B2] == DEAD) ->
 		admin--;
@@ -867,11 +868,11 @@ ltl progress { <> GOAL }
  * outside: signal.open -- signals and waits are not modelled
  * outside: signal.take -- signals and waits are not modelled
  * outside: signal.wake -- signals and waits are not modelled
+ * outside: lanes.wake-item -- signals and waits are not modelled: a signal wakes the lane of the item it makes claimable
  * outside: runcontext.open -- a run's context is data written inside a fence, under the fence's token check and the run's row lock, checked by the pipeline suite
  * outside: runcontext.set -- a run's context is data written inside a fence, like runcontext.open
  * outside: revive.children -- the revive of a fired barrier (re-arm) is not modelled
  * outside: barrier.rearm -- the revive of a fired barrier (re-arm) is not modelled
- * outside: lanes.wake-barrier -- the revive of a fired barrier (re-arm) is not modelled
  * outside: enqueue.release-key -- a finished item's unique key moved aside for a new enqueue; keys are not modelled
  * outside: limit.queue-set -- the model's lane limit is fixed
  * outside: limit.queue-clear -- the model's lane limit is fixed
@@ -889,6 +890,7 @@ ltl progress { <> GOAL }
  * outside: purge.items.delete -- retention deletes finished rows of finished runs only
  * outside: purge.items.one-statement -- retention deletes finished rows of finished runs only
  * outside: purge.barriers.delete -- retention deletes fired barriers of finished runs only
+ * outside: purge.lanes.delete -- retention deletes a lane idle past its age with no available or claimed item; the model's lane is never idle that long, and what gives a lane work finds its row by an update that locks it (conformance: Flow_LanePurgedWhileGivenALimitKeepsIt)
  * outside: probe.insert -- the skip-locked probe writes rows of its own queue, which no worker claims
  * outside: probe.claim -- the skip-locked probe's own rows
  * outside: probe.delete -- the skip-locked probe's own rows

@@ -12,7 +12,9 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/plenumdb/plenum/conformance"
+	"github.com/plenumdb/plenum/core"
 	"github.com/plenumdb/plenum/dialect"
+	"github.com/plenumdb/plenum/internal/catalog"
 	"github.com/plenumdb/plenum/migrations"
 	"github.com/plenumdb/plenum/postgres"
 )
@@ -242,5 +244,61 @@ func TestRetentionPlan_UsesFinishedIndex(t *testing.T) {
 	}
 	if strings.Contains(plan, "Seq Scan on "+names.Items) || strings.Contains(plan, "Sort") {
 		t.Errorf("the retention plan scans or sorts the items table:\n%s", plan)
+	}
+}
+
+// Retention's read of idle lanes goes through the index of idle lanes
+// (version 11), and checks each lane's available and claimed items
+// through the flow indexes, never scanning the lanes or the items:
+// 20,000 lanes of which a tenth idle, and 200,000 items over their keys.
+func TestRetentionPlan_IdleLanesUseTheirIndex(t *testing.T) {
+	db, prefix := explainTables(t)
+	ctx := t.Context()
+	names := migrations.NamesFor(prefix)
+	const lanes = 20000
+	if _, err := db.ExecContext(ctx, `INSERT INTO `+names.Lanes+` (id, queue, lane_key, next_at, updated_at)
+		SELECT gen_random_uuid(), 'q', 'k' || g, CASE WHEN g % 10 = 0 THEN NULL ELSE clock_timestamp() END, clock_timestamp() - (g % 1000) * INTERVAL '1 minute'
+		FROM generate_series(1, $1::int) AS g`, lanes); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.ExecContext(ctx, `INSERT INTO `+names.Items+` (id, queue, kind, priority, state, available_at, attempt, max_attempts, crash_count, created_at, finished_at, flow_key)
+		SELECT gen_random_uuid(), 'q', 'k', 0, CASE WHEN g % 3 = 0 THEN 'completed' ELSE 'available' END, clock_timestamp(), 1, 20, 0, clock_timestamp(),
+			CASE WHEN g % 3 = 0 THEN clock_timestamp() END, 'k' || (g % $2::int)
+		FROM generate_series(1, $1::int) AS g`, 10*lanes, lanes); err != nil {
+		t.Fatal(err)
+	}
+	for _, table := range []string{names.Lanes, names.Items} {
+		if _, err := db.ExecContext(ctx, "ANALYZE "+table); err != nil {
+			t.Fatal(err)
+		}
+	}
+	c, err := catalog.New(postgres.Dialect(), core.Options{Prefix: prefix})
+	if err != nil {
+		t.Fatal(err)
+	}
+	all, err := c.Statements(500)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var read string
+	for _, st := range all {
+		if st.Name == "purge.lanes.select" {
+			read = st.SQL
+		}
+	}
+	if read == "" {
+		t.Fatal("the catalog has no purge.lanes.select of 500")
+	}
+	planRows, err := db.QueryContext(ctx, "EXPLAIN "+read, -(10 * time.Hour).Microseconds())
+	if err != nil {
+		t.Fatal(err)
+	}
+	plan := planText(t, planRows)
+	t.Logf("EXPLAIN of retention's read of 500 idle lanes (%d lanes, a tenth idle):\n%s", lanes, plan)
+	if !strings.Contains(plan, prefix+"lanes_idle") {
+		t.Errorf("retention's read of idle lanes does not use %slanes_idle:\n%s", prefix, plan)
+	}
+	if strings.Contains(plan, "Seq Scan") {
+		t.Errorf("retention's read of idle lanes scans a table:\n%s", plan)
 	}
 }

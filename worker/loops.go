@@ -118,7 +118,7 @@ func (w *Worker) purge() {
 		if r != (core.PurgeResult{}) {
 			w.event(w.bg, Event{Kind: EventPurged, Purge: r})
 		}
-		if r.Items < purgeLimit && r.Barriers < purgeLimit || !time.Now().Before(until) {
+		if r.Items < purgeLimit && r.Barriers < purgeLimit && r.Lanes < purgeLimit || !time.Now().Before(until) {
 			return
 		}
 		select {

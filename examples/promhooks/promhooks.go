@@ -12,7 +12,7 @@
 //	queue_depth{queue,state}                     items per state, as the maintenance loop last read them
 //	reaper_total{result}                         owners_removed, crashed, timed_out, dead_lettered
 //	barriers_fired_total{queue,join}             barriers fired, by join queue; join is "available" or "dead"
-//	purged_total{what}                           items and barriers deleted by retention
+//	purged_total{what}                           items, barriers and lanes deleted by retention
 //
 // Kinds become label values: keep them a small fixed set, as kinds
 // registered with a handler are.
@@ -125,6 +125,7 @@ func (h *Hooks) Event(_ context.Context, e worker.Event) {
 	case worker.EventPurged:
 		h.purged.WithLabelValues("items").Add(float64(e.Purge.Items))
 		h.purged.WithLabelValues("barriers").Add(float64(e.Purge.Barriers))
+		h.purged.WithLabelValues("lanes").Add(float64(e.Purge.Lanes))
 	}
 }
 

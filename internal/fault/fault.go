@@ -62,6 +62,12 @@ const (
 	// hands an item back to such a lane meanwhile must not leave the lane
 	// idle with work in it.
 	LaneIdleBetweenReads Point = "lane-idle-between-reads"
+	// LanesBeforeUpdate is where a transaction that gives lanes work (an
+	// enqueue, a revive, a limit set) is about to update their rows:
+	// before its first update, and after each open of the lanes that
+	// update missed. Retention deleting an idle lane there must not leave
+	// the new work without a turn.
+	LanesBeforeUpdate Point = "lanes-before-update"
 	// MigrateBeforeStatement is in the migrator, before each statement of
 	// a migration runs; the statement is the hit's Detail. A fault there
 	// fails the migration at that statement, as the database refusing it
@@ -73,7 +79,7 @@ const (
 // Points lists every injection point.
 func Points() []Point {
 	return []Point{AfterClaim, FenceBeforeCommit, CompleteBeforeArrival, FireBeforeJoin,
-		DispatchBetweenPages, ReapBeforeCrashCount, RetainBetweenBatches, BeforeCompletion, OpenBeforeVersion, LaneIdleBetweenReads, MigrateBeforeStatement}
+		DispatchBetweenPages, ReapBeforeCrashCount, RetainBetweenBatches, BeforeCompletion, OpenBeforeVersion, LaneIdleBetweenReads, LanesBeforeUpdate, MigrateBeforeStatement}
 }
 
 // Action is what a rule does when it fires.

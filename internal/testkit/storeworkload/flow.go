@@ -14,7 +14,7 @@ import (
 // deleted, keyed items enqueued (at once and delayed) and claimed lane by
 // lane under concurrency and rate limits, with and without kind limits, a
 // lane that runs out of work, a keyed item revived, and the wait for a
-// lane's next turn.
+// lane's next turn, and retention deleting the lanes left idle.
 func workloadFlow(t *testing.T, db *sql.DB, d dialect.Dialect) {
 	ctx := context.Background()
 	must := fatal(t)
@@ -55,4 +55,18 @@ func workloadFlow(t *testing.T, db *sql.DB, d dialect.Dialect) {
 	must(err)
 	must(s.DeleteLimit(ctx, "f", "k2"))
 	must(s.DeleteLimit(ctx, "f", ""))
+	// The revived item run, then a claim that finds the lanes without
+	// work sets them idle, and retention four hours on deletes them.
+	cs, err = s.Claim(ctx, core.ClaimParams{Queue: "f", Owner: owner, Limit: 10, Lease: time.Minute})
+	must(err)
+	for _, c := range cs {
+		must(s.Complete(ctx, c, nil))
+	}
+	_, err = s.Claim(ctx, core.ClaimParams{Queue: "f", Owner: owner, Limit: 10, Lease: time.Minute})
+	must(err)
+	r, err := open(t, db, d, core.Options{ClockOffset: 4 * time.Hour}).Purge(ctx, core.PurgeParams{OlderThan: time.Hour})
+	must(err)
+	if r.Lanes == 0 {
+		t.Errorf("Purge four hours on deleted no idle lane: %+v", r)
+	}
 }

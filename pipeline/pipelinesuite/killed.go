@@ -4,18 +4,12 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
-	"os"
-	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
 
-	"github.com/google/uuid"
-
 	"github.com/plenumdb/plenum/core"
 	"github.com/plenumdb/plenum/dialect"
-	"github.com/plenumdb/plenum/internal/testkit/crashtest"
-	"github.com/plenumdb/plenum/internal/testkit/stoptest"
 	"github.com/plenumdb/plenum/pipeline"
 	"github.com/plenumdb/plenum/worker"
 )
@@ -85,70 +79,19 @@ func killConfig(s *core.Store, reap time.Duration) worker.Config {
 // a top-level test: the test binary is run again with -test.run naming
 // it to be the worker process, so RunKilled must be its first call.
 func RunKilled(t *testing.T, cfg KilledConfig) {
-	if cfg.Dialect == nil || cfg.Open == nil || cfg.DSN == nil {
-		t.Fatal("pipelinesuite: KilledConfig needs a Dialect, an Open and a DSN")
-	}
-	d := cfg.Dialect
-	if dsn := os.Getenv(killDSNEnv); dsn != "" {
-		// It returns only if it could not start: it waits to be killed.
-		fmt.Fprintln(os.Stderr, "pipeline worker:", killedWorker(d, cfg.Open, dsn, os.Getenv(killPrefixEnv)))
-		os.Exit(2)
-	}
-	t.Parallel()
-	dsn := cfg.DSN(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-	defer cancel()
-	db, err := cfg.Open(dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	store, prefix, audit := crashtest.AuditedStore(ctx, t, db, d, "step")
-
-	proc := crashtest.Start(t, t.Name(), killDSNEnv+"="+dsn, killPrefixEnv+"="+prefix)
-	var runID string
-	holding := proc.Await(t, 2*time.Minute, "holding a fence", func(line string) bool {
-		if id, ok := strings.CutPrefix(line, "run "); ok {
-			runID = id
-		}
-		return strings.HasPrefix(line, "holding ")
-	})
-	proc.Kill(t)
+	runChild(t, cfg, killDSNEnv, killPrefixEnv, killedWorker)
+	k := setUpKilled(t, cfg)
+	ctx, db, audit := k.ctx, k.db, k.audit
+	run, _ := k.kill(t, killDSNEnv, killPrefixEnv, "holding a fence", holdingAny)
 	killedAt := time.Now()
-	before := count(t, ctx, db, audit)
-	t.Logf("killed worker pid %d (%s) with %d steps done", proc.Pid(), holding, before)
+	t.Logf("%d steps done when killed", count(t, ctx, db, audit))
 
-	// The survivor: a worker of this process, with its reaper.
-	w, err := worker.New(store, killConfig(store, 300*time.Millisecond))
+	p, err := pipeline.Define("killed", killedFlow(k.d, audit, func(string) bool { return false }))
 	if err != nil {
 		t.Fatal(err)
 	}
-	eng, err := pipeline.New(store, w, pipeline.EngineOptions{Queue: queue})
-	if err != nil {
-		t.Fatal(err)
-	}
-	p, err := pipeline.Define("killed", killedFlow(d, audit, func(string) bool { return false }))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := eng.Register(p); err != nil {
-		t.Fatal(err)
-	}
-	if err := w.Start(ctx); err != nil {
-		t.Fatal(err)
-	}
-	defer func() { _ = stoptest.Stop(t, w.Stop, 10*time.Second) }()
-	run, err := uuid.Parse(runID)
-	if err != nil {
-		t.Fatal(err)
-	}
-	r, err := eng.Wait(ctx, run)
-	if err != nil {
-		t.Fatal(err)
-	}
+	r := k.finish(t, k.survivor(t, p), run)
 	t.Logf("the survivor finished the run %v after the kill", time.Since(killedAt).Round(time.Millisecond))
-	if r.State != pipeline.StateCompleted {
-		t.Fatalf("run %s, want completed", r.State)
-	}
 	// Each child adds 2; the last step adds 1: sum over i < n of (i+2), plus 1.
 	want := killChildren*(killChildren-1)/2 + 2*killChildren + 1
 	var got int
@@ -173,23 +116,6 @@ func RunKilled(t *testing.T, cfg KilledConfig) {
 // hangs in its fence, after its audit row, and the process waits there to
 // be killed. It returns only the error that kept it from getting there.
 func killedWorker(d dialect.Dialect, open func(string) (*sql.DB, error), dsn, prefix string) error {
-	ctx := context.Background()
-	db, err := open(dsn)
-	if err != nil {
-		return err
-	}
-	store, err := core.Open(ctx, db, d, core.Options{Prefix: prefix})
-	if err != nil {
-		return err
-	}
-	w, err := worker.New(store, killConfig(store, -1))
-	if err != nil {
-		return err
-	}
-	eng, err := pipeline.New(store, w, pipeline.EngineOptions{Queue: queue})
-	if err != nil {
-		return err
-	}
 	var bs atomic.Int32
 	p, err := pipeline.Define("killed", killedFlow(d, prefix+"audit", func(step string) bool {
 		return step == "b" && bs.Add(1) > killHangAt
@@ -197,18 +123,7 @@ func killedWorker(d dialect.Dialect, open func(string) (*sql.DB, error), dsn, pr
 	if err != nil {
 		return err
 	}
-	if err := eng.Register(p); err != nil {
-		return err
-	}
-	run, err := eng.Trigger(ctx, p, killChildren)
-	if err != nil {
-		return err
-	}
-	fmt.Printf("run %s\n", run)
-	if err := w.Start(ctx); err != nil {
-		return err
-	}
-	select {}
+	return childRun(d, open, dsn, prefix, p, killChildren)
 }
 
 func count(t *testing.T, ctx context.Context, db *sql.DB, table string) int {

@@ -4,20 +4,13 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
-	"os"
 	"strings"
 	"testing"
-	"time"
-
-	"github.com/google/uuid"
 
 	"github.com/plenumdb/plenum/core"
 	"github.com/plenumdb/plenum/dialect"
 	"github.com/plenumdb/plenum/internal/fault"
-	"github.com/plenumdb/plenum/internal/testkit/crashtest"
-	"github.com/plenumdb/plenum/internal/testkit/stoptest"
 	"github.com/plenumdb/plenum/pipeline"
-	"github.com/plenumdb/plenum/worker"
 )
 
 // The environment that makes the test binary the worker process that
@@ -59,38 +52,10 @@ func contextChain() pipeline.Flow[int, int] {
 // step's write made once, by its next attempt. t must be a top-level
 // test, and RunKilledContext its first call (see RunKilled).
 func RunKilledContext(t *testing.T, cfg KilledConfig) {
-	if cfg.Dialect == nil || cfg.Open == nil || cfg.DSN == nil {
-		t.Fatal("pipelinesuite: KilledConfig needs a Dialect, an Open and a DSN")
-	}
-	d := cfg.Dialect
-	if dsn := os.Getenv(killCtxDSNEnv); dsn != "" {
-		fmt.Fprintln(os.Stderr, "pipeline worker:", killedContextWorker(d, cfg.Open, dsn, os.Getenv(killCtxPrefixEnv)))
-		os.Exit(2)
-	}
-	t.Parallel()
-	dsn := cfg.DSN(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-	defer cancel()
-	db, err := cfg.Open(dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	store, prefix, _ := crashtest.AuditedStore(ctx, t, db, d, "step")
-
-	proc := crashtest.Start(t, t.Name(), killCtxDSNEnv+"="+dsn, killCtxPrefixEnv+"="+prefix)
-	var runID string
-	holding := proc.Await(t, 2*time.Minute, "holding a fence", func(line string) bool {
-		if id, ok := strings.CutPrefix(line, "run "); ok {
-			runID = id
-		}
-		return strings.HasPrefix(line, "holding ")
-	})
-	proc.Kill(t)
-	run, err := uuid.Parse(runID)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Logf("killed worker pid %d (%s)", proc.Pid(), holding)
+	runChild(t, cfg, killCtxDSNEnv, killCtxPrefixEnv, killedContextWorker)
+	k := setUpKilled(t, cfg)
+	ctx, store := k.ctx, k.store
+	run, _ := k.kill(t, killCtxDSNEnv, killCtxPrefixEnv, "holding a fence", holdingAny)
 
 	// What the killed process committed: the completed steps' writes and
 	// none of the step it held.
@@ -111,31 +76,13 @@ func RunKilledContext(t *testing.T, cfg KilledConfig) {
 		}
 	}
 
-	w, err := worker.New(store, killConfig(store, 300*time.Millisecond))
-	if err != nil {
-		t.Fatal(err)
-	}
-	eng, err := pipeline.New(store, w, pipeline.EngineOptions{Queue: queue})
-	if err != nil {
-		t.Fatal(err)
-	}
 	p, err := pipeline.Define("killedctx", contextChain())
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := eng.Register(p); err != nil {
-		t.Fatal(err)
-	}
-	if err := w.Start(ctx); err != nil {
-		t.Fatal(err)
-	}
-	defer func() { _ = stoptest.Stop(t, w.Stop, 10*time.Second) }()
-	r, err := eng.Wait(ctx, run)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if r.State != pipeline.StateCompleted || string(r.Output) != fmt.Sprint(ctxSteps) {
-		t.Fatalf("run %s with output %s, want completed with %d", r.State, r.Output, ctxSteps)
+	r := k.finish(t, k.survivor(t, p), run)
+	if string(r.Output) != fmt.Sprint(ctxSteps) {
+		t.Fatalf("run output %s, want %d", r.Output, ctxSteps)
 	}
 	items := map[string]core.Item{}
 	for _, s := range r.Steps {
@@ -165,28 +112,8 @@ func RunKilledContext(t *testing.T, cfg KilledConfig) {
 // process waits there to be killed. It returns only the error that kept
 // it from getting there.
 func killedContextWorker(d dialect.Dialect, open func(string) (*sql.DB, error), dsn, prefix string) error {
-	ctx := context.Background()
-	db, err := open(dsn)
-	if err != nil {
-		return err
-	}
-	store, err := core.Open(ctx, db, d, core.Options{Prefix: prefix})
-	if err != nil {
-		return err
-	}
-	w, err := worker.New(store, killConfig(store, -1))
-	if err != nil {
-		return err
-	}
-	eng, err := pipeline.New(store, w, pipeline.EngineOptions{Queue: queue})
-	if err != nil {
-		return err
-	}
 	p, err := pipeline.Define("killedctx", contextChain())
 	if err != nil {
-		return err
-	}
-	if err := eng.Register(p); err != nil {
 		return err
 	}
 	// Every fence of this process is a step's completion: the one after
@@ -195,13 +122,5 @@ func killedContextWorker(d dialect.Dialect, open func(string) (*sql.DB, error), 
 		fmt.Printf("holding the fence of step %d\n", ctxHangAt+1)
 		select {} // to be killed, the transaction open
 	}})
-	run, err := eng.Trigger(ctx, p, 0)
-	if err != nil {
-		return err
-	}
-	fmt.Printf("run %s\n", run)
-	if err := w.Start(ctx); err != nil {
-		return err
-	}
-	select {}
+	return childRun(d, open, dsn, prefix, p, 0)
 }

@@ -4,21 +4,15 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
-	"os"
 	"slices"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
-	"github.com/google/uuid"
-
 	"github.com/plenumdb/plenum/core"
 	"github.com/plenumdb/plenum/dialect"
-	"github.com/plenumdb/plenum/internal/testkit/crashtest"
-	"github.com/plenumdb/plenum/internal/testkit/stoptest"
 	"github.com/plenumdb/plenum/pipeline"
-	"github.com/plenumdb/plenum/worker"
 )
 
 // The environment that makes the test binary the worker process to kill
@@ -53,47 +47,18 @@ func repeatedFlow(d dialect.Dialect, audit string, hold func(rep pipeline.Repeti
 // and its item counts the crash and no failed attempt. t must be a
 // top-level test, as for RunKilled.
 func RunKilledRepeat(t *testing.T, cfg KilledConfig) {
-	if cfg.Dialect == nil || cfg.Open == nil || cfg.DSN == nil {
-		t.Fatal("pipelinesuite: KilledConfig needs a Dialect, an Open and a DSN")
-	}
-	d := cfg.Dialect
-	if dsn := os.Getenv(killRepeatDSNEnv); dsn != "" {
-		fmt.Fprintln(os.Stderr, "pipeline worker:", killedRepeater(d, cfg.Open, dsn, os.Getenv(killRepeatPrefixEnv)))
-		os.Exit(2)
-	}
-	t.Parallel()
-	dsn := cfg.DSN(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-	defer cancel()
-	db, err := cfg.Open(dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	store, prefix, audit := crashtest.AuditedStore(ctx, t, db, d, "step")
-
-	proc := crashtest.Start(t, t.Name(), killRepeatDSNEnv+"="+dsn, killRepeatPrefixEnv+"="+prefix)
-	var runID, heldAt string
-	holding := proc.Await(t, 2*time.Minute, "holding a repetition", func(line string) bool {
-		if id, ok := strings.CutPrefix(line, "run "); ok {
-			runID = id
-		}
+	runChild(t, cfg, killRepeatDSNEnv, killRepeatPrefixEnv, killedRepeater)
+	k := setUpKilled(t, cfg)
+	ctx, d, db, audit := k.ctx, k.d, k.db, k.audit
+	var heldAt string
+	run, _ := k.kill(t, killRepeatDSNEnv, killRepeatPrefixEnv, "holding a repetition", func(line string) bool {
 		at, ok := strings.CutPrefix(line, "holding repetition 2 due at ")
 		heldAt = at
 		return ok
 	})
-	proc.Kill(t)
-	t.Logf("killed worker pid %d (%s)", proc.Pid(), holding)
 
 	var mu sync.Mutex
 	var reps []pipeline.Repetition
-	w, err := worker.New(store, killConfig(store, 300*time.Millisecond))
-	if err != nil {
-		t.Fatal(err)
-	}
-	eng, err := pipeline.New(store, w, pipeline.EngineOptions{Queue: queue})
-	if err != nil {
-		t.Fatal(err)
-	}
 	p, err := pipeline.Define("repeated", repeatedFlow(d, audit, func(rep pipeline.Repetition) bool {
 		mu.Lock()
 		defer mu.Unlock()
@@ -103,24 +68,7 @@ func RunKilledRepeat(t *testing.T, cfg KilledConfig) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := eng.Register(p); err != nil {
-		t.Fatal(err)
-	}
-	if err := w.Start(ctx); err != nil {
-		t.Fatal(err)
-	}
-	defer func() { _ = stoptest.Stop(t, w.Stop, 10*time.Second) }()
-	run, err := uuid.Parse(runID)
-	if err != nil {
-		t.Fatal(err)
-	}
-	r, err := eng.Wait(ctx, run)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if r.State != pipeline.StateCompleted {
-		t.Fatalf("run %s, want completed", r.State)
-	}
+	r := k.finish(t, k.survivor(t, p), run)
 	var got int
 	if err := jsonUnmarshal(r.Output, &got); err != nil || got != 5 {
 		t.Errorf("output %s, want 5 (1 plus the index of the fifth repetition)", r.Output)
@@ -180,23 +128,6 @@ func auditKeys(t *testing.T, ctx context.Context, db *sql.DB, table string) []st
 // fence, prints that it holds it and waits there to be killed. It
 // returns only the error that kept it from getting there.
 func killedRepeater(d dialect.Dialect, open func(string) (*sql.DB, error), dsn, prefix string) error {
-	ctx := context.Background()
-	db, err := open(dsn)
-	if err != nil {
-		return err
-	}
-	store, err := core.Open(ctx, db, d, core.Options{Prefix: prefix})
-	if err != nil {
-		return err
-	}
-	w, err := worker.New(store, killConfig(store, -1))
-	if err != nil {
-		return err
-	}
-	eng, err := pipeline.New(store, w, pipeline.EngineOptions{Queue: queue})
-	if err != nil {
-		return err
-	}
 	p, err := pipeline.Define("repeated", repeatedFlow(d, prefix+"audit", func(rep pipeline.Repetition) bool {
 		if rep.Index < 2 {
 			return false
@@ -207,16 +138,5 @@ func killedRepeater(d dialect.Dialect, open func(string) (*sql.DB, error), dsn, 
 	if err != nil {
 		return err
 	}
-	if err := eng.Register(p); err != nil {
-		return err
-	}
-	run, err := eng.Trigger(ctx, p, 1)
-	if err != nil {
-		return err
-	}
-	fmt.Printf("run %s\n", run)
-	if err := w.Start(ctx); err != nil {
-		return err
-	}
-	select {}
+	return childRun(d, open, dsn, prefix, p, 1)
 }

@@ -4,20 +4,13 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
-	"os"
-	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
 
-	"github.com/google/uuid"
-
 	"github.com/plenumdb/plenum/core"
 	"github.com/plenumdb/plenum/dialect"
-	"github.com/plenumdb/plenum/internal/testkit/crashtest"
-	"github.com/plenumdb/plenum/internal/testkit/stoptest"
 	"github.com/plenumdb/plenum/pipeline"
-	"github.com/plenumdb/plenum/worker"
 )
 
 // The environment that makes the test binary the worker process to kill
@@ -56,24 +49,10 @@ func waitedFlow(d dialect.Dialect, audit string, check func(ctx context.Context,
 // item counts the crash and no failed attempt. t must be a top-level
 // test, as for RunKilled.
 func RunKilledWait(t *testing.T, cfg KilledConfig) {
-	if cfg.Dialect == nil || cfg.Open == nil || cfg.DSN == nil {
-		t.Fatal("pipelinesuite: KilledConfig needs a Dialect, an Open and a DSN")
-	}
-	d := cfg.Dialect
-	if dsn := os.Getenv(killWaitDSNEnv); dsn != "" {
-		fmt.Fprintln(os.Stderr, "pipeline worker:", killedWaiter(d, cfg.Open, dsn, os.Getenv(killWaitPrefixEnv)))
-		os.Exit(2)
-	}
-	t.Parallel()
-	dsn := cfg.DSN(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-	defer cancel()
-	db, err := cfg.Open(dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	store, prefix, audit := crashtest.AuditedStore(ctx, t, db, d, "step")
-	flag := prefix + "flag"
+	runChild(t, cfg, killWaitDSNEnv, killWaitPrefixEnv, killedWaiter)
+	k := setUpKilled(t, cfg)
+	ctx, d, db, audit := k.ctx, k.d, k.db, k.audit
+	flag := k.prefix + "flag"
 	if _, err := db.ExecContext(ctx, "CREATE TABLE "+flag+" (v INTEGER NOT NULL)"); err != nil {
 		t.Fatal(err)
 	}
@@ -83,29 +62,12 @@ func RunKilledWait(t *testing.T, cfg KilledConfig) {
 		}
 	})
 
-	proc := crashtest.Start(t, t.Name(), killWaitDSNEnv+"="+dsn, killWaitPrefixEnv+"="+prefix)
-	var runID string
-	holding := proc.Await(t, 2*time.Minute, "holding a check", func(line string) bool {
-		if id, ok := strings.CutPrefix(line, "run "); ok {
-			runID = id
-		}
-		return strings.HasPrefix(line, "holding ")
-	})
-	proc.Kill(t)
-	t.Logf("killed worker pid %d (%s)", proc.Pid(), holding)
+	run, _ := k.kill(t, killWaitDSNEnv, killWaitPrefixEnv, "holding a check", holdingAny)
 	if _, err := db.ExecContext(ctx, d.Rebind("INSERT INTO "+flag+" (v) VALUES (?)"), 40); err != nil {
 		t.Fatal(err)
 	}
 
 	var checks atomic.Int32
-	w, err := worker.New(store, killConfig(store, 300*time.Millisecond))
-	if err != nil {
-		t.Fatal(err)
-	}
-	eng, err := pipeline.New(store, w, pipeline.EngineOptions{Queue: queue})
-	if err != nil {
-		t.Fatal(err)
-	}
 	p, err := pipeline.Define("waited", waitedFlow(d, audit, func(ctx context.Context, n int) (int, bool, error) {
 		checks.Add(1)
 		var v sql.NullInt64
@@ -117,24 +79,7 @@ func RunKilledWait(t *testing.T, cfg KilledConfig) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := eng.Register(p); err != nil {
-		t.Fatal(err)
-	}
-	if err := w.Start(ctx); err != nil {
-		t.Fatal(err)
-	}
-	defer func() { _ = stoptest.Stop(t, w.Stop, 10*time.Second) }()
-	run, err := uuid.Parse(runID)
-	if err != nil {
-		t.Fatal(err)
-	}
-	r, err := eng.Wait(ctx, run)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if r.State != pipeline.StateCompleted {
-		t.Fatalf("run %s, want completed", r.State)
-	}
+	r := k.finish(t, k.survivor(t, p), run)
 	// 1 -> before 2 -> ready 42 -> after 43.
 	var got int
 	if err := jsonUnmarshal(r.Output, &got); err != nil || got != 43 {
@@ -162,23 +107,6 @@ func RunKilledWait(t *testing.T, cfg KilledConfig) {
 // and waits there to be killed. The first check finds the condition
 // false. It returns only the error that kept it from getting there.
 func killedWaiter(d dialect.Dialect, open func(string) (*sql.DB, error), dsn, prefix string) error {
-	ctx := context.Background()
-	db, err := open(dsn)
-	if err != nil {
-		return err
-	}
-	store, err := core.Open(ctx, db, d, core.Options{Prefix: prefix})
-	if err != nil {
-		return err
-	}
-	w, err := worker.New(store, killConfig(store, -1))
-	if err != nil {
-		return err
-	}
-	eng, err := pipeline.New(store, w, pipeline.EngineOptions{Queue: queue})
-	if err != nil {
-		return err
-	}
 	var checks atomic.Int32
 	p, err := pipeline.Define("waited", waitedFlow(d, prefix+"audit", func(ctx context.Context, n int) (int, bool, error) {
 		if checks.Add(1) == 1 {
@@ -191,16 +119,5 @@ func killedWaiter(d dialect.Dialect, open func(string) (*sql.DB, error), dsn, pr
 	if err != nil {
 		return err
 	}
-	if err := eng.Register(p); err != nil {
-		return err
-	}
-	run, err := eng.Trigger(ctx, p, 1)
-	if err != nil {
-		return err
-	}
-	fmt.Printf("run %s\n", run)
-	if err := w.Start(ctx); err != nil {
-		return err
-	}
-	select {}
+	return childRun(d, open, dsn, prefix, p, 1)
 }

@@ -8,7 +8,6 @@ import (
 
 	"github.com/plenumdb/plenum/dashboard"
 	"github.com/plenumdb/plenum/pipeline"
-	"github.com/plenumdb/plenum/worker"
 )
 
 // TestRunGraph_OverlaysEachStepsState runs a pipeline (a step, an
@@ -22,26 +21,10 @@ func TestRunGraph_OverlaysEachStepsState(t *testing.T) {
 	st := openStore(t, databases[0])
 	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
 	defer cancel()
-	cfg := worker.Config{Queues: map[string]worker.QueueConfig{"pipe": {MaxWorkers: 4}}, PollInterval: 20 * time.Millisecond}
-	worker.FitPool(st, cfg)
-	w, err := worker.New(st, cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	eng, err := pipeline.New(st, w, pipeline.EngineOptions{Queue: "pipe"})
-	if err != nil {
-		t.Fatal(err)
-	}
 	inc := pipeline.Step("prepare", func(_ context.Context, n int) (int, error) { return n, nil })
-	upTo := func(_ context.Context, n int) ([]int, error) { return []int{1, 2, 3}[:n], nil }
-	square := pipeline.Step("square", func(_ context.Context, n int) (int, error) { return n * n, nil })
-	sum := func(ctx context.Context, r *pipeline.Results[int]) (int, error) {
-		t := 0
-		return t, r.Each(ctx, func(x pipeline.Result[int]) error { t += x.Value; return nil })
-	}
 	approve := pipeline.Await("approve", "go", 0, func(_ context.Context, n int, _ struct{}, _ bool) (int, error) { return n, nil })
 	after := pipeline.Step("after", func(_ context.Context, n int) (int, error) { return n, nil })
-	p, err := pipeline.Define("graphed", pipeline.Then(inc, pipeline.Then(pipeline.Expand("squares", upTo, square, sum), pipeline.Then(approve, after))))
+	p, err := pipeline.Define("graphed", pipeline.Then(inc, pipeline.Then(squares("squares"), pipeline.Then(approve, after))))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -49,15 +32,7 @@ func TestRunGraph_OverlaysEachStepsState(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, d := range []pipeline.Definition{p, other} {
-		if err := eng.Register(d); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := w.Start(ctx); err != nil {
-		t.Fatal(err)
-	}
-	defer func() { _ = w.Stop(context.Background()) }()
+	eng := runPipelines(t, ctx, st, p, other)
 	run, err := p.Trigger(ctx, eng, 3)
 	if err != nil {
 		t.Fatal(err)

@@ -9,7 +9,6 @@ import (
 
 	"github.com/plenumdb/plenum/dashboard"
 	"github.com/plenumdb/plenum/pipeline"
-	"github.com/plenumdb/plenum/worker"
 )
 
 // TestRun_TreeNamesPipelineSteps runs a pipeline (an expand of squares,
@@ -22,34 +21,12 @@ func TestRun_TreeNamesPipelineSteps(t *testing.T) {
 	st := openStore(t, databases[0])
 	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
 	defer cancel()
-	cfg := worker.Config{Queues: map[string]worker.QueueConfig{"pipe": {MaxWorkers: 4}}, PollInterval: 20 * time.Millisecond}
-	worker.FitPool(st, cfg)
-	w, err := worker.New(st, cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	eng, err := pipeline.New(st, w, pipeline.EngineOptions{Queue: "pipe"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	upTo := func(_ context.Context, n int) ([]int, error) { return []int{1, 2, 3}[:n], nil }
-	square := pipeline.Step("square", func(_ context.Context, n int) (int, error) { return n * n, nil })
-	sum := func(ctx context.Context, r *pipeline.Results[int]) (int, error) {
-		t := 0
-		return t, r.Each(ctx, func(x pipeline.Result[int]) error { t += x.Value; return nil })
-	}
 	approve := pipeline.Await("approve", "go", 0, func(_ context.Context, n int, _ struct{}, _ bool) (int, error) { return n, nil })
-	p, err := pipeline.Define("squares", pipeline.Then(pipeline.Expand("squares-of", upTo, square, sum), approve))
+	p, err := pipeline.Define("squares", pipeline.Then(squares("squares-of"), approve))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := eng.Register(p); err != nil {
-		t.Fatal(err)
-	}
-	if err := w.Start(ctx); err != nil {
-		t.Fatal(err)
-	}
-	defer func() { _ = w.Stop(context.Background()) }()
+	eng := runPipelines(t, ctx, st, p)
 	run, err := p.Trigger(ctx, eng, 3)
 	if err != nil {
 		t.Fatal(err)

@@ -93,9 +93,12 @@ func (r *round) supervise(ctx context.Context, spec WorkerSpec) {
 		return
 	}
 	for ctx.Err() == nil {
-		cmd := r.cfg.Command()
+		cmd := r.pv.command(spec.Slot, r.cfg.Command())
 		cmd.Env = append(cmd.Environ(), WorkerEnv+"="+string(js))
 		cmd.Stdout = &lines{fn: func(line string) {
+			if r.acks.add(line) {
+				return
+			}
 			if strings.HasPrefix(line, "lost ") {
 				r.count(func(res *Result) { res.OwnersLost++ })
 			}

@@ -31,8 +31,9 @@ func Postgres(t TB, opts Options) *Server {
 		t.Fatal(err)
 	}
 	// The clients of a partition test connect from another network
-	// namespace, at an address of their own.
-	_, err = hba.WriteString("host all all 0.0.0.0/0 trust\n")
+	// namespace, at an address of their own; a standby of a server
+	// listening there replicates from that address.
+	_, err = hba.WriteString("host all all 0.0.0.0/0 trust\nhost replication all 0.0.0.0/0 trust\n")
 	hba.Close()
 	if err != nil {
 		t.Fatal(err)

@@ -248,8 +248,8 @@ type round struct {
 	rnd   *mrand.Rand
 	start time.Time
 
-	pv    *private // the round's own servers, or nil
-	acks  acks
+	pv   *private // the round's own servers, or nil
+	acks acks
 
 	mu    sync.Mutex
 	res   *Result
@@ -465,16 +465,18 @@ func (r *round) inflict(ctx context.Context, d time.Duration) {
 	// restart or a failover takes seconds, a partition lasts a while.
 	var server sync.WaitGroup
 	serverBusy := make(chan struct{}, 1) // one restart or failover at a time
-	cut := map[int]bool{}                 // slots cut off now; r.mu guards it
+	cut := map[int]bool{}                // slots cut off now; r.mu guards it
 	var parts sync.WaitGroup
 	defer parts.Wait()
 	defer server.Wait()
-	onServer := func(fn func()) {
+	onServer := func(fn func()) bool {
 		select {
 		case serverBusy <- struct{}{}:
 			server.Add(1)
 			go func() { defer server.Done(); defer func() { <-serverBusy }(); fn() }()
+			return true
 		default: // the last one is still under way
+			return false
 		}
 	}
 	killer := killerFor(r.cfg.Dialect, r.mark)
@@ -525,9 +527,8 @@ func (r *round) inflict(ctx context.Context, d time.Duration) {
 			restart = next(f.RestartEvery)
 			onServer(r.restart)
 		}
-		if now.After(failover) {
-			failover = end.Add(time.Hour)
-			onServer(func() { r.failover(ctx) })
+		if now.After(failover) && onServer(func() { r.failover(ctx) }) {
+			failover = end.Add(time.Hour) // once; after a restart under way
 		}
 		if now.After(progress) {
 			progress = now.Add(10 * time.Second)

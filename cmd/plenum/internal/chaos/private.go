@@ -10,6 +10,11 @@ import (
 	"github.com/plenumdb/plenum/internal/testkit/privatedb"
 )
 
+// ErrNoPrivateServer is the error of a round that could not start its
+// private server for want of what it needs (root, the server's programs,
+// ip and nft), as opposed to one that failed to start.
+var ErrNoPrivateServer = errors.New("no private server")
+
 // private is the database servers a round started for itself
 // (Config.Private): the server the workers use (after a failover, the
 // promoted standby), its standby where the round fails over, and the
@@ -94,6 +99,7 @@ type owner struct {
 
 	mu       sync.Mutex
 	err      error
+	skipped  bool // the failure is a missing program or privilege
 	cleanups []func()
 }
 
@@ -105,15 +111,23 @@ func (o *owner) do(fn func()) error {
 	<-done
 	o.mu.Lock()
 	defer o.mu.Unlock()
+	if o.skipped {
+		return fmt.Errorf("%w: %w", ErrNoPrivateServer, o.err)
+	}
 	return o.err
 }
 
-func (o *owner) Helper()                       {}
-func (o *owner) Fatal(args ...any)             { o.fail(fmt.Sprint(args...)) }
-func (o *owner) Fatalf(f string, args ...any)  { o.fail(fmt.Sprintf(f, args...)) }
-func (o *owner) Skipf(f string, args ...any)   { o.fail(fmt.Sprintf(f, args...)) }
-func (o *owner) Logf(f string, args ...any)    { o.logf(f, args...) }
-func (o *owner) Cleanup(fn func())             { o.mu.Lock(); o.cleanups = append(o.cleanups, fn); o.mu.Unlock() }
+func (o *owner) Helper()                      {}
+func (o *owner) Fatal(args ...any)            { o.fail(fmt.Sprint(args...)) }
+func (o *owner) Fatalf(f string, args ...any) { o.fail(fmt.Sprintf(f, args...)) }
+func (o *owner) Skipf(f string, args ...any) {
+	o.mu.Lock()
+	o.skipped = true
+	o.mu.Unlock()
+	o.fail(fmt.Sprintf(f, args...))
+}
+func (o *owner) Logf(f string, args ...any) { o.logf(f, args...) }
+func (o *owner) Cleanup(fn func())          { o.mu.Lock(); o.cleanups = append(o.cleanups, fn); o.mu.Unlock() }
 func (o *owner) fail(msg string) {
 	o.mu.Lock()
 	if o.err == nil {

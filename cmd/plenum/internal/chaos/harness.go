@@ -523,12 +523,16 @@ func (r *round) inflict(ctx context.Context, d time.Duration) {
 			part = next(f.PartitionEvery)
 			r.partition(ctx, &parts, cut)
 		}
+		// The failover comes first: once it is due, no restart starts
+		// before it, and it waits for one under way.
+		if now.After(failover) && onServer(func() { r.failover(ctx) }) {
+			failover = end.Add(time.Hour)
+		}
 		if now.After(restart) {
 			restart = next(f.RestartEvery)
-			onServer(r.restart)
-		}
-		if now.After(failover) && onServer(func() { r.failover(ctx) }) {
-			failover = end.Add(time.Hour) // once; after a restart under way
+			if !now.After(failover) {
+				onServer(r.restart)
+			}
 		}
 		if now.After(progress) {
 			progress = now.Add(10 * time.Second)

@@ -2,6 +2,7 @@ package chaos
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sort"
 	"strings"
@@ -67,48 +68,67 @@ func (r *round) partition(ctx context.Context, wg *sync.WaitGroup, cut map[int]b
 		}
 	}
 	sort.Ints(slots)
+	r.mu.Lock()
 	for _, s := range slots {
-		if err := pv.ns[s].Cut(); err != nil {
-			r.logf("partition: %v", err)
-			r.mu.Lock()
-			for _, s := range slots {
-				_ = pv.ns[s].Heal()
-				delete(cut, s)
-			}
-			r.mu.Unlock()
-			return
-		}
-		r.mu.Lock()
 		cut[s] = true
-		r.mu.Unlock()
 	}
-	at := time.Since(r.start)
+	r.mu.Unlock()
 	what := fmt.Sprintf("workers %v cut off", slots)
 	if turn == 1 {
 		what += " (shorter than the stale threshold)"
 	}
-	r.logf("partition: %s for %v", what, long)
-	r.mu.Lock()
-	i := len(r.res.Partitions)
-	r.res.Partitions = append(r.res.Partitions, Event{At: at, Took: long, What: what})
-	r.mu.Unlock()
+	r.count(func(res *Result) { res.Partitions = append(res.Partitions, Event{What: what}) })
+	// The cut, the partition and the heal run beside the other faults:
+	// nft takes a while on a loaded machine.
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
-		sleep(context.WithoutCancel(ctx), long)
+		defer func() {
+			r.mu.Lock()
+			for _, s := range slots {
+				delete(cut, s)
+			}
+			r.mu.Unlock()
+		}()
 		for _, s := range slots {
-			if err := pv.ns[s].Heal(); err != nil {
-				r.logf("heal: %v", err)
+			if err := pv.ns[s].Cut(); err != nil {
+				r.logf("partition: %v", err)
+				for _, s := range slots {
+					_ = pv.ns[s].Heal()
+				}
+				r.setPartition(what, 0, 0, err)
+				return
 			}
 		}
-		r.mu.Lock()
+		at := time.Since(r.start)
+		r.logf("partition: %s for %v", what, long)
+		sleep(context.WithoutCancel(ctx), long)
+		var herr error
 		for _, s := range slots {
-			delete(cut, s)
+			herr = errors.Join(herr, pv.ns[s].Heal())
 		}
-		r.res.Partitions[i].Took = time.Since(r.start) - at
-		r.mu.Unlock()
+		if herr != nil {
+			r.logf("heal: %v", herr)
+		}
+		r.setPartition(what, at, time.Since(r.start)-at, herr)
 		r.logf("healed workers %v", slots)
 	}()
+}
+
+// setPartition records when the partition what began and how long it
+// lasted, or that it failed.
+func (r *round) setPartition(what string, at, took time.Duration, err error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for i := range r.res.Partitions {
+		if e := &r.res.Partitions[i]; e.What == what && e.At == 0 && e.Took == 0 {
+			e.At, e.Took = at, took
+			if err != nil {
+				e.What += " (failed: " + err.Error() + ")"
+			}
+			return
+		}
+	}
 }
 
 // restart restarts the server, by a fast and an immediate shutdown in

@@ -403,3 +403,13 @@ func TestDDL_Version2(t *testing.T) {
 		t.Errorf("the attempts table's two-column key is hash-sharded:\n%s", all)
 	}
 }
+
+// TestOpen_BoundsConnections checks that Open reads libpq's bounds from
+// the DSN as the postgres dialect does (internal/pgbounds), refusing a
+// value that is no number before it dials.
+func TestOpen_BoundsConnections(t *testing.T) {
+	_, err := Open("postgresql://root@127.0.0.1:1/defaultdb?keepalives_idle=soon")
+	if err == nil || !strings.HasPrefix(err.Error(), "cockroach: open: keepalives_idle=") {
+		t.Fatalf("keepalives_idle=soon: %v", err)
+	}
+}

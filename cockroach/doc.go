@@ -118,6 +118,16 @@
 // with it. The separate session keeps the migrator's own connection free
 // for the migration's statements. The same mechanism works on PostgreSQL.
 //
+// # When the network fails
+//
+// Open bounds a call on a connection whose node stopped answering as the
+// postgres dialect does (see its documentation): connect_timeout 10 s,
+// TCP keepalives (5 s quiet, every 5 s, 3 probes) and, on Linux,
+// tcp_user_timeout 15000 ms, each overridden by libpq's name in the DSN.
+// None of them is sent to CockroachDB as a session setting. Not run
+// against a CockroachDB cut off from its client (none here): the unit
+// tests check what Open reads from the DSN.
+//
 // # Check
 //
 // Check refuses: a driver other than pgx; a server that is not CockroachDB

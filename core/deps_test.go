@@ -26,6 +26,7 @@ var productionHelpers = []string{
 	"github.com/plenumdb/plenum/internal/fault",
 	"github.com/plenumdb/plenum/internal/skipprobe",
 	"github.com/plenumdb/plenum/internal/storesql",
+	"github.com/plenumdb/plenum/internal/pgbounds",
 }
 
 // libraryPackages are what users import to run Plenum: the test suites

@@ -16,6 +16,23 @@
 // PLENUM_ORACLE_DSN names a server, and in the containers module
 // (containers/) where a Docker engine can start gvenzl/oracle-free.
 //
+// # When the network fails
+//
+// A server that stops answering without closing the connection (a
+// partition, a load balancer that forgot the flow) would leave a call
+// waiting on the kernel's retransmissions, about 15 minutes, or for ever
+// where it waits for a reply with nothing left to send. Open dials through
+// go-ora's connector with sqlkit.DefaultTCPBounds: a new connection within
+// 10 s (go-ora alone: 60 s; CONNECTION TIMEOUT in the DSN, in seconds,
+// sets it), then TCP keepalives (5 s quiet, every 5 s) and, on Linux,
+// TCP_USER_TIMEOUT 15 s, so a call on a dead connection fails within
+// about 20 s. go-ora's TIMEOUT (a deadline on every read) is left to the
+// DSN: it would cut a long statement short too. For other bounds, open the
+// *sql.DB yourself: sql.OpenDB of go_ora.NewConnector(dsn) after its
+// Dialer(sqlkit.TCPBounds{...}.Dialer()). Like the rest of the package,
+// this was not run against an Oracle server cut off from its client: the
+// unit tests check the bounds Open builds from the DSN.
+//
 // # Claims
 //
 // Oracle refuses FOR UPDATE in a query block that limits its rows with

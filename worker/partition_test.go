@@ -59,7 +59,7 @@ func auditFence(audit string) func(ctx context.Context, job *worker.Job[json.Raw
 
 // partitionServer is a server the partition test runs on.
 type partitionServer struct {
-	start func(testing.TB, privatedb.Options) *privatedb.Server
+	start func(privatedb.TB, privatedb.Options) *privatedb.Server
 	d     dialect.Dialect
 	open  func(string) (*sql.DB, error)
 }

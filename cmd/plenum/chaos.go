@@ -31,7 +31,20 @@ It prints what it did and what it found, and exits 1 on any violation
 (the round's tables are then kept for inspection; --keep keeps them
 always). The round works under its own table prefix and drops its
 tables after a pass. Without --dsn, the sqlite dialect uses a new
-temporary file.`
+temporary file.
+
+With --private the round starts a database server of its own instead
+(a PostgreSQL 15 cluster for --dialect postgres, a MariaDB server for
+mysql; Linux, as root) and removes it afterwards, tables and all. Only
+there does it injure the network and the server: silent partitions of
+worker processes from the database, each slot in a network namespace
+of its own whose packets are dropped (--partition-every; ip and nft),
+restarts of the server by a fast and an immediate shutdown in turn
+(--restart-every), and one PostgreSQL failover halfway through, to a
+synchronous or asynchronous streaming standby (--failover). After an
+asynchronous failover a completion the standby had not received runs
+again: the round counts such re-runs apart and they are no violation
+there; anywhere else a completion acknowledged twice is one.`
 
 // chaosOptions configure a chaos round.
 type chaosOptions struct {
@@ -45,6 +58,7 @@ type chaosOptions struct {
 	Faults          chaos.Faults
 	Seed            uint64
 	StaleAfter      time.Duration
+	Private         bool
 }
 
 func runChaosCmd(ctx context.Context, e env, args []string) error {
@@ -72,6 +86,11 @@ func runChaosCmd(ctx context.Context, e env, args []string) error {
 	fs.DurationVar(&o.Faults.Skew, "skew", o.Faults.Skew, "how far the skewed workers' application clock is off")
 	fs.StringVar(&o.Faults.Points, "faults", o.Faults.Points, "fault rules the workers run with while faults last, at the injection points")
 	fs.DurationVar(&o.StaleAfter, "stale-after", 6*time.Second, "how long a silent worker counts as alive; heartbeats, leases and reaps scale with it")
+	fs.BoolVar(&o.Private, "private", false, "run on a database server of the round's own (postgres or mysql; Linux, root), not --dsn")
+	fs.DurationVar(&o.Faults.PartitionEvery, "partition-every", 0, "mean time between silent network partitions of workers from the database (--private; 0: none)")
+	fs.DurationVar(&o.Faults.Partition, "partition", 0, "how long a long partition lasts (default: past the stale threshold and half a lease)")
+	fs.DurationVar(&o.Faults.RestartEvery, "restart-every", 0, "mean time between restarts of the database server, fast and immediate in turn (--private; 0: none)")
+	fs.StringVar(&o.Faults.Failover, "failover", "", "fail PostgreSQL over once to a standby: sync or async (--private)")
 	fs.Uint64Var(&o.Seed, "seed", 0, "seed of the faults' random choices (default: random, printed)")
 	if err := cmdline.ParseFlags(fs, args); err != nil {
 		return err
@@ -83,9 +102,27 @@ func runChaosCmd(ctx context.Context, e env, args []string) error {
 var errViolations = errors.New("chaos: the check found violations")
 
 func runChaos(ctx context.Context, e env, o chaosOptions) error {
-	r, dsn, err := o.Resolve(sqlite.Name)
-	if err != nil {
-		return err
+	if o.Private && o.DSN != "" {
+		return cmdline.Usagef("--private starts a server of its own: give no --dsn")
+	}
+	if !o.Private && (o.Faults.PartitionEvery > 0 || o.Faults.RestartEvery > 0 || o.Faults.Failover != "") {
+		return cmdline.Usagef("--partition-every, --restart-every and --failover injure the server and the network: they need --private, never a shared server")
+	}
+	if o.Private {
+		if o.Dialect != "postgres" && o.Dialect != "mysql" {
+			return cmdline.Usagef("--private --dialect %q: want postgres or mysql", o.Dialect)
+		}
+		if o.Faults.Failover != "" && o.Faults.Failover != chaos.FailoverSync && o.Faults.Failover != chaos.FailoverAsync || o.Faults.Failover != "" && o.Dialect != "postgres" {
+			return cmdline.Usagef("--failover %q: want sync or async, with --dialect postgres", o.Faults.Failover)
+		}
+	}
+	name, dsn := o.Dialect, ""
+	if !o.Private {
+		r, d, err := o.Resolve(sqlite.Name)
+		if err != nil {
+			return err
+		}
+		name, dsn = r.Dialect.Name(), d
 	}
 	if o.Prefix != "" {
 		if err := o.CheckPrefix(); err != nil {
@@ -106,7 +143,7 @@ func runChaos(ctx context.Context, e env, o chaosOptions) error {
 	case o.Items < 0:
 		return cmdline.Usagef("--items %d: want zero or more", o.Items)
 	}
-	if dsn == "" { // a file dialect given no file
+	if dsn == "" && !o.Private { // a file dialect given no file
 		dir, err := os.MkdirTemp("", "plenum-chaos-")
 		if err != nil {
 			return fmt.Errorf("chaos: temporary directory: %w", err)
@@ -119,7 +156,7 @@ func runChaos(ctx context.Context, e env, o chaosOptions) error {
 		return fmt.Errorf("chaos: find this program to start workers: %w", err)
 	}
 	cfg := chaos.Config{
-		Dialect: r.Dialect.Name(), DSN: dsn, Prefix: o.Prefix, Workers: o.Workers, Slots: o.Slots,
+		Dialect: name, DSN: dsn, Private: o.Private, Prefix: o.Prefix, Workers: o.Workers, Slots: o.Slots,
 		Duration: o.Duration, Drain: o.Drain, Faults: o.Faults, Seed: o.Seed, Keep: o.Keep,
 		Command: func() *exec.Cmd { return exec.Command(self, "chaos") },
 		Log:     e.stdout, Refill: o.Items == 0, Timing: chaos.TimingFor(o.StaleAfter),

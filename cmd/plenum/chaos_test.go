@@ -23,6 +23,14 @@ func TestChaos_BadFlagsAreUsageErrors(t *testing.T) {
 		{[]string{"chaos", "--dialect", "postgres"}, "--dsn"},
 		{[]string{"chaos", "--prefix", "Bad-Prefix"}, "--prefix"},
 		{[]string{"chaos", "extra"}, "unexpected argument"},
+		// The faults of the network and the server: a private server only.
+		{[]string{"chaos", "--dialect", "postgres", "--dsn", "postgres://u@h/db", "--restart-every", "30s"}, "--private"},
+		{[]string{"chaos", "--partition-every", "30s"}, "--private"},
+		{[]string{"chaos", "--dialect", "postgres", "--dsn", "postgres://u@h/db", "--failover", "sync"}, "--private"},
+		{[]string{"chaos", "--private", "--dialect", "postgres", "--dsn", "postgres://u@h/db"}, "--dsn"},
+		{[]string{"chaos", "--private"}, "--dialect"},
+		{[]string{"chaos", "--private", "--dialect", "postgres", "--failover", "maybe"}, "--failover"},
+		{[]string{"chaos", "--private", "--dialect", "mysql", "--failover", "sync"}, "--failover"},
 	} {
 		code, _, errOut := cli(t, tc.args...)
 		if code != cmdline.ExitUsage {

@@ -9,7 +9,6 @@ import (
 	"net"
 	"strconv"
 	"syscall"
-	"testing"
 	"time"
 
 	_ "github.com/go-sql-driver/mysql" // the "mysql" driver, for readiness
@@ -19,7 +18,7 @@ import (
 // fresh data directory, the grant tables skipped (any user, any address,
 // no password), listening on opts.Addr at a free port, with a database
 // test, which its DSN names. It is killed when t ends.
-func MariaDB(t testing.TB, opts Options) *Server {
+func MariaDB(t TB, opts Options) *Server {
 	t.Helper()
 	cred := systemUser(t, "mysql")
 	install := need(t, "/usr/bin/mariadb-install-db")

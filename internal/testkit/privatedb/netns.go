@@ -8,7 +8,6 @@ import (
 	"math/rand/v2"
 	"os/exec"
 	"strings"
-	"testing"
 )
 
 // Namespace is a network namespace of its own, joined to the test's by a
@@ -30,7 +29,7 @@ type Namespace struct {
 // NewNamespace makes a namespace and its veth pair, removed when t ends.
 // It skips t (fails it where PLENUM_REQUIRE lists "private") when it
 // cannot: not root, no ip or nft command.
-func NewNamespace(t testing.TB) *Namespace {
+func NewNamespace(t TB) *Namespace {
 	t.Helper()
 	systemUser(t, "root")
 	for _, cmd := range []string{"ip", "nft"} {
@@ -120,4 +119,15 @@ func (n *Namespace) nftQuiet(ns, rule string) error {
 		return nil
 	}
 	return err
+}
+
+// Reach routes addr, an address of the test's side that is not on this
+// pair (another namespace's HostAddr, where a server listens), through
+// the pair, so that several namespaces reach one server and each can be
+// cut off from it alone.
+func (n *Namespace) Reach(addr string) error {
+	if out, err := exec.Command("ip", "-n", n.name, "route", "add", addr+"/32", "via", n.HostAddr).CombinedOutput(); err != nil {
+		return fmt.Errorf("privatedb: route %s from %s: %v: %s", addr, n.name, err, out)
+	}
+	return nil
 }

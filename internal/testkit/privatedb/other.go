@@ -4,7 +4,6 @@ package privatedb
 
 import (
 	"os/exec"
-	"testing"
 )
 
 // Server is a private database server: Linux only.
@@ -20,14 +19,14 @@ func (s *Server) Stop(Shutdown) error { return nil }
 func (s *Server) Restart(Shutdown) error { return nil }
 
 // Postgres skips t: the private servers run on Linux only.
-func Postgres(t testing.TB, opts Options) *Server {
+func Postgres(t TB, opts Options) *Server {
 	t.Helper()
 	skip(t, "the private servers run on Linux only")
 	return nil
 }
 
 // MariaDB skips t: the private servers run on Linux only.
-func MariaDB(t testing.TB, opts Options) *Server {
+func MariaDB(t TB, opts Options) *Server {
 	t.Helper()
 	skip(t, "the private servers run on Linux only")
 	return nil
@@ -37,7 +36,7 @@ func MariaDB(t testing.TB, opts Options) *Server {
 type Namespace struct{ HostAddr, Addr string }
 
 // NewNamespace skips t: network namespaces are Linux's.
-func NewNamespace(t testing.TB) *Namespace {
+func NewNamespace(t TB) *Namespace {
 	t.Helper()
 	skip(t, "network namespaces are Linux's")
 	return nil
@@ -51,11 +50,14 @@ func (n *Namespace) Command(name string, args ...string) *exec.Cmd {
 // Cut does nothing.
 func (n *Namespace) Cut() error { return nil }
 
+// Reach does nothing.
+func (n *Namespace) Reach(addr string) error { return nil }
+
 // Heal does nothing.
 func (n *Namespace) Heal() error { return nil }
 
 // Standby skips t: the private servers run on Linux only.
-func (s *Server) Standby(t testing.TB, opts StandbyOptions) *Server {
+func (s *Server) Standby(t TB, opts StandbyOptions) *Server {
 	t.Helper()
 	skip(t, "the private servers run on Linux only")
 	return nil

@@ -8,7 +8,6 @@ import (
 	"os"
 	"strconv"
 	"syscall"
-	"testing"
 
 	_ "github.com/jackc/pgx/v5/stdlib" // the "pgx" driver, for readiness
 )
@@ -20,7 +19,7 @@ const pgBin = "/usr/lib/postgresql/15/bin"
 // fresh data directory, trust authentication from any address, listening
 // on opts.Addr at a free port. Its DSN names the database postgres as the
 // superuser postgres. It is killed when t ends.
-func Postgres(t testing.TB, opts Options) *Server {
+func Postgres(t TB, opts Options) *Server {
 	t.Helper()
 	cred := systemUser(t, "postgres")
 	initdb := need(t, pgBin+"/initdb")
@@ -32,8 +31,9 @@ func Postgres(t testing.TB, opts Options) *Server {
 		t.Fatal(err)
 	}
 	// The clients of a partition test connect from another network
-	// namespace, at an address of their own.
-	_, err = hba.WriteString("host all all 0.0.0.0/0 trust\n")
+	// namespace, at an address of their own; a standby of a server
+	// listening there replicates from that address.
+	_, err = hba.WriteString("host all all 0.0.0.0/0 trust\nhost replication all 0.0.0.0/0 trust\n")
 	hba.Close()
 	if err != nil {
 		t.Fatal(err)
@@ -45,7 +45,7 @@ func Postgres(t testing.TB, opts Options) *Server {
 
 // pgServer is a PostgreSQL server on the data directory dir/data, not
 // started yet: a cluster's or a standby's.
-func pgServer(t testing.TB, cred *syscall.Credential, dir, addr string) *Server {
+func pgServer(t TB, cred *syscall.Credential, dir, addr string) *Server {
 	t.Helper()
 	server := need(t, pgBin+"/postgres")
 	data := dir + "/data"

@@ -22,11 +22,23 @@ package privatedb
 import (
 	"fmt"
 	"os"
-	"testing"
 	"time"
 
 	"github.com/plenumdb/plenum/conformance"
 )
+
+// TB is what a private server needs of its owner: a test's testing.TB,
+// or a program's own (the chaos harness's), which ends the goroutine
+// that called Fatal, Fatalf or Skipf as a test's does (runtime.Goexit)
+// and runs the functions given to Cleanup when the owner is done.
+type TB interface {
+	Helper()
+	Fatal(args ...any)
+	Fatalf(format string, args ...any)
+	Skipf(format string, args ...any)
+	Logf(format string, args ...any)
+	Cleanup(func())
+}
 
 // Require is the name that PLENUM_REQUIRE lists to make a private server
 // that cannot be started a failure rather than a skip.
@@ -74,7 +86,7 @@ type StandbyOptions struct {
 
 // skip skips t, or fails it where PLENUM_REQUIRE lists "private", saying
 // why there is no private server.
-func skip(t testing.TB, why string) {
+func skip(t TB, why string) {
 	t.Helper()
 	msg := fmt.Sprintf("conformance: no %s database: %s (run the test as root on a machine with PostgreSQL 15 and MariaDB installed)", Require, why)
 	if conformance.Required(Require) {

@@ -16,7 +16,7 @@ func TestServers_SurviveRestarts(t *testing.T) {
 	t.Parallel()
 	for _, c := range []struct {
 		name   string
-		start  func(testing.TB, privatedb.Options) *privatedb.Server
+		start  func(privatedb.TB, privatedb.Options) *privatedb.Server
 		driver string
 	}{
 		{"postgres", privatedb.Postgres, "pgx"},

@@ -14,13 +14,12 @@ import (
 	"strconv"
 	"sync"
 	"syscall"
-	"testing"
 	"time"
 )
 
 // Server is a private database server.
 type Server struct {
-	t      testing.TB
+	t      TB
 	name   string // "postgres" or "mariadb", for messages
 	dir    string // its data directory and sockets
 	addr   string
@@ -46,7 +45,7 @@ func (s *Server) Addr() string { return s.addr }
 func (s *Server) Port() int { return s.port }
 
 // systemUser returns the credential of the named system user, or skips t.
-func systemUser(t testing.TB, name string) *syscall.Credential {
+func systemUser(t TB, name string) *syscall.Credential {
 	t.Helper()
 	if os.Geteuid() != 0 {
 		skip(t, "the servers run as their own system users, which only root can start")
@@ -61,7 +60,7 @@ func systemUser(t testing.TB, name string) *syscall.Credential {
 }
 
 // need returns path if it is an executable file, or skips t.
-func need(t testing.TB, path string) string {
+func need(t TB, path string) string {
 	t.Helper()
 	if st, err := os.Stat(path); err != nil || st.IsDir() || st.Mode()&0o111 == 0 {
 		skip(t, "no "+path)
@@ -72,7 +71,7 @@ func need(t testing.TB, path string) string {
 // ownedDir makes a directory under the system's temporary directory
 // (which every user may traverse, unlike t.TempDir's), owned by cred,
 // removed when t ends.
-func ownedDir(t testing.TB, pattern string, cred *syscall.Credential) string {
+func ownedDir(t TB, pattern string, cred *syscall.Credential) string {
 	t.Helper()
 	dir, err := os.MkdirTemp("", pattern)
 	if err != nil {
@@ -89,7 +88,7 @@ func ownedDir(t testing.TB, pattern string, cred *syscall.Credential) string {
 }
 
 // freePort returns a TCP port that nothing listens on at addr now.
-func freePort(t testing.TB, addr string) int {
+func freePort(t TB, addr string) int {
 	t.Helper()
 	l, err := net.Listen("tcp", net.JoinHostPort(addr, "0"))
 	if err != nil {
@@ -100,7 +99,7 @@ func freePort(t testing.TB, addr string) int {
 }
 
 // runAs runs a command as cred, to its end, failing t with its output.
-func runAs(t testing.TB, cred *syscall.Credential, name string, args ...string) {
+func runAs(t TB, cred *syscall.Credential, name string, args ...string) {
 	t.Helper()
 	if out, err := asUser(cred, name, args...).CombinedOutput(); err != nil {
 		t.Fatalf("privatedb: %s: %v\n%s", name, err, out)
@@ -210,7 +209,7 @@ func (s *Server) killGroup() {
 }
 
 // launch starts s for t and registers its end with t.
-func (s *Server) launch(t testing.TB) {
+func (s *Server) launch(t TB) {
 	t.Helper()
 	t.Cleanup(func() {
 		s.mu.Lock()

@@ -9,7 +9,6 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
-	"testing"
 	"time"
 )
 
@@ -25,7 +24,7 @@ const standbyName = "plenum_standby"
 // same address. It returns once s lists the standby as streaming (and as
 // synchronous, where opts says so). The standby is killed when t ends.
 // A primary has one standby at most: its name and slot are fixed.
-func (s *Server) Standby(t testing.TB, opts StandbyOptions) *Server {
+func (s *Server) Standby(t TB, opts StandbyOptions) *Server {
 	t.Helper()
 	basebackup := need(t, pgBin+"/pg_basebackup")
 	dir := ownedDir(t, "plenum-pg-standby-", s.cred)

@@ -17,4 +17,11 @@
 // every barrier fired once with one join that saw every child, no claim
 // held by a dead owner, crash and attempt counts that add up, and no key
 // over its concurrency or rate limit (flow.go).
+//
+// On a server of its own (Config.Private, internal/testkit/privatedb) a
+// round also cuts worker processes off from the database by dropping
+// their packets (serverfaults.go), restarts the server, and fails
+// PostgreSQL over to a standby; the workers' acknowledged completions
+// (acks.go) then prove that nothing acknowledged was lost, and tell the
+// re-runs of a failover to an asynchronous standby from violations.
 package chaos

@@ -55,6 +55,16 @@ type Config struct {
 	// Keep leaves the round's tables in place after a round that passed
 	// (those of a round that failed are always left, for inspection).
 	Keep bool
+	// Private runs the round on a database server of its own, started
+	// for it and removed after it (internal/testkit/privatedb), instead
+	// of on DSN, which is then ignored: a PostgreSQL 15 cluster for the
+	// postgres dialect, a MariaDB server for mysql. It needs Linux, root
+	// and the servers' programs (and ip and nft for partitions). The
+	// faults of the network and the server (Faults.PartitionEvery,
+	// RestartEvery, Failover) need it: they are never inflicted on a
+	// server others use. The round's tables go with the server, even
+	// after a round that failed.
+	Private bool
 }
 
 // Faults is what a round inflicts while it lasts. A zero interval turns
@@ -77,6 +87,31 @@ type Faults struct {
 	// Points are the fault rules the workers run with while faults last
 	// (see FaultPoints): kills at the injection points.
 	Points string
+	// PartitionEvery is the mean time between silent network partitions
+	// of worker processes from the database (each slot's processes run in
+	// a network namespace of their own, whose packets are dropped: no
+	// reset, no error), in turns of three: one worker cut off for
+	// Partition, one for half the stale threshold, and every worker but
+	// one (every worker reaps: the reapers too) for Partition. Partition
+	// defaults to the stale threshold and half a lease. Private only.
+	PartitionEvery, Partition time.Duration
+	// RestartEvery is the mean time between restarts of the database
+	// server, by a fast and an immediate shutdown in turn. Private only.
+	RestartEvery time.Duration
+	// Failover, FailoverSync or FailoverAsync, runs PostgreSQL with a
+	// streaming standby of that kind, which the workers' DSN names after
+	// the primary (target_session_attrs=read-write), and fails over once,
+	// halfway through the faults: the standby stops receiving, two
+	// seconds later the primary is killed and the standby promoted.
+	// Private only. After an asynchronous failover a unit acknowledged
+	// before it and again after it is a re-run (Result.ReRuns): the
+	// documented at-least-once delivery of that mode, not a violation.
+	Failover string
+}
+
+// network reports whether f inflicts faults of the network or the server.
+func (f Faults) network() bool {
+	return f.PartitionEvery > 0 || f.RestartEvery > 0 || f.Failover != ""
 }
 
 // DefaultFaults inflicts a fault of each kind every few seconds and
@@ -126,6 +161,14 @@ type Result struct {
 	// when it was more than the limit (a violation of InvConcurrency).
 	SampledPeak int
 	SampledOver []string
+	// Partitions, Restarts and Failovers are the faults of the network
+	// and the server, in order.
+	Partitions, Restarts, Failovers []Event
+	// Acked counts the completions the workers saw acknowledged (a fence
+	// that returned nil, with its audit row); ReRuns the units
+	// acknowledged twice across a failover to an asynchronous standby,
+	// which lost the first.
+	Acked, ReRuns int64
 	// Findings is what the check found (nil when it did not run).
 	Findings *Findings
 }
@@ -169,6 +212,17 @@ func (c *Config) defaults() error {
 	if c.Timing == (Timing{}) {
 		c.Timing = DefaultTiming()
 	}
+	switch c.Faults.Failover {
+	case "", FailoverSync, FailoverAsync:
+	default:
+		return fmt.Errorf("chaos: failover %q: want %q or %q", c.Faults.Failover, FailoverSync, FailoverAsync)
+	}
+	if c.Faults.network() && !c.Private {
+		return errors.New("chaos: partitions, restarts and failovers need a private server (Config.Private): never the shared ones")
+	}
+	if c.Faults.Partition == 0 {
+		c.Faults.Partition = c.Timing.StaleAfter + c.Timing.Timeout/2
+	}
 	if c.Faults.Stall == 0 {
 		// Long enough to be reaped, and for a claim taken before the
 		// pause to time out: the worker comes back stale.
@@ -194,9 +248,17 @@ type round struct {
 	rnd   *mrand.Rand
 	start time.Time
 
+	pv   *private // the round's own servers, or nil
+	acks acks
+
 	mu    sync.Mutex
 	res   *Result
 	procs map[*proc]bool // running worker processes
+	// killedAt and promotedAt are when a failover killed the primary and
+	// when it had promoted the standby; reseed is set when a generation's
+	// seeding may be partly lost (an error, a failover).
+	killedAt, promotedAt time.Time
+	reseed               bool
 }
 
 // Run runs one round: seed, faults for cfg.Duration, drain, check. It
@@ -210,13 +272,25 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	if err != nil {
 		return nil, fmt.Errorf("chaos: %w", err)
 	}
+	start := time.Now()
+	var pv *private
+	if cfg.Private {
+		logf := func(format string, args ...any) {
+			fmt.Fprintf(cfg.Log, "%6.1fs  %s\n", time.Since(start).Seconds(), fmt.Sprintf(format, args...))
+		}
+		if pv, err = startPrivate(cfg, logf); err != nil {
+			return nil, err
+		}
+		defer pv.close()
+		cfg.DSN = pv.dsn
+	}
 	db, err := reg.Open(cfg.DSN)
 	if err != nil {
 		return nil, fmt.Errorf("chaos: open: %w", err)
 	}
 	defer db.Close()
 	r := &round{cfg: cfg, d: reg.Dialect, db: db, mark: "plenum-" + cfg.Prefix[:len(cfg.Prefix)-1], rnd: mrand.New(mrand.NewPCG(cfg.Seed, cfg.Seed>>1|1)),
-		procs: map[*proc]bool{}, start: time.Now(),
+		procs: map[*proc]bool{}, start: start, pv: pv,
 		res: &Result{Dialect: cfg.Dialect, Prefix: cfg.Prefix, Seed: cfg.Seed, Workers: cfg.Workers, Slots: cfg.Slots,
 			Skew: cfg.Faults.Skew, Plan: cfg.Plan, Fired: map[string]int{}}}
 	if r.store, err = core.Open(ctx, db, reg.Dialect, core.Options{Prefix: cfg.Prefix, Migrate: true}); err != nil {
@@ -252,6 +326,10 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		}
 		f.Violations = append(f.Violations, Violation{Invariant: InvConcurrency, Detail: over + ", over its limit of " + fmt.Sprint(plan.FlowLimit)})
 	}
+	r.mu.Lock()
+	lossy := cfg.Faults.Failover == FailoverAsync && !r.promotedAt.IsZero()
+	r.res.Acked, r.res.ReRuns = r.acks.judge(f, lossy, r.killedAt, r.promotedAt)
+	r.mu.Unlock()
 	r.res.Findings = f
 	if f.OK() && !cfg.Keep {
 		if err := errors.Join(dropAudit(ctx, db, cfg.Prefix), migrations.Drop(ctx, db, reg.Dialect, cfg.Prefix)); err != nil {
@@ -309,11 +387,12 @@ func (r *round) run(ctx context.Context) error {
 	endPhase()
 	sup.Wait()
 	r.res.Faulted = time.Since(r.start)
-	r.logf("faults stopped: %d killed, %d killed at injection points, %d sessions dropped, %d stalls, %d owners lost; draining",
-		r.res.Killed, r.res.PointKills, r.res.Dropped, r.res.Stalls, r.res.OwnersLost)
+	r.logf("faults stopped: %d killed, %d killed at injection points, %d sessions dropped, %d stalls, %d owners lost, %d partitions, %d restarts, %d failovers; draining",
+		r.res.Killed, r.res.PointKills, r.res.Dropped, r.res.Stalls, r.res.OwnersLost, len(r.res.Partitions), len(r.res.Restarts), len(r.res.Failovers))
 	if ctx.Err() != nil {
 		return ctx.Err()
 	}
+	r.seedAgain(ctx)
 
 	// Drain: fresh workers without faults or periodic work, until no item
 	// is left to run.
@@ -378,6 +457,28 @@ func (r *round) inflict(ctx context.Context, d time.Duration) {
 		return time.Now().Add(time.Duration(r.rnd.ExpFloat64() * float64(mean)))
 	}
 	kill, drop, stall := next(f.KillEvery), next(f.DropEvery), next(f.StallEvery)
+	part, restart, failover := next(f.PartitionEvery), next(f.RestartEvery), end.Add(time.Hour)
+	if f.Failover != "" {
+		failover = time.Now().Add(d / 2)
+	}
+	// The faults of the network and the server run beside the others: a
+	// restart or a failover takes seconds, a partition lasts a while.
+	var server sync.WaitGroup
+	serverBusy := make(chan struct{}, 1) // one restart or failover at a time
+	cut := map[int]bool{}                // slots cut off now; r.mu guards it
+	var parts sync.WaitGroup
+	defer parts.Wait()
+	defer server.Wait()
+	onServer := func(fn func()) bool {
+		select {
+		case serverBusy <- struct{}{}:
+			server.Add(1)
+			go func() { defer server.Done(); defer func() { <-serverBusy }(); fn() }()
+			return true
+		default: // the last one is still under way
+			return false
+		}
+	}
 	killer := killerFor(r.cfg.Dialect, r.mark)
 	progress := time.Now().Add(10 * time.Second)
 	var stalls sync.WaitGroup
@@ -418,6 +519,21 @@ func (r *round) inflict(ctx context.Context, d time.Duration) {
 				}()
 			}
 		}
+		if now.After(part) {
+			part = next(f.PartitionEvery)
+			r.partition(ctx, &parts, cut)
+		}
+		// The failover comes first: once it is due, no restart starts
+		// before it, and it waits for one under way.
+		if now.After(failover) && onServer(func() { r.failover(ctx) }) {
+			failover = end.Add(time.Hour)
+		}
+		if now.After(restart) {
+			restart = next(f.RestartEvery)
+			if !now.After(failover) {
+				onServer(r.restart)
+			}
+		}
 		if now.After(progress) {
 			progress = now.Add(10 * time.Second)
 			r.progress(ctx)
@@ -450,13 +566,38 @@ func (r *round) refill(ctx context.Context) {
 	if err != nil || left > r.cfg.Plan.Items()/int64(r.cfg.Plan.gens())/4 {
 		return
 	}
+	// The generation counts from the first attempt on: a seeding that
+	// fails part-way is finished before the drain (seedAgain).
 	g := r.res.Generations
+	r.count(func(res *Result) { res.Generations = g + 1 })
 	if err := seed(ctx, r.store, r.cfg.Plan, g); err != nil {
 		r.logf("refill: %v", err)
+		r.count(func(*Result) { r.reseed = true })
 		return
 	}
-	r.count(func(res *Result) { res.Generations = g + 1 })
 	r.logf("seeded generation %d", g+1)
+}
+
+// seedAgain seeds every generation again where one's seeding may be
+// partly lost (a refill that failed in a restart, an asynchronous
+// failover): seeding again is a no-op for every item already there, and
+// the client's answer to a write it cannot know was kept.
+func (r *round) seedAgain(ctx context.Context) {
+	r.mu.Lock()
+	again, gens := r.reseed, r.res.Generations
+	r.mu.Unlock()
+	if !again {
+		return
+	}
+	for g := 0; g < gens && ctx.Err() == nil; {
+		if err := seed(ctx, r.store, r.cfg.Plan, g); err != nil {
+			r.logf("seed generation %d again: %v", g+1, err)
+			sleep(ctx, time.Second)
+			continue
+		}
+		g++
+	}
+	r.logf("seeded the %d generations again", gens)
 }
 
 // progress logs where the round stands.
@@ -469,8 +610,9 @@ func (r *round) progress(ctx context.Context) {
 	r.mu.Lock()
 	res := *r.res
 	r.mu.Unlock()
-	r.logf("%d completed, %d available, %d claimed; %d killed, %d at injection points, %d sessions dropped, %d stalls, %d owners lost",
-		counts[core.StateCompleted], counts[core.StateAvailable], counts[core.StateClaimed], res.Killed, res.PointKills, res.Dropped, res.Stalls, res.OwnersLost)
+	r.logf("%d completed, %d available, %d claimed; %d killed, %d at injection points, %d sessions dropped, %d stalls, %d owners lost, %d partitions, %d restarts, %d failovers",
+		counts[core.StateCompleted], counts[core.StateAvailable], counts[core.StateClaimed], res.Killed, res.PointKills, res.Dropped, res.Stalls, res.OwnersLost,
+		len(res.Partitions), len(res.Restarts), len(res.Failovers))
 }
 
 func (r *round) count(fn func(*Result)) {

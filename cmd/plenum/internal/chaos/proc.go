@@ -93,9 +93,12 @@ func (r *round) supervise(ctx context.Context, spec WorkerSpec) {
 		return
 	}
 	for ctx.Err() == nil {
-		cmd := r.cfg.Command()
+		cmd := r.pv.command(spec.Slot, r.cfg.Command())
 		cmd.Env = append(cmd.Environ(), WorkerEnv+"="+string(js))
 		cmd.Stdout = &lines{fn: func(line string) {
+			if r.acks.add(line) {
+				return
+			}
 			if strings.HasPrefix(line, "lost ") {
 				r.count(func(res *Result) { res.OwnersLost++ })
 			}
@@ -148,7 +151,9 @@ func (r *round) supervise(ctx context.Context, spec WorkerSpec) {
 		case errors.As(werr, &ee) && ee.Sys().(syscall.WaitStatus).Signal() == syscall.SIGKILL:
 			at := killedAt(tail.String())
 			r.count(func(res *Result) { res.PointKills++; res.Fired[at]++ })
-		case ctx.Err() != nil && werr == nil:
+		case ctx.Err() != nil && (werr == nil || errors.As(werr, &ee) && ee.Sys().(syscall.WaitStatus).Signal() == syscall.SIGTERM):
+			// Stopped, or asked to stop before it could catch the
+			// signal (a worker of a drain that had nothing to do).
 			return
 		default:
 			r.count(func(res *Result) { res.Exits++ })

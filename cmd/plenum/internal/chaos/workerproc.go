@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"sync"
 	"time"
 
 	"github.com/plenumdb/plenum/core"
@@ -113,20 +114,32 @@ func RunWorker(ctx context.Context, spec WorkerSpec, out io.Writer) error {
 	if err != nil {
 		return fmt.Errorf("chaos worker: %w", err)
 	}
-	db, err := r.Open(spec.DSN)
-	if err != nil {
-		return fmt.Errorf("chaos worker: open: %w", err)
-	}
-	defer db.Close()
-	store, err := core.Open(ctx, db, r.Dialect, core.Options{Prefix: spec.Prefix})
-	if err != nil {
-		return fmt.Errorf("chaos worker: open the store: %w", err)
+	// A process started while its database is restarting, failing over
+	// or cut off from it tries again until it can open its store.
+	var store *core.Store
+	for {
+		db, err := r.Open(spec.DSN)
+		if err == nil {
+			store, err = core.Open(ctx, db, r.Dialect, core.Options{Prefix: spec.Prefix})
+			if err != nil {
+				db.Close()
+			}
+		}
+		if err == nil {
+			defer db.Close()
+			break
+		}
+		fmt.Fprintf(out, "open failed: %v\n", err)
+		sleep(ctx, time.Second)
+		if ctx.Err() != nil {
+			return nil
+		}
 	}
 	// A worker of spec.Slots handlers may need more than the dialect's
 	// default pool: bound it at what it needs.
 	worker.FitPool(store, spec.config())
 	skew := spec.Skew
-	wl := &workload{plan: spec.Plan, store: store, prefix: spec.Prefix, worker: spec.Slot,
+	wl := &workload{plan: spec.Plan, store: store, prefix: spec.Prefix, worker: spec.Slot, acks: &syncWriter{w: out},
 		clock: func() time.Time { return time.Now().Add(skew) }}
 	for ctx.Err() == nil {
 		w, err := worker.New(store, spec.config())
@@ -155,6 +168,19 @@ func RunWorker(ctx context.Context, spec WorkerSpec, out io.Writer) error {
 	}
 	reportFired(out)
 	return nil
+}
+
+// syncWriter writes each line to w under a lock: handlers write their
+// acknowledgements at once.
+type syncWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (s *syncWriter) Write(b []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.w.Write(b)
 }
 
 // sleep waits for d or the end of ctx.

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"strconv"
 	"time"
 
@@ -23,6 +24,7 @@ type workload struct {
 	prefix string
 	worker int              // the worker slot, for the audit
 	clock  func() time.Time // the process's application clock, skewed or not
+	acks   io.Writer        // where completions acknowledged are written (acks.go)
 }
 
 type stepArgs struct{ C, S int }
@@ -41,7 +43,7 @@ func (wl *workload) register(w *worker.Worker) {
 // audit completes job's item through its fence, with the audit row of
 // unit and whatever more writes the fence must carry.
 func audit[T any](ctx context.Context, wl *workload, job *worker.Job[T], unit string, seen, total int64, more func(ctx context.Context, f *core.Fenced) error) error {
-	return job.Fence(ctx, func(ctx context.Context, f *core.Fenced) error {
+	err := job.Fence(ctx, func(ctx context.Context, f *core.Fenced) error {
 		if more != nil {
 			if err := more(ctx, f); err != nil {
 				return err
@@ -52,6 +54,10 @@ func audit[T any](ctx context.Context, wl *workload, job *worker.Job[T], unit st
 			Seen: seen, Total: total, AppTime: wl.clock(),
 		})
 	})
+	if err == nil {
+		writeAck(wl.acks, unit)
+	}
+	return err
 }
 
 // step is one step of a chain: it enqueues the next step in the fence

@@ -57,6 +57,8 @@ var notCore = []struct{ shape, sender string }{
 	{"SELECT flow_key, COUNT(*) FROM plenum_items WHERE queue = ? AND state = 'claimed' GROUP BY flow_key", "the suite"},
 	{"SELECT COUNT(*) FROM plenum_items WHERE queue = ? AND unique_key = ?", "the suite"},
 	{"SELECT kind FROM plenum_items WHERE queue = ? AND unique_key = ?", "the suite"},
+	// itemmeta.go: tags and metadata outliving their items.
+	{"SELECT COUNT(*) FROM plenum_item_meta WHERE NOT EXISTS (SELECT 1 FROM plenum_items i WHERE i.id = plenum_item_meta.item_id)", "the suite"},
 }
 
 // notCoreSender returns what sends shape, from notCore, or "".

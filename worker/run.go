@@ -394,6 +394,9 @@ func call(h *handler, r *run) (err error) {
 			err = &PanicError{Value: p, Stack: debug.Stack()}
 		}
 	}()
+	if mw := r.w.middleware; mw != nil {
+		return mw(r.ctx, newCall(h, []*run{r}))
+	}
 	return h.call(r.ctx, r)
 }
 

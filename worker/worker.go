@@ -19,6 +19,9 @@ type Worker struct {
 	store *core.Store
 	cfg   Config
 	log   *slog.Logger
+	// middleware is Config.Middleware chained around the handler, nil
+	// without any.
+	middleware HandlerFunc
 
 	mu       sync.Mutex
 	handlers map[string]*handler
@@ -103,6 +106,9 @@ func New(store *core.Store, cfg Config) (*Worker, error) {
 		landWait:    landWait,
 	}
 	w.completeMany, w.lost, w.claim = store.CompleteMany, store.Lost, store.Claim
+	if len(cfg.Middleware) > 0 {
+		w.middleware = chain(cfg.Middleware, handlerCall)
+	}
 	return w, nil
 }
 

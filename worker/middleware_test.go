@@ -34,7 +34,7 @@ func TestMiddleware_WrapsPlainAndBatchHandlers(t *testing.T) {
 			var (
 				mu    sync.Mutex
 				trail = map[string][]string{} // kind → the chain's steps
-				seen  = map[uuid.UUID]int{} // item → attempt the middleware saw
+				seen  = map[uuid.UUID]int{}   // item → attempt the middleware saw
 			)
 			note := func(kind, s string) { mu.Lock(); trail[kind] = append(trail[kind], s); mu.Unlock() }
 			layer := func(name string) worker.Middleware {

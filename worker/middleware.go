@@ -3,6 +3,7 @@ package worker
 import (
 	"context"
 
+	"github.com/google/uuid"
 	"github.com/plenumdb/plenum/core"
 )
 
@@ -46,6 +47,36 @@ type Call struct {
 	Batch bool
 	h     *handler
 	runs  []*run
+}
+
+// Metadata returns the metadata of id, one of the call's items, as the
+// worker read it after the claim: empty when the item has none, when no
+// middleware asked for metadata (Middleware.Metadata), or when the read
+// failed (the worker logs it and runs the handlers all the same).
+func (c *Call) Metadata(id uuid.UUID) core.Metadata {
+	for _, r := range c.runs {
+		if r.claim.ID == id {
+			return r.metadata[id]
+		}
+	}
+	return core.Metadata{}
+}
+
+// readMetadata reads the metadata of a claim's items for the
+// middleware, in one statement; nil when none asked for it.
+func (w *Worker) readMetadata(cs []core.Claim) map[uuid.UUID]core.Metadata {
+	if w.itemMetadata == nil {
+		return nil
+	}
+	ids := make([]uuid.UUID, len(cs))
+	for i := range cs {
+		ids[i] = cs[i].ID
+	}
+	md, err := w.itemMetadata(w.base, ids...)
+	if err != nil {
+		w.log.Warn("plenum/worker: read the claimed items' metadata for the middleware", "err", err)
+	}
+	return md
 }
 
 // chain returns fn wrapped by ms, the first outermost.

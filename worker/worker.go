@@ -20,8 +20,10 @@ type Worker struct {
 	cfg   Config
 	log   *slog.Logger
 	// middleware is Config.Middleware chained around the handler, nil
-	// without any.
-	middleware HandlerFunc
+	// without any; itemMetadata reads the claimed items' metadata for
+	// it, nil unless some middleware asked for it.
+	middleware   HandlerFunc
+	itemMetadata func(ctx context.Context, ids ...uuid.UUID) (map[uuid.UUID]core.Metadata, error)
 
 	mu       sync.Mutex
 	handlers map[string]*handler
@@ -108,6 +110,9 @@ func New(store *core.Store, cfg Config) (*Worker, error) {
 	w.completeMany, w.lost, w.claim = store.CompleteMany, store.Lost, store.Claim
 	if len(cfg.Middleware) > 0 {
 		w.middleware = chain(cfg.Middleware, handlerCall)
+	}
+	if wantsMetadata(cfg.Middleware) {
+		w.itemMetadata = store.ItemMetadata
 	}
 	return w, nil
 }

@@ -276,7 +276,11 @@ const (
 // order instead of deadlocking (InnoDB's ON DUPLICATE KEY locks each key it
 // meets); a deadlock across statements is retried like any other.
 func (s *Store) insertItems(ctx context.Context, q dialect.Querier, specs []ItemSpec, barrier uuid.UUID, keyScope string) ([]EnqueueResult, error) {
-	specs, err := s.periodKeys(ctx, q, specs)
+	specs, err := s.hookSpecs(ctx, specs)
+	if err != nil {
+		return nil, err
+	}
+	specs, err = s.periodKeys(ctx, q, specs)
 	if err != nil {
 		return nil, err
 	}

@@ -59,6 +59,15 @@ type Options struct {
 	// transactions that sent a notification. Default false.
 	DisableNotify bool
 
+	// OnEnqueue, when set, is called for every item the store inserts,
+	// with the inserting call's context, and may add metadata entries to
+	// it (see EnqueueHook): the seam through which tracing carries the
+	// enqueuer's trace context to the handler. It is an option of the
+	// store, not of a context (as WithTrace is), because it must see the
+	// enqueues of every caller, the runtime's and pipelines' included,
+	// without each one marking its context. Default: none.
+	OnEnqueue EnqueueHook
+
 	// ClockOffset shifts the database clock expression the store uses. It
 	// exists so that tests can move time forward on the database side
 	// (leases expire, heartbeats go stale) without touching any host's

@@ -209,5 +209,8 @@ func callBatch(h *handler, ctx context.Context, runs []*run) (err error) {
 			err = &PanicError{Value: p, Stack: debug.Stack()}
 		}
 	}()
+	if mw := runs[0].w.middleware; mw != nil {
+		return mw(ctx, newCall(h, runs))
+	}
 	return h.batch.call(ctx, runs)
 }

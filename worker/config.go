@@ -3,6 +3,7 @@ package worker
 import (
 	"cmp"
 	"errors"
+	"fmt"
 	"log/slog"
 	"os"
 	"time"
@@ -128,6 +129,10 @@ type Config struct {
 
 	// Hooks receive the worker's events. Default: none.
 	Hooks Hooks
+
+	// Middleware wraps every handler's call, the first outermost (see
+	// Middleware). Default: none, and handlers are called directly.
+	Middleware []Middleware
 }
 
 // PeriodicJob is a schedule whose ticks the worker enqueues: a name
@@ -288,6 +293,11 @@ func (c Config) validate(s *core.Store) error {
 		return configErr("CompleteBatch", "%d is below 1", c.CompleteBatch)
 	case c.PeriodicInterval < 0:
 		return configErr("PeriodicInterval", "%v is negative", c.PeriodicInterval)
+	}
+	for i, m := range c.Middleware {
+		if m.Wrap == nil {
+			return configErr(fmt.Sprintf("Middleware[%d].Wrap", i), "nil function")
+		}
 	}
 	// The owner's own rules, so that a bad name fails New, not Start.
 	var bad *core.InputError

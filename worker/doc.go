@@ -39,6 +39,16 @@
 // core.Store.FinishMany, each row fenced by its own claim token. The
 // hooks hear each item's outcome on its own.
 //
+// # Middleware
+//
+// Config.Middleware wraps every handler's call, plain and batch, in the
+// goroutine that runs it: each Middleware's Wrap gets the next
+// HandlerFunc and the Call (queue, kind, the claimed items) and returns
+// the function called in its place, for what must surround handlers,
+// such as tracing spans (the otelplenum module). A middleware that sets
+// Metadata gets the items' metadata (Call.Metadata), read in one
+// statement per claim; without any, the worker reads none.
+//
 // # Flow keys
 //
 // An item's flow key (EnqueueParams.FlowKey, or a kind's

@@ -9,6 +9,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/google/uuid"
 	"github.com/plenumdb/plenum/core"
 	"github.com/plenumdb/plenum/internal/fault"
 )
@@ -56,6 +57,9 @@ type run struct {
 	// its item's Backoff (nil: the kind's).
 	timeout time.Duration
 	backoff func(attempt int) time.Duration
+	// metadata holds the metadata of the claim's items, read for the
+	// middleware that asked for it (Middleware.Metadata); nil otherwise.
+	metadata map[uuid.UUID]core.Metadata
 }
 
 // slots counts a queue's running handlers.
@@ -235,7 +239,9 @@ func (w *Worker) handOut(queue string, sl *slots, cs []core.Claim, requested tim
 	sl.running.Add(int64(len(cs)))
 	w.handlersRun.Add(len(cs))
 	var batched map[*handler][]*run
+	metadata := w.readMetadata(cs)
 	for _, r := range w.begin(cs, sl, newDeadlines(w.base, requested, len(cs))) {
+		r.metadata = metadata
 		w.event(w.base, Event{Kind: EventClaimed, Queue: queue, Item: r.claim.Item})
 		if r.h == nil || r.h.batch == nil {
 			go w.execute(queue, r)
@@ -394,6 +400,9 @@ func call(h *handler, r *run) (err error) {
 			err = &PanicError{Value: p, Stack: debug.Stack()}
 		}
 	}()
+	if mw := r.w.middleware; mw != nil {
+		return mw(r.ctx, newCall(h, []*run{r}))
+	}
 	return h.call(r.ctx, r)
 }
 

@@ -19,6 +19,11 @@ type Worker struct {
 	store *core.Store
 	cfg   Config
 	log   *slog.Logger
+	// middleware is Config.Middleware chained around the handler, nil
+	// without any; itemMetadata reads the claimed items' metadata for
+	// it, nil unless some middleware asked for it.
+	middleware   HandlerFunc
+	itemMetadata func(ctx context.Context, ids ...uuid.UUID) (map[uuid.UUID]core.Metadata, error)
 
 	mu       sync.Mutex
 	handlers map[string]*handler
@@ -103,6 +108,12 @@ func New(store *core.Store, cfg Config) (*Worker, error) {
 		landWait:    landWait,
 	}
 	w.completeMany, w.lost, w.claim = store.CompleteMany, store.Lost, store.Claim
+	if len(cfg.Middleware) > 0 {
+		w.middleware = chain(cfg.Middleware, handlerCall)
+	}
+	if wantsMetadata(cfg.Middleware) {
+		w.itemMetadata = store.ItemMetadata
+	}
 	return w, nil
 }
 

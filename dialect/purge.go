@@ -13,8 +13,8 @@ type Purger interface {
 	// to spec.Limit rows of spec.Table meeting spec.Cond, lowest
 	// spec.OrderBy first, passing over rows another transaction has
 	// locked (so that purgers running at once share the work), and in
-	// the same statement the rows of spec.Dependent whose
-	// spec.DependentKey names a row it deleted. The statement returns one
+	// the same statement the rows of each of spec.Dependents whose key
+	// column names a row it deleted. The statement returns one
 	// row of one column: how many rows of spec.Table it deleted. It runs
 	// outside any transaction: it is atomic on its own, and running it
 	// again after an unknown outcome deletes only what is still there.
@@ -33,7 +33,14 @@ type PurgeSpec struct {
 	OrderBy string
 	// Limit is the most rows to delete; at least 1.
 	Limit int
-	// Dependent is the table whose rows go with the deleted ones: those
-	// whose DependentKey column holds a deleted row's Key.
-	Dependent, DependentKey string
+	// Dependents are the tables whose rows go with the deleted ones:
+	// those whose Key column holds a deleted row's Key.
+	Dependents []Dependent
+}
+
+// Dependent is a table whose rows go with the rows a retention batch
+// deletes (PurgeSpec.Dependents): those whose Key column holds a deleted
+// row's key.
+type Dependent struct {
+	Table, Key string
 }

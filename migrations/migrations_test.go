@@ -23,7 +23,7 @@ import (
 const prefix = migrations.DefaultPrefix
 
 var (
-	wantTables  = []string{"plenum_attempts", "plenum_barriers", "plenum_items", "plenum_lanes", "plenum_migrations", "plenum_processes", "plenum_queues", "plenum_run_context", "plenum_runs", "plenum_schedules", "plenum_signals"}
+	wantTables  = []string{"plenum_attempts", "plenum_barriers", "plenum_items", "plenum_lanes", "plenum_migrations", "plenum_processes", "plenum_progress", "plenum_queues", "plenum_run_context", "plenum_runs", "plenum_schedules", "plenum_signals"}
 	wantIndexes = []string{"plenum_barriers_owner", "plenum_barriers_run", "plenum_barriers_unfired", "plenum_items_barrier", "plenum_items_browse", "plenum_items_claim", "plenum_items_finished", "plenum_items_flow", "plenum_items_flowing", "plenum_items_keyed",
 		"plenum_items_lease", "plenum_items_owner", "plenum_items_run", "plenum_lanes_idle", "plenum_lanes_key", "plenum_lanes_next", "plenum_processes_heartbeat", "plenum_runs_browse", "plenum_runs_key", "plenum_runs_state", "plenum_signals_key"}
 	// allVersions lists every version of this build, oldest first.
@@ -426,9 +426,9 @@ func TestWriteFiles(t *testing.T) {
 		format string
 		names  []string
 	}{
-		{migrations.FormatPlain, []string{"0001_init.up.sql", "0001_init.down.sql", "0002_runtime.up.sql", "0002_runtime.down.sql", "0003_pipelines.up.sql", "0003_pipelines.down.sql", "0004_dashboard.up.sql", "0004_dashboard.down.sql", "0005_lean.up.sql", "0005_lean.down.sql", "0006_keyed.up.sql", "0006_keyed.down.sql", "0007_halts.up.sql", "0007_halts.down.sql", "0008_flow.up.sql", "0008_flow.down.sql", "0009_schedules.up.sql", "0009_schedules.down.sql", "0010_runcontext.up.sql", "0010_runcontext.down.sql", "0011_idle_lanes.up.sql", "0011_idle_lanes.down.sql"}},
-		{migrations.FormatGolangMigrate, []string{"0001_init.up.sql", "0001_init.down.sql", "0002_runtime.up.sql", "0002_runtime.down.sql", "0003_pipelines.up.sql", "0003_pipelines.down.sql", "0004_dashboard.up.sql", "0004_dashboard.down.sql", "0005_lean.up.sql", "0005_lean.down.sql", "0006_keyed.up.sql", "0006_keyed.down.sql", "0007_halts.up.sql", "0007_halts.down.sql", "0008_flow.up.sql", "0008_flow.down.sql", "0009_schedules.up.sql", "0009_schedules.down.sql", "0010_runcontext.up.sql", "0010_runcontext.down.sql", "0011_idle_lanes.up.sql", "0011_idle_lanes.down.sql"}},
-		{migrations.FormatGoose, []string{"0001_init.sql", "0002_runtime.sql", "0003_pipelines.sql", "0004_dashboard.sql", "0005_lean.sql", "0006_keyed.sql", "0007_halts.sql", "0008_flow.sql", "0009_schedules.sql", "0010_runcontext.sql", "0011_idle_lanes.sql"}},
+		{migrations.FormatPlain, []string{"0001_init.up.sql", "0001_init.down.sql", "0002_runtime.up.sql", "0002_runtime.down.sql", "0003_pipelines.up.sql", "0003_pipelines.down.sql", "0004_dashboard.up.sql", "0004_dashboard.down.sql", "0005_lean.up.sql", "0005_lean.down.sql", "0006_keyed.up.sql", "0006_keyed.down.sql", "0007_halts.up.sql", "0007_halts.down.sql", "0008_flow.up.sql", "0008_flow.down.sql", "0009_schedules.up.sql", "0009_schedules.down.sql", "0010_runcontext.up.sql", "0010_runcontext.down.sql", "0011_idle_lanes.up.sql", "0011_idle_lanes.down.sql", "0012_placeholder.up.sql", "0012_placeholder.down.sql", "0013_progress.up.sql", "0013_progress.down.sql"}},
+		{migrations.FormatGolangMigrate, []string{"0001_init.up.sql", "0001_init.down.sql", "0002_runtime.up.sql", "0002_runtime.down.sql", "0003_pipelines.up.sql", "0003_pipelines.down.sql", "0004_dashboard.up.sql", "0004_dashboard.down.sql", "0005_lean.up.sql", "0005_lean.down.sql", "0006_keyed.up.sql", "0006_keyed.down.sql", "0007_halts.up.sql", "0007_halts.down.sql", "0008_flow.up.sql", "0008_flow.down.sql", "0009_schedules.up.sql", "0009_schedules.down.sql", "0010_runcontext.up.sql", "0010_runcontext.down.sql", "0011_idle_lanes.up.sql", "0011_idle_lanes.down.sql", "0012_placeholder.up.sql", "0012_placeholder.down.sql", "0013_progress.up.sql", "0013_progress.down.sql"}},
+		{migrations.FormatGoose, []string{"0001_init.sql", "0002_runtime.sql", "0003_pipelines.sql", "0004_dashboard.sql", "0005_lean.sql", "0006_keyed.sql", "0007_halts.sql", "0008_flow.sql", "0009_schedules.sql", "0010_runcontext.sql", "0011_idle_lanes.sql", "0012_placeholder.sql", "0013_progress.sql"}},
 	} {
 		dir := filepath.Join(t.TempDir(), "nested", c.format)
 		paths, err := migrations.WriteFiles(dir, d, "p_", c.format)

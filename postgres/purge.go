@@ -2,6 +2,7 @@ package postgres
 
 import (
 	"slices"
+	"strconv"
 
 	"github.com/plenumdb/plenum/dialect"
 )
@@ -16,15 +17,17 @@ import (
 // and bound to the DELETE as one array (ARRAY(SELECT ...)), so that the
 // delete goes by primary key rather than a join the planner might hash
 // against the whole table. The DELETE checks spec.Cond again on the row
-// it locked; the dependents' DELETE takes the ids the first one returned
+// it locked; each dependent's DELETE takes the ids the first one returned
 // as an array too, so that it reads them by its key's index, not by a
 // hash join against its whole table.
 func (d *pgDialect) PurgeSQL(spec dialect.PurgeSpec) (string, []any) {
 	q := "WITH gone AS (DELETE FROM " + spec.Table + " WHERE " + spec.Key + " = ANY (ARRAY(SELECT " + spec.Key +
 		" FROM " + spec.Table + " WHERE " + spec.Cond + " ORDER BY " + spec.OrderBy + d.Limit(spec.Limit) +
-		" FOR UPDATE SKIP LOCKED)) AND " + spec.Cond + " RETURNING " + spec.Key + ")," +
-		" dependents AS (DELETE FROM " + spec.Dependent + " WHERE " + spec.DependentKey + " = ANY (ARRAY(SELECT " + spec.Key + " FROM gone)))" +
-		" SELECT COUNT(*) FROM gone"
+		" FOR UPDATE SKIP LOCKED)) AND " + spec.Cond + " RETURNING " + spec.Key + ")"
+	for i, dep := range spec.Dependents {
+		q += ", dependents" + strconv.Itoa(i) + " AS (DELETE FROM " + dep.Table + " WHERE " + dep.Key + " = ANY (ARRAY(SELECT " + spec.Key + " FROM gone)))"
+	}
+	q += " SELECT COUNT(*) FROM gone"
 	return q, slices.Concat(spec.CondArgs, spec.CondArgs)
 }
 

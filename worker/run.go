@@ -56,6 +56,9 @@ type run struct {
 	// its item's Backoff (nil: the kind's).
 	timeout time.Duration
 	backoff func(attempt int) time.Duration
+	// progress holds the handler's progress reports (Job.SetProgress)
+	// until they are written.
+	progress progress
 }
 
 // slots counts a queue's running handlers.
@@ -369,6 +372,7 @@ func (w *Worker) execute(queue string, r *run) {
 		}
 	}
 	took := time.Since(start)
+	w.flushProgress(r)
 	cause := w.finish(r)
 	if r.late || cause == nil && time.Now().After(r.deadline) {
 		cause = ErrDeadline

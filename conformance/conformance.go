@@ -177,6 +177,11 @@ var guarantees = []guarantee{
 	{"Faults_InjectedRollBackBothHalves", testFaultsRollBackBothHalves},
 	{"Runs_CreatedOnceAndInherited", testRuns},
 	{"Runs_EnqueueNamingNoRunRefused", testEnqueueNoRun},
+	{"Meta_WrittenOnEveryEnqueuePath", testMetaEveryPath},
+	{"Meta_DeduplicatedEnqueueLeavesIt", testMetaDedup},
+	{"Meta_BoundsAndControlCharactersRefused", testMetaRefused},
+	{"Meta_ConcurrentEnqueuesWriteTheirOwn", testMetaConcurrent},
+	{"Meta_RetentionDeletesItWithItsItem", testMetaRetention},
 	{"Then_HandsBarrierPlaceToNextStep", testThen},
 	{"Halts_DeathHaltsRunOnce", testHalts},
 	{"Signals_KeptTakenOnceAndWake", testSignals},
@@ -473,7 +478,7 @@ func (e *env) wantCounts(queue string, want map[core.State]int64) {
 // {items}, {barriers}, {attempts}, {progress}, {migrations} table names.
 func (e *env) sqlCount(query string, args ...any) int64 {
 	e.t.Helper()
-	q := strings.NewReplacer("{items}", e.names.Items, "{barriers}", e.names.Barriers, "{attempts}", e.names.Attempts, "{progress}", e.names.Progress, "{migrations}", e.names.Migrations).Replace(query)
+	q := strings.NewReplacer("{items}", e.names.Items, "{barriers}", e.names.Barriers, "{attempts}", e.names.Attempts, "{progress}", e.names.Progress, "{migrations}", e.names.Migrations, "{itemmeta}", e.names.ItemMeta).Replace(query)
 	var n int64
 	if err := e.db.QueryRowContext(e.ctx, e.d.Rebind(q), args...).Scan(&n); err != nil {
 		e.t.Fatalf("%s: %v", q, err)

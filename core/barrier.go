@@ -102,6 +102,11 @@ type ChildSpec struct {
 	// ItemSpec's do. A barrier's join has neither.
 	FlowKey string
 	Cost    int
+	// Tags and Metadata are the child's, as ItemSpec's; a child added
+	// again (its key already in the barrier) keeps those it was added
+	// with.
+	Tags     []string
+	Metadata map[string]string
 }
 
 const barrierColumns = "id, owner_id, name, parent_barrier_id, expected, arrived, failed, sealed, fired_at, dispatch_cursor, on_child_failure, join_item_id, created_at, run_id, generation"
@@ -202,7 +207,7 @@ func (f *Fenced) AddChildren(ctx context.Context, p AddChildrenParams) (int, err
 		if q == "" {
 			q = f.c.Queue
 		}
-		specs[i] = ItemSpec{Queue: q, Kind: c.Kind, Payload: c.Payload, Priority: c.Priority, Delay: c.Delay, MaxAttempts: c.MaxAttempts, Key: c.Key, FlowKey: c.FlowKey, Cost: c.Cost}
+		specs[i] = ItemSpec{Queue: q, Kind: c.Kind, Payload: c.Payload, Priority: c.Priority, Delay: c.Delay, MaxAttempts: c.MaxAttempts, Key: c.Key, FlowKey: c.FlowKey, Cost: c.Cost, Tags: c.Tags, Metadata: c.Metadata}
 		if err := s.validateSpec(&specs[i], fmt.Sprintf("Children[%d].", i)); err != nil {
 			return 0, err
 		}

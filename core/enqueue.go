@@ -90,6 +90,26 @@ type ItemSpec struct {
 	// counts for: a heavier job can use up more of it. 0 means 1; at most
 	// MaxCost; only with a FlowKey.
 	Cost int
+	// Tags label the item for the read API's and the dashboard's filters
+	// (browse.ItemFilter.Tag): at most MaxTags, each 1 to MaxTagLen
+	// characters under the rules of every name (no control characters,
+	// bidirectional overrides or isolates, or line separators; see
+	// Queue). A tag given twice counts once; they read back sorted.
+	Tags []string
+	// Metadata is key-value data the item carries besides its payload (a
+	// trace context, a tenant, an origin), filterable by key and value
+	// (browse.ItemFilter.Meta): at most MaxMetadataKeys keys, each 1 to
+	// MaxTagLen characters, each value 1 to MaxMetadataValueLen bytes,
+	// keys and values under the rules of every name; tags, keys and
+	// values together at most MaxMetadataBytes.
+	//
+	// Tags and metadata are written in the enqueue's transaction, to a
+	// table of their own that no claim or completion writes, and read
+	// with Store.ItemMetadata. They are set once: an enqueue whose Key
+	// finds an existing item (Existed) leaves that item's tags and
+	// metadata as they were, and writes none of its own. Retention
+	// (Purge) deletes them with their item.
+	Metadata map[string]string
 }
 
 // EnqueueResult is the outcome of one ItemSpec.
@@ -184,6 +204,9 @@ func (s *Store) validateSpec(sp *ItemSpec, at string) error {
 		return invalid(at+"Priority", "%d is outside ±%d", sp.Priority, MaxPriority)
 	}
 	if err := validName(at+"FlowKey", sp.FlowKey, migrations.MaxFlowKeyLen, false); err != nil {
+		return err
+	}
+	if err := validMeta(at, sp.Tags, sp.Metadata); err != nil {
 		return err
 	}
 	switch {
@@ -333,6 +356,9 @@ func (s *Store) insertItems(ctx context.Context, q dialect.Querier, specs []Item
 		start = end
 	}
 	if err := s.lanesReady(ctx, q, specs, out); err != nil {
+		return nil, err
+	}
+	if err := s.insertMeta(ctx, q, specs, out); err != nil {
 		return nil, err
 	}
 	if err := s.itemsReady(ctx, q, readyQueues(specs)...); err != nil {

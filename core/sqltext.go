@@ -13,7 +13,7 @@ import (
 //	{items} {processes} {barriers}  the tables, under the store's prefix
 //	{attempts} {queues} {schedules}
 //	{runs} {signals} {lanes}
-//	{runcontext} {progress}
+//	{runcontext} {itemmeta} {progress}
 //	{now}                           the database clock
 //	{now+?}                         the clock plus a bound number of microseconds
 //	{lock}                          the dialect's row lock clause
@@ -37,6 +37,7 @@ func expansions(d dialect.Dialect, names migrations.Names, offset time.Duration)
 		"{signals}", names.Signals,
 		"{lanes}", names.Lanes,
 		"{runcontext}", names.RunContext,
+		"{itemmeta}", names.ItemMeta,
 		"{progress}", names.Progress,
 		"{now+?}", d.AddMicros(now),
 		"{now}", now,

@@ -33,14 +33,12 @@ type PurgeSpec struct {
 	OrderBy string
 	// Limit is the most rows to delete; at least 1.
 	Limit int
-	// Dependents are the tables whose rows go with the deleted ones:
-	// those whose Key column holds a deleted row's Key.
-	Dependents []Dependent
+	// Dependents are the tables whose rows go with the deleted ones.
+	Dependents []PurgeDependent
 }
 
-// Dependent is a table whose rows go with the rows a retention batch
-// deletes (PurgeSpec.Dependents): those whose Key column holds a deleted
-// row's key.
-type Dependent struct {
+// PurgeDependent is a table whose rows go with a retention batch's: those
+// whose Key column holds a deleted row's key.
+type PurgeDependent struct {
 	Table, Key string
 }

@@ -861,6 +861,8 @@ ltl progress { <> GOAL }
  *
  * outside: attempts.insert -- the attempts table is history read by no transition
  * outside: attempts.orphaned -- retention of that history
+ * outside: meta.insert -- items' tags and metadata are data written once with their item, in the enqueue's transaction, and read by no transition
+ * outside: meta.orphaned -- retention of that data, deleted with its item
  * outside: await.deadline -- signals and waits are not modelled: a wait gives the claim back like release
  * outside: await.no-deadline -- signals and waits are not modelled
  * outside: await.again -- signals and waits are not modelled

@@ -230,7 +230,7 @@ func TestRetentionPlan_UsesFinishedIndex(t *testing.T) {
 	cond := "finished_at < statement_timestamp() - ? * INTERVAL '1 microsecond' AND state IN ('completed', 'dead', 'cancelled')"
 	q, args := postgres.Dialect().(dialect.Purger).PurgeSQL(dialect.PurgeSpec{
 		Table: names.Items, Key: "id", Cond: cond, CondArgs: []any{(10 * time.Hour).Microseconds()},
-		OrderBy: "finished_at", Limit: 500, Dependents: []dialect.Dependent{{Table: names.Attempts, Key: "item_id"}},
+		OrderBy: "finished_at", Limit: 500, Dependents: []dialect.PurgeDependent{{Table: names.Attempts, Key: "item_id"}, {Table: names.ItemMeta, Key: "item_id"}},
 	})
 	planRows, err := db.QueryContext(ctx, "EXPLAIN "+postgres.Dialect().Rebind(q), args...)
 	if err != nil {

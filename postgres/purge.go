@@ -17,8 +17,8 @@ import (
 // and bound to the DELETE as one array (ARRAY(SELECT ...)), so that the
 // delete goes by primary key rather than a join the planner might hash
 // against the whole table. The DELETE checks spec.Cond again on the row
-// it locked; each dependent's DELETE takes the ids the first one returned
-// as an array too, so that it reads them by its key's index, not by a
+// it locked; the dependents' DELETE takes the ids the first one returned
+// as an array too (one DELETE per dependent table), so that it reads them by its key's index, not by a
 // hash join against its whole table.
 func (d *pgDialect) PurgeSQL(spec dialect.PurgeSpec) (string, []any) {
 	q := "WITH gone AS (DELETE FROM " + spec.Table + " WHERE " + spec.Key + " = ANY (ARRAY(SELECT " + spec.Key +

@@ -25,6 +25,7 @@ func Run(t *testing.T, db *sql.DB, d dialect.Dialect) {
 	workloadFlow(t, db, d)
 	workloadSchedules(t, db, d)
 	workloadRunContext(t, db, d)
+	workloadItemMeta(t, db, d)
 	workloadProgress(t, db, d)
 }
 

@@ -48,6 +48,7 @@ func Run(t *testing.T, c Config) {
 	t.Run("UpgradeFromVersion8WithData", func(t *testing.T) { t.Parallel(); upgradeFrom8WithData(t, c) })
 	t.Run("UpgradeFromVersion9WithData", func(t *testing.T) { t.Parallel(); upgradeFrom9WithData(t, c) })
 	t.Run("UpgradeToIdleLanesIndexWithData", func(t *testing.T) { t.Parallel(); upgradeToIdleLanesWithData(t, c) })
+	t.Run("UpgradeToItemMetaWithData", func(t *testing.T) { t.Parallel(); upgradeToItemMetaWithData(t, c) })
 	t.Run("UpgradeToProgressWithData", func(t *testing.T) { t.Parallel(); upgradeToProgressWithData(t, c) })
 }
 

@@ -2,3 +2,5 @@
 -- Dialect postgres, table prefix "plenum_".
 
 DELETE FROM plenum_migrations WHERE version = 12;
+
+DROP TABLE IF EXISTS plenum_item_meta;

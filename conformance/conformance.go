@@ -132,7 +132,11 @@ var guarantees = []guarantee{
 	{"Extend_ManyFencedPerClaim", testExtendMany},
 	{"Fence_StoreCallInsideRefused", testFenceStoreCallRefused},
 	{"Fence_FailCommitsWithWrites", testFenceFail},
+	{"Progress_RoundTripKeptForNextAttempt", testProgressRoundTrip},
+	{"Progress_StaleHolderChangesNothing", testProgressStaleHolder},
+	{"Progress_BoundsRefusedChangeNothing", testProgressBounds},
 	{"Retention_PurgeKeepsWhatBarriersNeed", testPurge},
+	{"Retention_DeletesProgressWithItem", testProgressPurged},
 	{"Retention_ConcurrentPurgersDeleteEachOnce", testPurgeConcurrent},
 	{"Retention_KeepsWhatUnfinishedRunsRevive", testPurgeKeepsUnfinishedRuns},
 	{"Periodic_EachTickEnqueuedOnceWhileRetentionRuns", testPeriodicOnce},
@@ -471,10 +475,10 @@ func (e *env) wantCounts(queue string, want map[core.State]int64) {
 }
 
 // sqlCount runs a COUNT query written with '?' placeholders and the
-// {items}, {barriers}, {attempts}, {migrations} table names.
+// {items}, {barriers}, {attempts}, {progress}, {migrations} table names.
 func (e *env) sqlCount(query string, args ...any) int64 {
 	e.t.Helper()
-	q := strings.NewReplacer("{items}", e.names.Items, "{barriers}", e.names.Barriers, "{attempts}", e.names.Attempts, "{migrations}", e.names.Migrations, "{itemmeta}", e.names.ItemMeta).Replace(query)
+	q := strings.NewReplacer("{items}", e.names.Items, "{barriers}", e.names.Barriers, "{attempts}", e.names.Attempts, "{progress}", e.names.Progress, "{migrations}", e.names.Migrations, "{itemmeta}", e.names.ItemMeta).Replace(query)
 	var n int64
 	if err := e.db.QueryRowContext(e.ctx, e.d.Rebind(q), args...).Scan(&n); err != nil {
 		e.t.Fatalf("%s: %v", q, err)

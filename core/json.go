@@ -30,6 +30,15 @@ func (s *Store) validJSON(field string, b json.RawMessage) error {
 	if len(b) > s.opts.MaxPayloadBytes {
 		return invalid(field, "%d bytes is over the limit of %d (Options.MaxPayloadBytes)", len(b), s.opts.MaxPayloadBytes)
 	}
+	return checkDoc(field, b)
+}
+
+// checkDoc refuses, naming field, a document of any size that one of the
+// databases would refuse (validJSON less its size limit); nil passes.
+func checkDoc(field string, b json.RawMessage) error {
+	if b == nil {
+		return nil
+	}
 	if !json.Valid(b) {
 		return invalid(field, "is not valid JSON")
 	}

@@ -52,8 +52,8 @@ type PurgeResult struct {
 // leave a row each for ever; an enqueue of the key opens its lane again.
 //
 // An item's history (Store.Attempts), tags and metadata
-// (Store.ItemMetadata) are deleted with it, in its transaction (or its
-// statement). Deleted items
+// (Store.ItemMetadata) and progress (Store.Progress) are deleted with it,
+// in its transaction (or its statement). Deleted items
 // are gone: their idempotency keys may be enqueued again,
 // Get returns ErrNotFound, and a completion retried after ErrCommitUnknown
 // gets ErrClaimLost. Keep OlderThan well above the time an item's result
@@ -137,12 +137,15 @@ func (s *Store) purge(ctx context.Context, table, cond string, age int64, limit 
 			if n, err = res.RowsAffected(); err != nil || n == 0 || table != itemsTable {
 				return err
 			}
-			// An item's history, tags and metadata go with it, in its
-			// transaction.
+			// An item's history, tags, metadata and progress go with it,
+			// in its transaction.
 			if _, err = tx.ExecContext(ctx, s.sql(s.qAttemptsOrphaned(len(batch))), args[1:]...); err != nil {
 				return err
 			}
-			_, err = tx.ExecContext(ctx, s.sql(s.qMetaOrphaned(len(batch))), args[1:]...)
+			if _, err = tx.ExecContext(ctx, s.sql(s.qMetaOrphaned(len(batch))), args[1:]...); err != nil {
+				return err
+			}
+			_, err = tx.ExecContext(ctx, s.sql(s.qProgressOrphaned(len(batch))), args[1:]...)
 			return err
 		})
 		if err != nil {

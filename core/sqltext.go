@@ -13,7 +13,7 @@ import (
 //	{items} {processes} {barriers}  the tables, under the store's prefix
 //	{attempts} {queues} {schedules}
 //	{runs} {signals} {lanes}
-//	{runcontext} {itemmeta}
+//	{runcontext} {itemmeta} {progress}
 //	{now}                           the database clock
 //	{now+?}                         the clock plus a bound number of microseconds
 //	{lock}                          the dialect's row lock clause
@@ -38,6 +38,7 @@ func expansions(d dialect.Dialect, names migrations.Names, offset time.Duration)
 		"{lanes}", names.Lanes,
 		"{runcontext}", names.RunContext,
 		"{itemmeta}", names.ItemMeta,
+		"{progress}", names.Progress,
 		"{now+?}", d.AddMicros(now),
 		"{now}", now,
 		"{lock}", d.Capabilities().LockClause,

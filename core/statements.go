@@ -288,13 +288,14 @@ const purgeItemOrder = "finished_at"
 
 // qPurgeItems is the dialect's one statement (dialect.Purger) that deletes
 // up to n items meeting purgeItemGone for age, oldest finished first, with
-// their history and their tags and metadata, and its arguments.
+// their history, their tags and metadata, and their progress, and its
+// arguments.
 func (s *Store) qPurgeItems(n int, age int64) (string, []any) {
 	q, args := s.purger.PurgeSQL(dialect.PurgeSpec{
 		Table: s.names.Items, Key: "id",
 		Cond: s.expand.Replace(purgeItemGone), CondArgs: []any{age},
 		OrderBy: purgeItemOrder, Limit: n,
-		Dependents: []dialect.PurgeDependent{{Table: s.names.Attempts, Key: "item_id"}, {Table: s.names.ItemMeta, Key: "item_id"}},
+		Dependents: []dialect.PurgeDependent{{Table: s.names.Attempts, Key: "item_id"}, {Table: s.names.ItemMeta, Key: "item_id"}, {Table: s.names.Progress, Key: "item_id"}},
 	})
 	return s.sql(q), args
 }

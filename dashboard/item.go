@@ -2,6 +2,7 @@ package dashboard
 
 import (
 	"net/http"
+	"strconv"
 
 	"github.com/plenumdb/plenum/core"
 )
@@ -15,6 +16,10 @@ type itemPage struct {
 	Barrier, JoinOf *core.Barrier
 	CanRevive       bool
 	CanCancel       bool
+	// Progress is the item's last progress report, nil when it made none;
+	// Percent its fraction done, "" when its total is unknown.
+	Progress *core.Progress
+	Percent  string
 }
 
 // item shows one item: payload, result, attempts, timing and links.
@@ -37,6 +42,17 @@ func (h *handler) item(w http.ResponseWriter, r *http.Request) {
 	if p.Attempts, err = h.store.Attempts(ctx, id); err != nil {
 		h.storeFailed(w, r, "item's attempts", err)
 		return
+	}
+	prog, reported, err := h.store.Progress(ctx, id)
+	if err != nil {
+		h.storeFailed(w, r, "item's progress", err)
+		return
+	}
+	if reported {
+		p.Progress = &prog
+		if f, ok := prog.Fraction(); ok {
+			p.Percent = strconv.FormatFloat(100*f, 'f', 1, 64) + "%"
+		}
 	}
 	if p.Barrier, err = h.optionalBarrier(r, it.BarrierID); err != nil {
 		h.storeFailed(w, r, "item's barrier", err)

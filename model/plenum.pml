@@ -873,6 +873,9 @@ ltl progress { <> GOAL }
  * outside: lanes.wake-item -- signals and waits are not modelled: a signal wakes the lane of the item it makes claimable
  * outside: runcontext.open -- a run's context is data written inside a fence, under the fence's token check and the run's row lock, checked by the pipeline suite
  * outside: runcontext.set -- a run's context is data written inside a fence, like runcontext.open
+ * outside: progress.open -- an item's progress is data no transition reads, written under the fence's token check on the item's row, checked by the conformance suite
+ * outside: progress.set -- an item's progress is data no transition reads, like progress.open
+ * outside: progress.orphaned -- retention of an item's progress, with its item, like attempts.orphaned
  * outside: revive.children -- the revive of a fired barrier (re-arm) is not modelled
  * outside: barrier.rearm -- the revive of a fired barrier (re-arm) is not modelled
  * outside: enqueue.release-key -- a finished item's unique key moved aside for a new enqueue; keys are not modelled

@@ -123,6 +123,9 @@ type envelope struct {
 	// Rep is the repetition a RepeatUntil's item runs, and the last
 	// output one gave; none for its first.
 	Rep *repeatState `json:"rep,omitempty"`
+	// From is the item of the step whose completion started this one in
+	// its chain, for PreviousProgress; none for the others.
+	From uuid.UUID `json:"from,omitzero"`
 }
 
 // role is what an item does for its node.

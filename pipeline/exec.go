@@ -168,7 +168,7 @@ func (j *job) advance(ctx context.Context, out json.RawMessage, also func(ctx co
 	var fn func(ctx context.Context, f *core.Fenced) error
 	switch {
 	case a.start != nil:
-		spec, err := j.e.spec(j.def, envelope{Node: a.start.name, In: out, Idx: j.env.Idx, Path: j.env.Path}, a.start, j.runIn(ctx))
+		spec, err := j.e.spec(j.def, envelope{Node: a.start.name, In: out, Idx: j.env.Idx, Path: j.env.Path, From: j.w.ID()}, a.start, j.runIn(ctx))
 		if err != nil {
 			return err
 		}

@@ -93,7 +93,7 @@ func TestConformance_NonDefaultSchema(t *testing.T) {
 			return out
 		}
 		got := tables("")
-		if want := map[string]int{schema: 12}; fmt.Sprint(got) != fmt.Sprint(want) { // every table of the schema
+		if want := map[string]int{schema: 13}; fmt.Sprint(got) != fmt.Sprint(want) { // every table of the schema
 			t.Fatalf("tables of prefix %s by schema: %v, want %v", prefix, got, want)
 		}
 		// And they work there.

@@ -192,6 +192,9 @@ func (w *Worker) executeBatch(h *handler, runs []*run) {
 	}
 	err := callBatch(h, ctx, runs)
 	took := time.Since(start)
+	for _, r := range runs {
+		w.flushProgress(r)
+	}
 	var cause error
 	if ctx.Err() != nil {
 		cause = context.Cause(ctx)

@@ -35,6 +35,13 @@ type Config struct {
 	// that is lost costs at most a poll interval. Default false.
 	PollOnly bool
 
+	// ProgressInterval is the least time between two writes of one
+	// job's progress (Job.SetProgress): a handler may report as often as
+	// it likes, and the worker writes the latest report at most once per
+	// interval, and the last one before the item's outcome. Default
+	// DefaultProgressInterval (1 s).
+	ProgressInterval time.Duration
+
 	// HeartbeatInterval is how often the worker tells the store it is
 	// alive. Default DefaultHeartbeatInterval (5 s).
 	HeartbeatInterval time.Duration
@@ -217,6 +224,8 @@ type ItemConfig struct {
 const (
 	// DefaultPollInterval is Config.PollInterval's default.
 	DefaultPollInterval = time.Second
+	// DefaultProgressInterval is Config.ProgressInterval's default.
+	DefaultProgressInterval = time.Second
 	// DefaultHeartbeatInterval is Config.HeartbeatInterval's default.
 	DefaultHeartbeatInterval = 5 * time.Second
 	// DefaultStaleAfter is Config.StaleAfter's default.
@@ -245,6 +254,7 @@ const (
 func (c Config) withDefaults() Config {
 	c.PollInterval = cmp.Or(c.PollInterval, DefaultPollInterval)
 	c.HeartbeatInterval = cmp.Or(c.HeartbeatInterval, DefaultHeartbeatInterval)
+	c.ProgressInterval = cmp.Or(c.ProgressInterval, DefaultProgressInterval)
 	c.StaleAfter = cmp.Or(c.StaleAfter, DefaultStaleAfter)
 	c.ReapInterval = cmp.Or(c.ReapInterval, DefaultReapInterval)
 	c.RetainFor = cmp.Or(c.RetainFor, DefaultRetainFor)
@@ -277,6 +287,8 @@ func (c Config) validate(s *core.Store) error {
 	switch {
 	case c.PollInterval < 0:
 		return configErr("PollInterval", "%v is negative", c.PollInterval)
+	case c.ProgressInterval < 0:
+		return configErr("ProgressInterval", "%v is negative", c.ProgressInterval)
 	case c.HeartbeatInterval < 0:
 		return configErr("HeartbeatInterval", "%v is negative", c.HeartbeatInterval)
 	case c.StaleAfter < 2*s.MinLease() || c.StaleAfter > core.MaxLease:

@@ -67,7 +67,8 @@ func (j *Job[T]) SetResult(v any) error {
 // Fence runs fn in one transaction that holds the item's row lock, only
 // while this run still holds the item's claim, and completes the item
 // (with the result set by SetResult) in that same transaction when fn
-// returns nil: what fn writes through f commits together with the
+// returns nil, with the last progress report not yet written
+// (SetProgress): what fn writes through f commits together with the
 // completion, or not at all. Use it for the handler's own database writes
 // that must happen exactly once. fn may run again if the transaction is
 // retried after a transient error, so it must touch nothing but f.
@@ -86,13 +87,18 @@ func (j *Job[T]) Fence(ctx context.Context, fn func(ctx context.Context, f *core
 	if j.r.fenced {
 		return fmt.Errorf("plenum/worker: %s: fenced already: %w", j.r.claim.ID, core.ErrFinished)
 	}
+	last := j.r.progress.take()
 	held, err := j.r.w.store.Fence(ctx, j.Claim(), func(ctx context.Context, f *core.Fenced) error {
 		if err := fn(ctx, f); err != nil {
+			return err
+		}
+		if err := lastProgress(ctx, f, last); err != nil {
 			return err
 		}
 		return f.Complete(ctx, j.r.result)
 	})
 	if err != nil {
+		j.r.progress.reopen(j.r, last)
 		return j.late("fence", err)
 	}
 	if !held {
@@ -118,8 +124,15 @@ func (j *Job[T]) Settle(ctx context.Context, fn func(ctx context.Context, f *cor
 	if j.r.fenced {
 		return fmt.Errorf("plenum/worker: %s: fenced already: %w", j.r.claim.ID, core.ErrFinished)
 	}
-	held, err := j.r.w.store.Fence(ctx, j.Claim(), fn)
+	last := j.r.progress.take()
+	held, err := j.r.w.store.Fence(ctx, j.Claim(), func(ctx context.Context, f *core.Fenced) error {
+		if err := lastProgress(ctx, f, last); err != nil {
+			return err
+		}
+		return fn(ctx, f)
+	})
 	if err != nil {
+		j.r.progress.reopen(j.r, last)
 		return j.late("settle", err)
 	}
 	if !held {
@@ -127,6 +140,15 @@ func (j *Job[T]) Settle(ctx context.Context, fn func(ctx context.Context, f *cor
 	}
 	j.r.fenced, j.r.settled = true, true
 	return nil
+}
+
+// lastProgress writes the run's last progress report not yet written,
+// if any, in the fence that settles its item.
+func lastProgress(ctx context.Context, f *core.Fenced, p *core.Progress) error {
+	if p == nil {
+		return nil
+	}
+	return f.SetProgress(ctx, *p)
 }
 
 // late returns err, the error of the run's fence (op), and when the

@@ -60,6 +60,9 @@ type run struct {
 	// metadata holds the metadata of the claim's items, read for the
 	// middleware that asked for it (Middleware.Metadata); nil otherwise.
 	metadata map[uuid.UUID]core.Metadata
+	// progress holds the handler's progress reports (Job.SetProgress)
+	// until they are written.
+	progress progress
 }
 
 // slots counts a queue's running handlers.
@@ -375,6 +378,7 @@ func (w *Worker) execute(queue string, r *run) {
 		}
 	}
 	took := time.Since(start)
+	w.flushProgress(r)
 	cause := w.finish(r)
 	if r.late || cause == nil && time.Now().After(r.deadline) {
 		cause = ErrDeadline

@@ -18,7 +18,7 @@ func (wl *workload) pages() []pageCase {
 	return []pageCase{
 		{"overview", "/", []string{"Queues", "email", "reports", "later", "stuck", "pipelines"}},
 		{"items", "/items", []string{"Items", "email.send", "sms.send"}},
-		{"item-xss", "/items/" + wl.xss.String(), []string{xssPayload, alertText, "delivered"}},
+		{"item-xss", "/items/" + wl.xss.String(), []string{xssPayload, alertText, "delivered", "Progress", "1 of 1 (100.0%)", "sending_to"}},
 		{"item-dead", "/items/" + wl.dead[0].String(), []string{"dead", xssError, "flaky1@example.com"}},
 		{"item-timeout", "/items/" + wl.timedOut.String(), []string{"dead", "deadline"}},
 		{"item-available", "/items/" + wl.available[0].String(), []string{"available", "sms.send"}},

@@ -101,6 +101,13 @@ func newWorkload(t *testing.T) *workload {
 	}
 	fast := func(int) time.Duration { return 10 * time.Millisecond }
 	worker.Handle(w, "email.send", func(ctx context.Context, job *worker.Job[map[string]string]) error {
+		out, err := json.Marshal(map[string]string{"sending_to": job.Args["to"]})
+		if err != nil {
+			return err
+		}
+		if err := job.SetProgress(core.Progress{Done: 1, Total: 1, Output: out}); err != nil {
+			return err
+		}
 		return job.SetResult(map[string]any{"delivered": true, "to": job.Args["to"]})
 	})
 	worker.Handle(w, "email.flaky", func(ctx context.Context, job *worker.Job[json.RawMessage]) error {

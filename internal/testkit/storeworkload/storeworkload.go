@@ -26,6 +26,7 @@ func Run(t *testing.T, db *sql.DB, d dialect.Dialect) {
 	workloadSchedules(t, db, d)
 	workloadRunContext(t, db, d)
 	workloadItemMeta(t, db, d)
+	workloadProgress(t, db, d)
 }
 
 // NoReturning is a dialect without UPDATE ... RETURNING (SQLite's, say),

@@ -20,7 +20,8 @@
  *
  * Planted bugs, one at a time: -DBUG_NO_TOKEN, -DBUG_HB_LEASE,
  * -DBUG_HANDOVER_EARLY, -DBUG_ARRIVAL_SPLIT, -DBUG_REAP_LIVE,
- * -DBUG_SLOT_EARLY, -DBUG_LANE_NOLOCK (README.md says what each is).
+ * -DBUG_SLOT_EARLY, -DBUG_LANE_NOLOCK, -DBUG_REARM_COUNTS,
+ * -DBUG_REVIVE_DONE, -DBUG_SIGNAL_NOLOCK (README.md says what each is).
  */
 
 /* Bounds of the bounded model; -D on the command line overrides them. */
@@ -172,7 +173,9 @@ byte awaits = AWAITS;
 	(st[C] == NONE || FINAL(st[C])) && (st[B2] == NONE || FINAL(st[B2])) && \
 	(st[J2] == NONE || FINAL(st[J2])) && (st[J1] == NONE || FINAL(st[J1])))
 #define BDONE(b, o) (bfired[b] || (!bseal[b] && ENDED(o)))
-#define GOAL (ITEMSDONE && BDONE(X1, R) && BDONE(X2, A))
+/* A re-armed barrier has fired again, once, in its new generation. */
+#define REFIRED(b) (gen[b] == 0 || nfire[b] == 1)
+#define GOAL (ITEMSDONE && BDONE(X1, R) && BDONE(X2, A) && REFIRED(X1) && REFIRED(X2))
 
 /* A barrier fires only when every item under it has ended: X1's members
  * (A, B, B2, the join J2 of A's fan-out, and, below it, C), X2's (C),

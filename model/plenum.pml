@@ -20,7 +20,8 @@
  *
  * Planted bugs, one at a time: -DBUG_NO_TOKEN, -DBUG_HB_LEASE,
  * -DBUG_HANDOVER_EARLY, -DBUG_ARRIVAL_SPLIT, -DBUG_REAP_LIVE,
- * -DBUG_SLOT_EARLY, -DBUG_LANE_NOLOCK (README.md says what each is).
+ * -DBUG_SLOT_EARLY, -DBUG_LANE_NOLOCK, -DBUG_REARM_COUNTS,
+ * -DBUG_REVIVE_DONE, -DBUG_SIGNAL_NOLOCK (README.md says what each is).
  */
 
 /* Bounds of the bounded model; -D on the command line overrides them. */
@@ -53,6 +54,12 @@
 #endif
 #ifndef ADMIN
 #define ADMIN 1       /* cancels and revives */
+#endif
+#ifndef AWAITS
+#define AWAITS 1      /* first Awaits (Fenced.Await) by C or B2 */
+#endif
+#ifndef SIGNALS
+#define SIGNALS 1     /* signals sent to the run */
 #endif
 #define MAXATT 2      /* an item's max_attempts */
 #define MAXCRASH 2    /* the reaper's MaxCrashes */
@@ -102,6 +109,13 @@ byte att[NI];          /* items.attempt */
 byte cr[NI];           /* items.crash_count */
 byte ncomp[NI];        /* ghost: completions */
 bool freed[NI];        /* ghost, BUG_SLOT_EARLY: slot given back early */
+bool left[NI];         /* ghost: revived by Store.Revive out of a fired barrier */
+bool wn[NI];           /* items.wait_name is set (one name in the model) */
+bool wd[NI];           /* items.wait_until is set: the wait has a deadline */
+bool wdue[NI];         /* wait_until <= now: the deadline has passed */
+bool pk[NI];           /* available_at > now: a waiting item, not claimable */
+byte nsig;             /* signals rows of the run (one name, distinct keys) */
+byte ntk;              /* of those, taken (taken_by set) */
 
 bool bopen[NB];        /* barrier row exists */
 byte bexp[NB];         /* expected */
@@ -111,7 +125,8 @@ bool bseal[NB];        /* sealed */
 bool bfired[NB];       /* fired_at IS NOT NULL */
 byte bcur[NB];         /* dispatch_cursor: pages dispatched */
 byte bpar[NB];         /* parent_barrier_id: where the join reports */
-byte nfire[NB];        /* ghost: fires */
+byte nfire[NB];        /* ghost: fires in the barrier's generation */
+byte gen[NB];          /* generation: re-arms */
 
 #define NOWN (NW*NINC) /* no owner: a worker that has died for good */
 bool alive[NOWN + 1];  /* processes row exists */
@@ -127,6 +142,7 @@ bool canceldone;       /* ghost: CancelRun found nothing left */
 
 byte stalls = STALLS, crashes = CRASHES, snoozes = SNOOZES, extends = EXTENDS;
 byte expires = EXPIRES, hangs = HANGS, fails = FAILS, admin = ADMIN;
+byte awaits = AWAITS;
 
 #define FINAL(s) ((s) == DONE || (s) == DEAD || (s) == CANC)
 #define INLANE(i) ((i) == B || (i) == C || (i) == B2)
@@ -144,6 +160,11 @@ byte expires = EXPIRES, hangs = HANGS, fails = FAILS, admin = ADMIN;
 #define LANECLAIMED (COUNTED(B) + COUNTED(C) + COUNTED(B2))
 #define LANEREALLY ((st[B] == CLAIMED) + (st[C] == CLAIMED) + (st[B2] == CLAIMED))
 #define LANEAVAIL (st[B] == AVAIL || st[C] == AVAIL || st[B2] == AVAIL)
+/* Claimable: available, and due (a waiting item's available_at is its
+ * deadline, or MaxDelay ahead, until a signal moves it to now). */
+#define AV(i) (st[i] == AVAIL && !pk[i])
+/* A waiter left asleep while a signal for it is untaken: a lost wake-up. */
+#define ASLEEP (nsig > ntk && (st[C] == AVAIL && pk[C] || st[B2] == AVAIL && pk[B2]))
 #define PLAINAVAIL (st[R] == AVAIL || st[A] == AVAIL || st[J2] == AVAIL || st[J1] == AVAIL)
 
 /* Every item inserted has ended, and every barrier has fired, unless its
@@ -152,13 +173,18 @@ byte expires = EXPIRES, hangs = HANGS, fails = FAILS, admin = ADMIN;
 	(st[C] == NONE || FINAL(st[C])) && (st[B2] == NONE || FINAL(st[B2])) && \
 	(st[J2] == NONE || FINAL(st[J2])) && (st[J1] == NONE || FINAL(st[J1])))
 #define BDONE(b, o) (bfired[b] || (!bseal[b] && ENDED(o)))
-#define GOAL (ITEMSDONE && BDONE(X1, R) && BDONE(X2, A))
+/* A re-armed barrier has fired again, once, in its new generation. */
+#define REFIRED(b) (gen[b] == 0 || nfire[b] == 1)
+#define GOAL (ITEMSDONE && BDONE(X1, R) && BDONE(X2, A) && REFIRED(X1) && REFIRED(X2))
 
 /* A barrier fires only when every item under it has ended: X1's members
- * (A, B, B2, the join J2 of A's fan-out, and, below it, C), X2's (C). */
+ * (A, B, B2, the join J2 of A's fan-out, and, below it, C), X2's (C),
+ * except an item an operator revived out of a fired barrier with
+ * Store.Revive (it left the barrier, which no longer waits for it). */
 #define ENDED(i) (st[i] == NONE || FINAL(st[i]))
-#define UNDERDONE(b) ((b) == X2 -> ENDED(C) : \
-	(ENDED(A) && ENDED(B) && ENDED(B2) && ENDED(C) && ENDED(J2) && (!bseal[X2] || bpar[X2] != X1 || FINAL(st[J2]))))
+#define GONE(i) (ENDED(i) || left[i])
+#define UNDERDONE(b) ((b) == X2 -> GONE(C) : \
+	(GONE(A) && GONE(B) && GONE(B2) && GONE(C) && GONE(J2) && (!bseal[X2] || bpar[X2] != X1 || FINAL(st[J2]))))
 
 /* fire(b): the barrier's conditional update, which only one transaction
  * can make (its row is locked by the update), then its join, inserted in
@@ -170,7 +196,10 @@ inline fire(b, up) {
 	assert(UNDERDONE(b));
 	nfire[b]++;
 	bfired[b] = 1;
+	/* A new join (after a re-arm, the next generation's, in the place of
+	 * the old one, which stays dead or cancelled as history). */
 	bar[JOIN(b)] = bpar[b];
+	ncomp[JOIN(b)] = 0; att[JOIN(b)] = 0; cr[JOIN(b)] = 0; exp[JOIN(b)] = 0;
 	up = 0;
 	if
 	:: rst == RCANC -> st[JOIN(b)] = CANC; up = 1
@@ -254,8 +283,60 @@ inline claimOne(i) {
 	/* A cancelled run ends with nothing running: nothing of it is
 	 * claimed once CancelRun has found nothing left. */
 	assert(!(canceldone && rst == RCANC));
+	/* A waiting item is claimed only once a signal or its deadline
+	 * made it due; a completed one never again (a revived run redoes
+	 * no completed step). */
+	assert(!pk[i]);
+	assert(ncomp[i] == 0);
 	st[i] = CLAIMED; tok[i]++; own[i] = o; exp[i] = 0; att[i]++; freed[i] = 0;
 	ci = i; mt = tok[i]
+}
+
+/* await(i): Fenced.Await in the fence's transaction, which locks the
+ * item row (the fence: the token compared), then the run's row
+ * (lockRun), then reads the item's wait and the run's untaken signals
+ * with a locking read (qSignalsUntaken): every row it reads is locked,
+ * and a Signal, which takes the run's row first too, runs wholly before
+ * or after it. It takes the oldest untaken signal (signal.take, only
+ * while taken_by is NULL) and clears the wait (item.wait-clear); the
+ * handler completes in the same fence. Or, its deadline passed on a
+ * second Await, it returns TimedOut, the wait cleared, and completes.
+ * Or it parks: the item available again at its deadline (or MaxDelay
+ * ahead), its attempt given back, the wait's name set: the claim and the
+ * lane's slot are given back in this transaction. A second Await of a
+ * wait with a deadline keeps the first deadline (await.again).
+ * catalog: signal.take item.wait-clear await.deadline await.no-deadline await.again */
+inline await(i) {
+	if
+	:: !wn[i] -> awaits--
+	:: else
+	fi;
+	if
+	:: FENCE(i, mt) ->
+		WRITEOK(i, mt);
+		if
+		:: nsig > ntk ->
+			ntk++;
+			wn[i] = 0; wd[i] = 0; wdue[i] = 0;
+			completeHeld(i);
+			settle(i, 1)
+		:: nsig == ntk && wn[i] && wd[i] && wdue[i] ->
+			wn[i] = 0; wd[i] = 0; wdue[i] = 0;
+			completeHeld(i);
+			settle(i, 1)
+		:: else ->
+			st[i] = AVAIL; att[i]--; exp[i] = 0; pk[i] = 1;
+			if
+			:: wn[i] -> skip      /* again: the first deadline kept, or none again */
+			:: !wn[i] -> wd[i] = 1; wdue[i] = 0 /* a deadline */
+			:: !wn[i] -> wd[i] = 0 /* none: MaxDelay ahead */
+			fi;
+			wn[i] = 1;
+			/* The claim and the slot are given back. */
+			assert(LANEREALLY <= LIMIT && st[i] != CLAIMED)
+		fi
+	:: else
+	fi
 }
 
 /* Everything a fenced handler may end with, on the item it holds (ci,
@@ -332,6 +413,11 @@ inline handle() {
 		:: else
 		fi };
 		goto work
+	/* Await (Fenced.Await) on the run's one signal name, by C or B2:
+	 * its first call, or again after a wake or a deadline. */
+	:: (ci == C || ci == B2) && (wn[ci] || awaits > 0) ->
+		atomic { await(ci) };
+		goto again
 	/* Crash: the process dies between two transactions. */
 	:: atomic { crashes > 0 -> crashes-- }; goto crash
 	/* The handler hangs for ever; the owner keeps heartbeating. */
@@ -401,8 +487,8 @@ end_idle:
 			gotone = 0;
 			if
 			:: running < LIMIT && st[B] == AVAIL -> claimOne(B); gotone = 1
-			:: running < LIMIT && st[C] == AVAIL -> claimOne(C); gotone = 1
-			:: running < LIMIT && st[B2] == AVAIL -> claimOne(B2); gotone = 1
+			:: running < LIMIT && AV(C) -> claimOne(C); gotone = 1
+			:: running < LIMIT && AV(B2) -> claimOne(B2); gotone = 1
 			:: else -> ci = NI
 			fi;
 			assert(LANEREALLY <= LIMIT)
@@ -725,8 +811,39 @@ end:
  * stalls past StaleAfter), or a lease expires, at any moment. */
 proctype Env() {
 	byte o, i;
+	bool wc, wb2;
 end:
 	do
+	/* Signal: the run's row locked (lockRun) before anything is read, so
+	 * that an Await, which locks it too, runs wholly before or after;
+	 * refused for a finished run. The signal inserted (once per key), the
+	 * run's waiters read (available items waiting on the name), made due
+	 * (available_at = now, only while still available and waiting) and
+	 * their lanes given a turn now.
+	 * catalog: signal.open signal.wake lanes.wake-item */
+#ifdef BUG_SIGNAL_NOLOCK
+	/* The waiters read without the run's lock, before the signal's
+	 * insert commits: an Await in between sees no signal and parks. */
+	:: atomic { nsig < SIGNALS && rst != RCANC && rst != RDONE ->
+		wc = (st[C] == AVAIL && wn[C]); wb2 = (st[B2] == AVAIL && wn[B2]) };
+		atomic {
+			nsig++;
+			if :: wc && st[C] == AVAIL && wn[C] -> pk[C] = 0; lready = 1 :: else fi;
+			if :: wb2 && st[B2] == AVAIL && wn[B2] -> pk[B2] = 0; lready = 1 :: else fi;
+			wc = 0; wb2 = 0;
+			assert(!ASLEEP) }
+#else
+	:: atomic { nsig < SIGNALS && rst != RCANC && rst != RDONE ->
+		nsig++;
+		if :: st[C] == AVAIL && wn[C] -> assert(lready); pk[C] = 0; lready = 1 :: else fi;
+		if :: st[B2] == AVAIL && wn[B2] -> assert(lready); pk[B2] = 0; lready = 1 :: else fi;
+		assert(!ASLEEP) }
+#endif
+	/* A wait's deadline passes: the item, if it waits, is due. A wait
+	 * with no deadline is due only MaxDelay ahead, taken here as never
+	 * (were it due, its handler would Await again and find any signal). */
+	:: atomic { wn[C] && wd[C] && !wdue[C] -> wdue[C] = 1; pk[C] = 0 }
+	:: atomic { wn[B2] && wd[B2] && !wdue[B2] -> wdue[B2] = 1; pk[B2] = 0 }
 	:: atomic { stalls > 0 && (FRESH(0) || FRESH(1) || FRESH(2)) ->
 		if
 		:: alive[wo[0]] && !stale[wo[0]] -> stale[wo[0]] = 1; stalls--
@@ -747,10 +864,68 @@ end:
 	od
 }
 
+/* The re-arm of barrier b may be made: it fired, its join is dead or
+ * cancelled, the run is not finished, and if its join counted at a
+ * barrier above that fired too (X2's join at X1), that one may be
+ * re-armed as well. */
+#define RUNOPEN (rst == RRUN || rst == RHALT)
+#define JGONE(b) (st[JOIN(b)] == DEAD || st[JOIN(b)] == CANC)
+#define REARMOK(b) (bfired[b] && JGONE(b) && RUNOPEN && \
+	(bar[JOIN(b)] == NOB || !bfired[bar[JOIN(b)]] || (bar[JOIN(b)] == X1 && JGONE(X1) && bar[J1] == NOB)))
+
+/* rearmOne(b, leaving): b's dead and cancelled children available again
+ * now (revive.children), its failures less those and the leaving joins',
+ * unfired, its generation grown (barrier.rearm), and tried. */
+inline rearmOne(b, leaving) {
+	n = 0; k = 0;
+	do
+	:: k < NI ->
+		if
+#ifdef BUG_REVIVE_DONE
+		/* The revive of the children misses its state filter: completed
+		 * children run again. */
+		:: bar[k] == b && (st[k] == DEAD || st[k] == CANC || st[k] == DONE) ->
+#else
+		:: bar[k] == b && (st[k] == DEAD || st[k] == CANC) ->
+#endif
+			st[k] = AVAIL; att[k] = 0; cr[k] = 0; exp[k] = 0; pk[k] = 0; n++;
+			if :: INLANE(k) -> lready = 1 :: else fi
+		:: else
+		fi;
+		k++
+	:: else -> break
+	od;
+#ifdef BUG_REARM_COUNTS
+	/* The re-arm does not take back the revived children's failures. */
+	bfail[b] = bfail[b] - leaving;
+#else
+	bfail[b] = bfail[b] - n - leaving;
+#endif
+	bfired[b] = 0; nfire[b] = 0; gen[b]++;
+	n = 0; k = 0;
+	tryfire(b)
+}
+
+/* rearm(x): the old join leaves the barrier above, then x is re-armed. */
+inline rearm(x) {
+	ab = bar[JOIN(x)];
+	if
+	:: ab != NOB ->
+		bar[JOIN(x)] = NOB;
+		if
+		:: !bfired[ab] -> bfail[ab]--
+		:: else -> rearmOne(ab, 1)
+		fi
+	:: else
+	fi;
+	ab = 0;
+	rearmOne(x, 0)
+}
+
 /* An operator: cancels an item or the run, revives a dead item or the
  * run, ADMIN times in all. */
 proctype Admin() {
-	byte i, up;
+	byte i, up, n, k, ab;
 end:
 	do
 	/* Cancel of an item: its row locked (qItemLock), cancelled if not
@@ -795,14 +970,20 @@ end:
 			:: else
 			fi
 		od
-	/* Revive of a dead item (ReviveRunItem, ReviveRun): its row locked,
-	 * the failure it counted at its barrier taken back while the barrier
-	 * has not fired (else it leaves it), available again with its
-	 * attempts reset, its lane given a turn (found by an update that
-	 * locks it, opened if retention deleted it); the run running again.
+	/* Revive of a dead item (Store.Revive, ReviveRunItem, ReviveRun):
+	 * its row locked, then its barrier's (the order every completion
+	 * takes); the failure it counted there taken back while the barrier
+	 * has not fired (barrier.unfail is conditioned on fired_at IS NULL);
+	 * available again now with its attempts reset, its lane given a turn
+	 * (found by an update that locks it, opened if retention deleted it).
+	 * ReviveRunItem and ReviveRun bring the run back to running in the
+	 * same transaction; Store.Revive leaves the run as it is. A dead item
+	 * whose barrier fired leaves it under Store.Revive; under ReviveRun
+	 * and ReviveRunItem it re-arms the barrier instead (the re-arm step
+	 * below), as does a dead join whose barrier counted failures.
 	 * catalog: item.revive barrier.unfail lanes.ready lanes.open run.resume */
-	:: atomic { admin > 0 && rst != RCANC &&
-		(st[R] == DEAD || st[A] == DEAD || st[B] == DEAD || st[C] == DEAD || st[B2] == DEAD) ->
+	:: atomic { admin > 0 && RUNOPEN &&
+		(st[R] == DEAD || st[A] == DEAD || st[B] == DEAD || st[C] == DEAD || st[B2] == DEAD || st[J2] == DEAD || st[J1] == DEAD) ->
 		admin--;
 		if
 		:: st[R] == DEAD -> i = R
@@ -810,17 +991,58 @@ end:
 		:: st[B] == DEAD -> i = B
 		:: st[C] == DEAD -> i = C
 		:: st[B2] == DEAD -> i = B2
+		:: st[J2] == DEAD -> i = J2
+		:: st[J1] == DEAD -> i = J1
 		fi;
+		up = 0;
 		if
-		:: bar[i] != NOB && !bfired[bar[i]] -> bfail[bar[i]]--
-		:: else -> bar[i] = NOB
+		:: bar[i] != NOB && bfired[bar[i]] -> bar[i] = NOB; left[i] = 1 /* Store.Revive: it leaves the fired barrier */
+		:: bar[i] != NOB && !bfired[bar[i]] -> bfail[bar[i]]--; up = 1
+		:: bar[i] == NOB -> up = 1
 		fi;
-		st[i] = AVAIL; att[i] = 0; cr[i] = 0;
+		st[i] = AVAIL; att[i] = 0; cr[i] = 0; exp[i] = 0; pk[i] = 0;
 		if
 		:: INLANE(i) -> lready = 1
 		:: else
 		fi;
-		rst = RRUN;
+		/* ReviveRunItem or ReviveRun (which re-arm instead where the
+		 * barrier fired, or the join's barrier counted failures), or
+		 * Store.Revive. */
+		if
+		:: up && !(i == J2 && bfail[X2] > 0) && !(i == J1 && bfail[X1] > 0) -> rst = RRUN
+		:: true
+		fi;
+		i = 0; up = 0 }
+	/* Re-arm of a fired barrier (ReviveBarrier; ReviveRun and
+	 * ReviveRunItem for a dead item whose barrier fired, or a dead join
+	 * whose barrier counted failures): one transaction. The barrier's row
+	 * locked first (qReviveLockBarrier), then the run's (refused when
+	 * finished), then the old join's item row (refused unless dead or
+	 * cancelled); the old join leaves the barrier above (X1, for X2's
+	 * join), taking back the failure it counted there while that has not
+	 * fired, else that barrier is re-armed the same way first, the old
+	 * join's failure taken back with its own children's; the dead and
+	 * cancelled children revived (an update that locks each row and reads
+	 * its state again; a fired barrier's children are all ended, and only
+	 * a revive, which takes the barrier's lock first too, changes an ended
+	 * child), their lanes given a turn; the barrier unfired, its failures
+	 * taken back, its generation grown; then tried, as an arrival would.
+	 * Every row it reads it has locked first, so under READ COMMITTED it
+	 * is one atomic step (a revive that locked a child first and waits for
+	 * the barrier deadlocks with it; the database aborts one, which runs
+	 * again whole). ReviveRun and ReviveRunItem also resume the run.
+	 * catalog: barrier.rearm revive.children item.leave-barrier barrier.unfail lanes.ready lanes.open run.resume */
+	:: atomic { admin > 0 && (REARMOK(X2) || REARMOK(X1)) ->
+		admin--;
+		if
+		:: REARMOK(X2) -> i = X2
+		:: REARMOK(X1) -> i = X1
+		fi;
+		rearm(i);
+		if
+		:: rst == RHALT -> rst = RRUN /* ReviveRun, ReviveRunItem */
+		:: true                     /* ReviveBarrier */
+		fi;
 		i = 0; up = 0 }
 	od
 }
@@ -863,21 +1085,11 @@ ltl progress { <> GOAL }
  * outside: attempts.orphaned -- retention of that history
  * outside: meta.insert -- items' tags and metadata are data written once with their item, in the enqueue's transaction, and read by no transition
  * outside: meta.orphaned -- retention of that data, deleted with its item
- * outside: await.deadline -- signals and waits are not modelled: a wait gives the claim back like release
- * outside: await.no-deadline -- signals and waits are not modelled
- * outside: await.again -- signals and waits are not modelled
- * outside: item.wait-clear -- signals and waits are not modelled
- * outside: signal.open -- signals and waits are not modelled
- * outside: signal.take -- signals and waits are not modelled
- * outside: signal.wake -- signals and waits are not modelled
- * outside: lanes.wake-item -- signals and waits are not modelled: a signal wakes the lane of the item it makes claimable
  * outside: runcontext.open -- a run's context is data written inside a fence, under the fence's token check and the run's row lock, checked by the pipeline suite
  * outside: runcontext.set -- a run's context is data written inside a fence, like runcontext.open
  * outside: progress.open -- an item's progress is data no transition reads, written under the fence's token check on the item's row, checked by the conformance suite
  * outside: progress.set -- an item's progress is data no transition reads, like progress.open
  * outside: progress.orphaned -- retention of an item's progress, with its item, like attempts.orphaned
- * outside: revive.children -- the revive of a fired barrier (re-arm) is not modelled
- * outside: barrier.rearm -- the revive of a fired barrier (re-arm) is not modelled
  * outside: enqueue.release-key -- a finished item's unique key moved aside for a new enqueue; keys are not modelled
  * outside: limit.queue-set -- the model's lane limit is fixed
  * outside: limit.queue-clear -- the model's lane limit is fixed

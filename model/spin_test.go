@@ -136,9 +136,10 @@ func trimTrace(replay string) string {
 	return b.String()
 }
 
-// zero is every fault budget of the model at zero: the protocol with no
-// crash, stall, expiry, snooze, Extend, failure, hang or operator.
-var zero = []string{"-DSTALLS=0", "-DEXPIRES=0", "-DCRASHES=0", "-DSNOOZES=0", "-DEXTENDS=0", "-DHANGS=0", "-DFAILS=0", "-DADMIN=0"}
+// zero is every budget of the model at zero: the protocol with no crash,
+// stall, expiry, snooze, Extend, failure, hang, operator, Await or
+// signal.
+var zero = []string{"-DSTALLS=0", "-DEXPIRES=0", "-DCRASHES=0", "-DSNOOZES=0", "-DEXTENDS=0", "-DHANGS=0", "-DFAILS=0", "-DADMIN=0", "-DAWAITS=0", "-DSIGNALS=0"}
 
 // with is zero with some budgets set.
 func with(budgets ...string) []string {
@@ -162,9 +163,12 @@ func with(budgets ...string) []string {
 // operator and the two-level fan-out, every interleaving of the protocol
 // without faults searched exhaustively, and with one of each fault
 // (crash, stall, lease expiry, snooze, Extend, failure, hang, cancel or
-// revive) searched by bitstate hashing, which covers most of the states
-// in a bounded time. The exhaustive search of the whole model is the
-// deeper run in README.md.
+// revive, Await and signal) searched by bitstate hashing, which covers
+// part of the states in a bounded time; then, by bitstate hashing too,
+// the runs that reach what one fault of each cannot reach often: a
+// waiter parked and woken by a signal, and a fired barrier re-armed
+// (cancel, then revive). The exhaustive searches of those are the deeper
+// runs in README.md.
 func TestModel_Holds(t *testing.T) {
 	needSpin(t)
 	for _, tc := range []struct {
@@ -173,6 +177,8 @@ func TestModel_Holds(t *testing.T) {
 	}{
 		{"no faults, exhaustive", check{defines: zero, cflags: []string{"-O1", "-DCOLLAPSE"}, panFlags: []string{"-m100000", "-w24"}}},
 		{"one of each fault, bitstate", check{cflags: []string{"-O1", "-DBITSTATE"}, panFlags: []string{"-m100000", "-w22", "-k2"}}},
+		{"signals and waits, bitstate", check{defines: with("-DAWAITS=1", "-DSIGNALS=1"), cflags: []string{"-O1", "-DBITSTATE"}, panFlags: []string{"-m100000", "-w22", "-k2"}}},
+		{"re-arm, bitstate", check{defines: with("-DADMIN=2"), cflags: []string{"-O1", "-DBITSTATE"}, panFlags: []string{"-m100000", "-w22", "-k2"}}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
@@ -202,6 +208,9 @@ var bugs = []struct {
 	{"BUG_REAP_LIVE", "the reaper removes an owner without checking it is stale", nil, false},
 	{"BUG_SLOT_EARLY", "a slot is freed outside the item's transaction", nil, false},
 	{"BUG_LANE_NOLOCK", "a lane's claimed items are counted without its row lock", nil, false},
+	{"BUG_REARM_COUNTS", "a re-arm does not take back its revived children's failures", []string{"-DADMIN=2"}, true},
+	{"BUG_REVIVE_DONE", "a re-arm revives its completed children too", []string{"-DADMIN=1", "-DFAILS=2"}, true},
+	{"BUG_SIGNAL_NOLOCK", "a signal reads the waiters without the run's lock", []string{"-DAWAITS=1", "-DSIGNALS=1"}, false},
 }
 
 // TestModel_CatchesPlantedBugs plants each bug in turn and expects the

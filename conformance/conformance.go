@@ -322,11 +322,28 @@ func (e *env) newPrefix() string {
 	e.t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 		defer cancel()
-		if err := migrations.Drop(ctx, e.db, e.d, p); err != nil {
+		if err := e.drop(ctx, p); err != nil {
 			e.t.Errorf("conformance: drop the tables of prefix %q: %v", p, err)
 		}
 	})
 	return p
+}
+
+// drop drops the tables of prefix p, again while the database says the
+// attempt may be retried (SQLite's writer lock held past busy_timeout by
+// a parallel subtest's stream of writes, a deadlock), until ctx ends.
+func (e *env) drop(ctx context.Context, p string) error {
+	for {
+		err := migrations.Drop(ctx, e.db, e.d, p)
+		if err == nil || e.d.Classify(err) != dialect.Retryable || ctx.Err() != nil {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return err
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
 }
 
 // at opens a second store on the subtest's tables whose database clock is

@@ -83,8 +83,11 @@ func (r *Reader) metaItems(ctx context.Context, f ItemFilter, mf metaFilter, mar
 			low, searched = ids[len(ids)-1], true
 		}
 	}
-	args := append(append([]any{}, margs...), r.s.Dialect.UUID(before), r.s.Dialect.UUID(low))
-	args = append(args, eq...)
+	args := append(append([]any{}, margs...), r.s.Dialect.UUID(before))
+	if bits != 0 {
+		args = append(args, r.s.Dialect.UUID(low), r.s.Dialect.UUID(before), r.s.Dialect.UUID(low))
+		args = append(args, eq...)
+	}
 	items, err := storesql.Rows(ctx, r.s.Handle, "items", r.s.SQL(qMetaItems(r.s, mf, bits, f.State, limit)), r.s.ScanItem, args...)
 	if err != nil {
 		return ItemPage{}, err
@@ -127,14 +130,24 @@ func qMetaWindow(s *seam, mf metaFilter, w int) string {
 	return "SELECT m.item_id FROM {itemmeta} m WHERE " + metaWhere(mf) + " AND m.item_id < ? ORDER BY m.item_id DESC" + s.Dialect.Limit(w)
 }
 
-// qMetaItems is a page of n items of a filter on item_meta, from a bound
-// id (excluded) down to a low id (included), that pass the other filters
-// of bits (queue, state, kind, run, as itemShape numbers them) on the
+// qMetaItems is a page of n items of a filter on item_meta below a bound
+// id: alone (bits 0), the n newest; with the other filters of bits
+// (queue, state, kind, run, as itemShape numbers them), those down to a
+// low id (included), each bound given twice, that pass them on the
 // joined item.
 func qMetaItems(s *seam, mf metaFilter, bits int, state core.State, n int) string {
+	cols := qualified("i", s.ItemColumns)
+	if bits == 0 {
+		// Alone: the n newest ids of the index, then n items by their
+		// primary key, sorted again (n rows at most).
+		return "SELECT " + cols + " FROM (" + qMetaWindow(s, mf, n) + ") w JOIN {items} i ON i.id = w.item_id ORDER BY i.id DESC"
+	}
 	var b strings.Builder
-	b.WriteString("SELECT " + qualified("i", s.ItemColumns) + " FROM {itemmeta} m JOIN {items} i ON i.id = m.item_id WHERE ")
-	b.WriteString(metaWhere(mf) + " AND m.item_id < ? AND m.item_id >= ?")
+	b.WriteString("SELECT " + cols + " FROM {itemmeta} m JOIN {items} i ON i.id = m.item_id WHERE ")
+	// The bounds are given to both tables: a planner that merges the
+	// two in id order then starts each at the bound, not at the newest
+	// row.
+	b.WriteString(metaWhere(mf) + " AND m.item_id < ? AND m.item_id >= ? AND i.id < ? AND i.id >= ?")
 	if bits&1 != 0 {
 		b.WriteString(" AND i.queue = ?")
 	}

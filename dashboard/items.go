@@ -27,16 +27,16 @@ type itemsPage struct {
 func (h *handler) items(w http.ResponseWriter, r *http.Request) {
 	q := newQuery(r.URL.RawQuery, "queue", "state", "kind", "run", "tag", "meta_key", "meta_value", "before", "limit")
 	f := browse.ItemFilter{
-		Queue:  q.text("queue"),
-		State:  core.State(q.oneOf("state", stateNames)),
-		Kind:   q.text("kind"),
-		Run:    q.id("run"),
-		Tag:    q.text("tag"),
+		Queue: q.text("queue"),
+		State: core.State(q.oneOf("state", stateNames)),
+		Kind:  q.text("kind"),
+		Run:   q.id("run"),
+		Tag:   q.text("tag"),
 
 		MetaKey:   q.text("meta_key"),
 		MetaValue: q.text("meta_value"),
-		Before: q.id("before"),
-		Limit:  q.limit(),
+		Before:    q.id("before"),
+		Limit:     q.limit(),
 
 		SearchRows: h.opts.SearchRows,
 	}

@@ -22,15 +22,25 @@ type ItemFilter struct {
 	Kind string
 	// Run, when set, lists only the items of that run.
 	Run uuid.UUID
+	// Tag, when set, lists only the items carrying that tag
+	// (core.ItemSpec.Tags): up to core.MaxTagLen characters, no control
+	// characters. It excludes MetaKey.
+	Tag string
+	// MetaKey, when set, lists only the items whose metadata
+	// (core.ItemSpec.Metadata) holds that key, and MetaValue, when set
+	// too, only those whose key holds that value. MetaValue needs a
+	// MetaKey; the rules of each are core's for metadata.
+	MetaKey, MetaValue string
 	// Before is the id of the last item of the previous page; uuid.Nil
 	// for the first page.
 	Before uuid.UUID
 	// Limit is the page size: 1 to MaxListLimit; 0 means
 	// DefaultListLimit.
 	Limit int
-	// SearchRows bounds the rows a Kind filter (without a Run) examines
-	// in one call of Items: 1 to ItemSearchRows; 0 means
-	// ItemSearchRows. The other filters ignore it.
+	// SearchRows bounds the rows a Kind filter (without a Run), or a
+	// Tag or MetaKey filter with any other filter, examines in one call
+	// of Items: 1 to ItemSearchRows; 0 means ItemSearchRows. The other
+	// filters ignore it.
 	SearchRows int
 }
 
@@ -74,6 +84,11 @@ type ItemPage struct {
 //     calls however the rows are spread. Its page holds the range's
 //     matches; when that is fewer than Limit, Searched is set and Next,
 //     the range's lowest id, is where the search goes on.
+//   - a tag, or a metadata key (and value), is read in id order from
+//     an index of the item_meta table that leads with it, each item then
+//     by its primary key; with other filters too, a page examines the
+//     next f.SearchRows ids of that index at most, and its page may be
+//     short (Searched) as a kind's is.
 //
 // An item inserted while paging has a newer id than the pages already
 // read, so it never shows up in a later page, and paging never repeats or
@@ -101,6 +116,10 @@ func (r *Reader) Items(ctx context.Context, f ItemFilter) (ItemPage, error) {
 	if f.SearchRows < 1 || f.SearchRows > ItemSearchRows {
 		return ItemPage{}, invalid("SearchRows", "%d is outside [1, %d]", f.SearchRows, ItemSearchRows)
 	}
+	mf, margs, err := r.validMetaFilter(f)
+	if err != nil {
+		return ItemPage{}, err
+	}
 	bits := 0
 	var eq []any
 	if f.Queue != "" {
@@ -117,6 +136,9 @@ func (r *Reader) Items(ctx context.Context, f ItemFilter) (ItemPage, error) {
 	if f.Run != uuid.Nil {
 		bits |= 8
 		eq = append(eq, r.s.Dialect.UUID(f.Run))
+	}
+	if mf != metaNone {
+		return r.metaItems(ctx, f, mf, margs, bits, eq, limit)
 	}
 	if !pagedShape(bits) {
 		f.Limit = limit

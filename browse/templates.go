@@ -47,6 +47,24 @@ func templates(s *seam) []storesql.Template {
 			}
 			return out
 		}},
+		{Name: "browse.meta-window", Render: func(int) []string {
+			var out []string
+			for _, mf := range metaFilters {
+				for _, w := range searchWindows {
+					out = append(out, s.SQL(qMetaWindow(s, mf, w)))
+				}
+			}
+			return out
+		}},
+		{Name: "browse.items-meta", Largest: MaxListLimit, Render: func(n int) []string {
+			var out []string
+			for _, mf := range metaFilters {
+				out = append(out, shapesOf(s, itemShapes, n, itemStates, func(bits int, st core.State, n int) string {
+					return qMetaItems(s, mf, bits, st, n)
+				})...)
+			}
+			return out
+		}},
 		{Name: "browse.runs", Largest: MaxListLimit, Render: func(n int) []string {
 			return shapesOf(s, runShapes, n, runStates, func(bits int, st core.RunState, n int) string { return qRunsPage(s, bits, st, n) })
 		}},

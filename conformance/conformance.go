@@ -192,6 +192,8 @@ var guarantees = []guarantee{
 	{"Browse_ItemPagesNeverRepeatOrSkipUnderInserts", testBrowseItemsConcurrent},
 	{"Browse_ItemsByKindSearchBoundedAndResumable", testBrowseItemsByKindBounded},
 	{"Browse_ItemsByKindPagesCoverTheRowsSearched", testBrowseItemsByKindCoversPerPage},
+	{"Browse_ItemsByTagAndMetadataInKeysetPages", testBrowseItemsByMeta},
+	{"Browse_ItemsByTagAndMetadataRefuseBadInput", testBrowseMetaBadInput},
 	{"Browse_QueueSummariesCappedOnDatabaseClock", testBrowseQueueSummaries},
 	{"Browse_OwnersHeartbeatAgeAndClaims", testBrowseOwners},
 	{"Browse_RunsAndRunBarriersInKeysetPages", testBrowseRuns},

@@ -24,6 +24,9 @@ func exposedStore(s *Store) *storesql.Store[Item, Run, Barrier] {
 		LookupName: func(field, v string, max int) error {
 			return lookupName(field, v, max, false)
 		},
+		ValidName: func(field, v string, max int) error {
+			return validName(field, v, max, false)
+		},
 		ItemColumns:    itemColumns,
 		RunColumns:     runColumns,
 		BarrierColumns: barrierColumns,

@@ -20,6 +20,8 @@ type itemPage struct {
 	// Percent its fraction done, "" when its total is unknown.
 	Progress *core.Progress
 	Percent  string
+	// Meta is the item's tags and metadata (empty when it has none).
+	Meta core.Metadata
 }
 
 // item shows one item: payload, result, attempts, timing and links.
@@ -43,6 +45,12 @@ func (h *handler) item(w http.ResponseWriter, r *http.Request) {
 		h.storeFailed(w, r, "item's attempts", err)
 		return
 	}
+	meta, err := h.store.ItemMetadata(ctx, id)
+	if err != nil {
+		h.storeFailed(w, r, "item's tags and metadata", err)
+		return
+	}
+	p.Meta = meta[id]
 	prog, reported, err := h.store.Progress(ctx, id)
 	if err != nil {
 		h.storeFailed(w, r, "item's progress", err)

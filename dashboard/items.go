@@ -20,18 +20,23 @@ type itemsPage struct {
 	Examined int
 }
 
-// items lists items newest first, filtered by queue, state, kind and run,
+// items lists items newest first, filtered by queue, state, kind, run,
+// tag and metadata key (and value),
 // in keyset pages. A kind is searched for among a bounded number of the
 // newest rows per page: a page short because of that bound says so.
 func (h *handler) items(w http.ResponseWriter, r *http.Request) {
-	q := newQuery(r.URL.RawQuery, "queue", "state", "kind", "run", "before", "limit")
+	q := newQuery(r.URL.RawQuery, "queue", "state", "kind", "run", "tag", "meta_key", "meta_value", "before", "limit")
 	f := browse.ItemFilter{
-		Queue:  q.text("queue"),
-		State:  core.State(q.oneOf("state", stateNames)),
-		Kind:   q.text("kind"),
-		Run:    q.id("run"),
-		Before: q.id("before"),
-		Limit:  q.limit(),
+		Queue: q.text("queue"),
+		State: core.State(q.oneOf("state", stateNames)),
+		Kind:  q.text("kind"),
+		Run:   q.id("run"),
+		Tag:   q.text("tag"),
+
+		MetaKey:   q.text("meta_key"),
+		MetaValue: q.text("meta_value"),
+		Before:    q.id("before"),
+		Limit:     q.limit(),
 
 		SearchRows: h.opts.SearchRows,
 	}

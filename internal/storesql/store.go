@@ -36,6 +36,10 @@ type Store[I, R, B any] struct {
 	// filter's queue or kind), as core checks its own: an
 	// *core.InputError naming field when it is refused.
 	LookupName func(field, v string, max int) error
+	// ValidName checks a name as core checks one it writes (LookupName's
+	// rules, and no control characters), "" accepted: for a filter on
+	// what only such names were ever written to (tags, metadata).
+	ValidName func(field, v string, max int) error
 	// ItemColumns, RunColumns and BarrierColumns are the column lists
 	// ScanItem, ScanRun and ScanBarrier read, in their order.
 	ItemColumns, RunColumns, BarrierColumns string

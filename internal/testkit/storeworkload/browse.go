@@ -15,7 +15,8 @@ import (
 
 // workloadBrowse reaches, after workloadRuns on the same tables, every
 // statement of the dashboard's reads: each filter combination of Items and
-// Runs, a run's barriers, the owners, and queue summaries (of all queues
+// Runs (and of Items by a tag or metadata, alone and with a queue),
+// a run's barriers, the owners, and queue summaries (of all queues
 // and of one, with a queue of more priorities than the oldest item's
 // probes).
 func workloadBrowse(t *testing.T, db *sql.DB, d dialect.Dialect) {
@@ -39,6 +40,15 @@ func workloadBrowse(t *testing.T, db *sql.DB, d dialect.Dialect) {
 					must(err)
 				}
 			}
+		}
+	}
+	_, err = s.Enqueue(ctx, core.ItemSpec{Queue: "browse-meta", Tags: []string{"t"}, Metadata: map[string]string{"k": "v"}})
+	must(err)
+	for _, f := range []browse.ItemFilter{{Tag: "t"}, {MetaKey: "k"}, {MetaKey: "k", MetaValue: "v"}} {
+		for _, queue := range []string{"", "browse-meta"} {
+			f.Queue, f.Limit = queue, 2
+			_, err := b.Items(ctx, f)
+			must(err)
 		}
 	}
 	for _, name := range []string{"", "browse"} {

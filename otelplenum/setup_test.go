@@ -89,6 +89,24 @@ func openStore(ctx context.Context, t *testing.T, db *sql.DB, d dialect.Dialect,
 	return store
 }
 
+// tracedWorker opens dbase's store under prefix and a worker on it, on
+// queue "mail" with 4 slots, both traced and measured by a new telemetry.
+func tracedWorker(t *testing.T, dbase database, prefix string) (*telemetry, *core.Store, *worker.Worker) {
+	t.Helper()
+	db, err := dbase.open(dbase.dsn(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	tel := newTelemetry(t)
+	store := openStore(t.Context(), t, db, dbase.dialect, prefix, tel.Telemetry)
+	w, err := worker.New(store, workerConfig(store, tel.Telemetry, "mail", 4))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tel, store, w
+}
+
 // workerConfig is a quick worker's, on queue with slots, traced and
 // measured by tel.
 func workerConfig(store *core.Store, tel *otelplenum.Telemetry, queue string, slots int) worker.Config {

@@ -30,17 +30,7 @@ func TestTrace_HandlerSpanIsChildOfEnqueueSpan(t *testing.T) {
 		t.Run(dbase.name, func(t *testing.T) {
 			t.Parallel()
 			ctx := t.Context()
-			db, err := dbase.open(dbase.dsn(t))
-			if err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(func() { db.Close() })
-			tel := newTelemetry(t)
-			store := openStore(ctx, t, db, dbase.dialect, "otel1_", tel.Telemetry)
-			w, err := worker.New(store, workerConfig(store, tel.Telemetry, "mail", 4))
-			if err != nil {
-				t.Fatal(err)
-			}
+			tel, store, w := tracedWorker(t, dbase, "otel1_")
 			worker.Handle(w, "greet", func(ctx context.Context, job *worker.Job[int]) error { return nil })
 			worker.Handle(w, "fail", func(ctx context.Context, job *worker.Job[int]) error { return errors.New("no such mailbox") })
 
@@ -162,17 +152,7 @@ func TestTrace_BatchSpanLinksEachItemsContext(t *testing.T) {
 		t.Run(dbase.name, func(t *testing.T) {
 			t.Parallel()
 			ctx := t.Context()
-			db, err := dbase.open(dbase.dsn(t))
-			if err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(func() { db.Close() })
-			tel := newTelemetry(t)
-			store := openStore(ctx, t, db, dbase.dialect, "otelbatch_", tel.Telemetry)
-			w, err := worker.New(store, workerConfig(store, tel.Telemetry, "mail", 4))
-			if err != nil {
-				t.Fatal(err)
-			}
+			tel, store, w := tracedWorker(t, dbase, "otelbatch_")
 			worker.HandleBatch(w, "digest", func(ctx context.Context, jobs []*worker.Job[int]) error { return nil },
 				worker.BatchConfig{MaxBatch: 2, MaxWait: 10 * time.Second})
 			want := map[trace.SpanID]bool{}

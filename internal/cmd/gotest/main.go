@@ -46,6 +46,7 @@ type event struct {
 	Test       string
 	Output     string
 	ImportPath string
+	Elapsed    float64 // seconds, on a test's or package's end
 }
 
 func run(args []string, stdout, stderr io.Writer) int {
@@ -121,6 +122,8 @@ type report struct {
 	seen map[string][]string
 	// left is the tests that never ended, as when a package times out.
 	left unfinished
+	// slow is the top-level tests' times, for the summary.
+	slow slowest
 }
 
 func newReport(w io.Writer) *report {
@@ -169,6 +172,7 @@ func (r *report) handle(e event) {
 			return
 		}
 		r.left.end(e.Package, e.Test)
+		r.slow.add(e.Package, e.Test, e.Elapsed)
 		for _, name := range r.seen[id] {
 			s := r.suite(name)
 			switch e.Action {
@@ -238,10 +242,12 @@ func (r *report) endPackage(e event) {
 	}
 }
 
-// summary prints which database suites ran, failed or skipped, and last
-// which tests were running in a package that timed out.
+// summary prints which database suites ran, failed or skipped, the
+// longest tests, and last which tests were running in a package that
+// timed out.
 func (r *report) summary() {
 	r.suiteSummary()
+	r.slow.report(r)
 	r.left.report(r)
 }
 

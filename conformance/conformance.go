@@ -348,6 +348,24 @@ func (e *env) drop(ctx context.Context, p string) error {
 	}
 }
 
+// exec runs a statement of the test's own outside the store (a row as
+// an older version or another writer left it), again while the database
+// says the attempt may be retried (SQLite's writer lock held past
+// busy_timeout by a parallel subtest), until ctx ends.
+func (e *env) exec(ctx context.Context, query string, args ...any) error {
+	for {
+		_, err := e.db.ExecContext(ctx, query, args...)
+		if err == nil || e.d.Classify(err) != dialect.Retryable || ctx.Err() != nil {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return err
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+}
+
 // at opens a second store on the subtest's tables whose database clock is
 // shifted by offset: the only way the suite moves time.
 func (e *env) at(offset time.Duration) *core.Store {

@@ -67,7 +67,7 @@ func testFanOutChildKeysReserved(e *env) {
 	// as only an outside writer can make.
 	now := e.d.Now(0)
 	planted := uuid.Must(uuid.NewV7())
-	if _, err := e.db.ExecContext(e.ctx, e.d.Rebind("INSERT INTO "+e.names.Items+
+	if err := e.exec(e.ctx, e.d.Rebind("INSERT INTO "+e.names.Items+
 		" (id, queue, kind, unique_key, priority, state, available_at, attempt, max_attempts, crash_count, created_at)"+
 		" VALUES (?, ?, 'x', ?, 0, 'available', "+now+", 0, 1, 0, "+now+")"), e.d.UUID(planted), kidsQ, childKey); err != nil {
 		e.t.Fatalf("plant a row with a child's key: %v", err)
@@ -94,7 +94,7 @@ func testFanOutChildKeysReserved(e *env) {
 	}
 
 	// Without the planted row the same dispatch goes through.
-	if _, err := e.db.ExecContext(e.ctx, e.d.Rebind("DELETE FROM "+e.names.Items+" WHERE id = ?"), e.d.UUID(planted)); err != nil {
+	if err := e.exec(e.ctx, e.d.Rebind("DELETE FROM "+e.names.Items+" WHERE id = ?"), e.d.UUID(planted)); err != nil {
 		e.t.Fatal(err)
 	}
 	b := e.fanOut(e.s, pc, spec, []core.ChildSpec{{Key: "c1", Queue: kidsQ}, {Key: "c2", Queue: kidsQ}})

@@ -181,7 +181,7 @@ func testNamesStoredBeforeReachable(e *env) {
 			continue // no database stores it in a text column
 		}
 		id := e.enqueueOne(e.s, core.ItemSpec{Queue: "legacy"})
-		if _, err := e.db.ExecContext(ctx, e.d.Rebind("UPDATE "+e.names.Items+" SET queue = ?, kind = ? WHERE id = ?"), bad, bad, e.d.UUID(id)); err != nil {
+		if err := e.exec(ctx, e.d.Rebind("UPDATE "+e.names.Items+" SET queue = ?, kind = ? WHERE id = ?"), bad, bad, e.d.UUID(id)); err != nil {
 			e.t.Fatalf("storing %+q as it was before the rule: %v", bad, err)
 		}
 		if got := e.get(id); got.Queue != bad || got.Kind != bad {

@@ -6,7 +6,8 @@
 //
 //	go run ./internal/cmd/gotest -race -count=1 ./...
 //
-// Its arguments go to "go test" as they are. It runs "go test -json",
+// Its arguments go to "go test" as they are, with a -timeout of 25
+// minutes per package where they set none. It runs "go test -json",
 // prints what "go test" would print (the package lines, and the output of
 // failed tests and packages, and of the tests a timeout left running),
 // then the summary, and exits with go test's status. The summary ends, where
@@ -49,8 +50,34 @@ type event struct {
 	Elapsed    float64 // seconds, on a test's or package's end
 }
 
+// defaultTimeout is the -timeout given to go test when the arguments set
+// none: go test's own ten minutes per package are too few for the
+// database packages on a machine shared with other work, and a package
+// cut off there reports a panic, not the test that was slow.
+const defaultTimeout = "25m"
+
+// testArgs is what run passes to go test: args, with -json first and
+// defaultTimeout where args set no -timeout.
+func testArgs(args []string) []string {
+	out := []string{"test", "-json"}
+	timed := false
+	for _, a := range args {
+		if a == "--" {
+			break // what follows goes to the test binaries
+		}
+		name, _, _ := strings.Cut(strings.TrimLeft(a, "-"), "=")
+		if strings.HasPrefix(a, "-") && (name == "timeout" || name == "test.timeout") {
+			timed = true
+		}
+	}
+	if !timed {
+		out = append(out, "-timeout", defaultTimeout)
+	}
+	return append(out, args...)
+}
+
 func run(args []string, stdout, stderr io.Writer) int {
-	cmd := exec.Command("go", append([]string{"test", "-json"}, args...)...)
+	cmd := exec.Command("go", testArgs(args)...)
 	cmd.Stderr = stderr
 	cmd.Stdin = os.Stdin
 	out, err := cmd.StdoutPipe()

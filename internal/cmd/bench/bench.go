@@ -48,6 +48,13 @@ for that database, doing the same work:
                    --workers workers of
                    --batch slots each,
                    no-op handlers
+  minimal          Store.Claim and    vs  the claim+complete baseline's loop
+                   Store.CompleteMany     on a table with only what it needs:
+                                          a primary key, the claim's index
+                                          (partial where the database has
+                                          them), the columns the claim and
+                                          the completion touch (its DDL is
+                                          printed; PostgreSQL, SQLite, MySQL)
 
 The ratio, plenum / bare SQL, is the last column. Lines of their own give
 each side's statements and transactions per item, the CPU time the process
@@ -332,6 +339,9 @@ type sides struct {
 	st      *core.Store
 	counted *stmtCounter
 	b       *baseline
+	// min is the bare loop on the minimal table (minimal.go); nil for a
+	// database the bench has no minimal table for.
+	min *baseline
 }
 
 // benchOn runs every measurement on db, of dialect d, and prints the table
@@ -351,6 +361,9 @@ func benchOn(ctx context.Context, w io.Writer, db *sql.DB, d dialect.Dialect, pa
 			if derr := migrations.Drop(dctx, db, d, prefix); derr != nil {
 				err = errors.Join(err, fmt.Errorf("bench: drop tables %s*: %w", prefix, derr))
 			}
+		}
+		if derr := dropMinimal(dctx, db, d, bPrefix); derr != nil {
+			err = errors.Join(err, fmt.Errorf("bench: drop table %s: %w", minimalTable(bPrefix), derr))
 		}
 	}()
 	st, err := core.Open(ctx, db, d, core.Options{Prefix: pPrefix, Migrate: true})
@@ -373,6 +386,17 @@ func benchOn(ctx context.Context, w io.Writer, db *sql.DB, d dialect.Dialect, pa
 		}
 	}
 	sd := sides{st: pc, counted: counted, b: b}
+	var minimalDDL []string
+	if !o.Scale.NoTable {
+		m, ddl, ok, err := newMinimal(ctx, db, d, bPrefix, o.Batch)
+		if err != nil {
+			return rep, fmt.Errorf("bench: %w", err)
+		}
+		if ok {
+			defer m.close()
+			sd.min, minimalDDL = m, ddl
+		}
+	}
 
 	if path != "" {
 		fmt.Fprintf(w, "Plenum bench on %s: %s\n", d.Name(), path)
@@ -383,6 +407,12 @@ func benchOn(ctx context.Context, w io.Writer, db *sql.DB, d dialect.Dialect, pa
 	fmt.Fprintf(w, "%s items per measurement, batches of %d, %s, %s; Plenum and a bare-SQL baseline on the same database\n",
 		cmdline.Commas(o.Items), o.Batch, cmdline.Plural(o.Workers, "worker"), cmdline.Plural(o.Rounds, "round"))
 	fmt.Fprintf(w, "tables %s* (Plenum) and %s* (bare SQL), dropped afterwards\n", pPrefix, bPrefix)
+	if sd.min != nil {
+		fmt.Fprintf(w, "minimal table (row %q: the claim+complete baseline's loop on a table with only what it needs):\n", minimalRow)
+		for _, q := range minimalDDL {
+			fmt.Fprintf(w, "  %s\n", q)
+		}
+	}
 
 	// Each side starts with the database settled (for SQLite an empty
 	// write-ahead log), so that neither pays for the other's leftovers.
@@ -390,7 +420,11 @@ func benchOn(ctx context.Context, w io.Writer, db *sql.DB, d dialect.Dialect, pa
 	// registration's Settle).
 	pNames, bNames := migrations.NamesFor(pPrefix), migrations.NamesFor(bPrefix)
 	checkpoint := checkpointFor(d)
-	maintain := settleFor(d, pNames.Items, pNames.Barriers, bNames.Items, bNames.Barriers)
+	settled := []string{pNames.Items, pNames.Barriers, bNames.Items, bNames.Barriers}
+	if sd.min != nil {
+		settled = append(settled, sd.min.names.Items)
+	}
+	maintain := settleFor(d, settled...)
 	if maintain != nil {
 		fmt.Fprintln(w, "before each side: both sides' items and barriers settled as the database's maintenance would (the dialect's Settle: VACUUM (ANALYZE) on PostgreSQL)")
 	}
@@ -427,6 +461,9 @@ func benchOn(ctx context.Context, w io.Writer, db *sql.DB, d dialect.Dialect, pa
 		}
 	}
 	rep.TxRetries, rep.BaseRetries = st.Stats().Retries+pc.Stats().Retries, b.retries.Load()
+	if sd.min != nil {
+		rep.BaseRetries += sd.min.retries.Load()
+	}
 	fmt.Fprintf(w, "transactions retried: Plenum %s, bare SQL %s\n", cmdline.Commas(rep.TxRetries), cmdline.Commas(rep.BaseRetries))
 	if o.Pickups > 0 && !o.Scale.NoTable {
 		if rep.Latency, err = benchLatency(ctx, w, st, o.Pickups); err != nil {
@@ -515,7 +552,7 @@ func measureRows(ctx context.Context, w io.Writer, rep *benchReport, sd sides, o
 	var names []string
 	// pair measures one round of a row, the side that goes first
 	// alternating with the round.
-	pair := func(round int, name string, plenum, base func(context.Context) error) error {
+	pair := func(round int, name string, bc *stmtCounter, plenum, base func(context.Context) error) error {
 		a := accs[name]
 		if a == nil {
 			a = &rowAcc{name: name}
@@ -538,14 +575,14 @@ func measureRows(ctx context.Context, w io.Writer, rep *benchReport, sd sides, o
 				a.pc = a.pc.plus(sd.counted.snapshot().since(before))
 				return nil
 			}
-			before, cpu := b.count.snapshot(), processCPU()
+			before, cpu := bc.snapshot(), processCPU()
 			took, err := timedRun(ctx, base)
 			if err != nil {
 				return fmt.Errorf("bench: %s (baseline): %w", name, err)
 			}
 			a.bCPU += processCPU() - cpu
 			a.bTook, bTook = a.bTook+took, took
-			a.bc = a.bc.plus(b.count.snapshot().since(before))
+			a.bc = a.bc.plus(bc.snapshot().since(before))
 			return nil
 		}
 		first := round%2 == 0
@@ -564,7 +601,7 @@ func measureRows(ctx context.Context, w io.Writer, rep *benchReport, sd sides, o
 	}
 	for round := range o.Rounds {
 		queue := fmt.Sprintf("bench.%d", round)
-		err := pair(round, "enqueue",
+		err := pair(round, "enqueue", &b.count,
 			func(ctx context.Context) error { return plenumEnqueue(ctx, st, queue, o.Items) },
 			func(ctx context.Context) error { return b.enqueue(ctx, queue, o.Items, uuid.Nil) })
 		if err != nil {
@@ -574,7 +611,7 @@ func measureRows(ctx context.Context, w io.Writer, rep *benchReport, sd sides, o
 			sd.counted.record()
 			b.count.record()
 		}
-		err = pair(round, "claim+complete",
+		err = pair(round, "claim+complete", &b.count,
 			func(ctx context.Context) error { return plenumDrain(ctx, st, queue, o) },
 			func(ctx context.Context) error { return b.drain(ctx, queue, o.Workers, nil) })
 		if err != nil {
@@ -603,7 +640,7 @@ func measureRows(ctx context.Context, w io.Writer, rep *benchReport, sd sides, o
 			sd.counted.record()
 			b.count.record()
 		}
-		err = pair(round, "fan-in arrivals",
+		err = pair(round, "fan-in arrivals", &b.count,
 			func(ctx context.Context) error { return plenumDrain(ctx, st, fanQueue, o) },
 			func(ctx context.Context) error { return b.drain(ctx, fanQueue, o.Workers, bb) })
 		if err != nil {
@@ -625,7 +662,7 @@ func measureRows(ctx context.Context, w io.Writer, rep *benchReport, sd sides, o
 		if err := b.enqueue(ctx, rtQueue, o.Items, uuid.Nil); err != nil {
 			return fmt.Errorf("bench: runtime setup (baseline): %w", err)
 		}
-		err = pair(round, "runtime",
+		err = pair(round, "runtime", &b.count,
 			func(ctx context.Context) error { return runtimeDrain(ctx, st, rtQueue, o.Items, o) },
 			func(ctx context.Context) error { return b.drain(ctx, rtQueue, o.Workers, nil) })
 		if err != nil {
@@ -633,6 +670,35 @@ func measureRows(ctx context.Context, w io.Writer, rep *benchReport, sd sides, o
 		}
 		if err := checkDrained(ctx, st, b, rtQueue, o.Items); err != nil {
 			return fmt.Errorf("bench: runtime: %w", err)
+		}
+
+		// Plenum's claim+complete again, against the same bare loop on
+		// the minimal table: what Plenum's tables cost. Last in the
+		// round, so that the rows above run as they did without it.
+		if m := sd.min; m != nil {
+			minQueue := queue + ".minimal"
+			if err := plenumEnqueue(ctx, st, minQueue, o.Items); err != nil {
+				return fmt.Errorf("bench: %s setup (plenum): %w", minimalRow, err)
+			}
+			if err := m.enqueueMinimal(ctx, minQueue, o.Items); err != nil {
+				return fmt.Errorf("bench: %s setup (baseline): %w", minimalRow, err)
+			}
+			err = pair(round, minimalRow, &m.count,
+				func(ctx context.Context) error { return plenumDrain(ctx, st, minQueue, o) },
+				func(ctx context.Context) error { return m.drain(ctx, minQueue, o.Workers, nil) })
+			if err != nil {
+				return err
+			}
+			if counts, err := st.Counts(ctx, minQueue); err != nil {
+				return fmt.Errorf("bench: %s: %w", minimalRow, err)
+			} else if counts[core.StateCompleted] != int64(o.Items) || len(counts) != 1 {
+				return fmt.Errorf("bench: %s: plenum left states %v, want %d completed", minimalRow, counts, o.Items)
+			}
+			if done, err := m.countMinimal(ctx, minQueue); err != nil {
+				return fmt.Errorf("bench: %s: %w", minimalRow, err)
+			} else if done != int64(o.Items) {
+				return fmt.Errorf("bench: %s: the minimal table completed %d items, want %d", minimalRow, done, o.Items)
+			}
 		}
 	}
 
@@ -645,6 +711,9 @@ func measureRows(ctx context.Context, w io.Writer, rep *benchReport, sd sides, o
 		fmt.Fprintf(w, "  %-16s %12s/s %12s/s %10.2f\n", name, cmdline.Commas(int64(row.Plenum)), cmdline.Commas(int64(row.Baseline)), row.Ratio())
 	}
 	fmt.Fprintf(w, "ratio = plenum / bare SQL (above 1: Plenum is faster)\n")
+	if sd.min != nil {
+		fmt.Fprintf(w, "%s: Plenum's claim+complete against the claim+complete baseline's loop on the minimal table (above)\n", minimalRow)
+	}
 	for _, r := range rep.Rows {
 		fmt.Fprintf(w, "statements per item, %s: plenum %s, bare SQL %s\n", r.Name, perItem(r.PlenumCounts, r.Items), perItem(r.BaseCounts, r.Items))
 	}

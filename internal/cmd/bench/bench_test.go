@@ -62,7 +62,14 @@ func checkTinyRun(t *testing.T, rep benchReport, out string) {
 	for _, r := range rep.Rows {
 		names = append(names, r.Name)
 	}
-	if want := []string{"enqueue", "claim+complete", "fan-in arrivals", "runtime"}; !slices.Equal(names, want) {
+	want := []string{"enqueue", "claim+complete", "fan-in arrivals", "runtime"}
+	if _, ok := minimalNamed(rep.Dialect); ok {
+		want = append(want, minimalRow)
+		if !strings.Contains(out, "CREATE TABLE "+minimalTable(rep.Prefixes[1])) {
+			t.Errorf("output lacks the minimal table's DDL:\n%s", out)
+		}
+	}
+	if !slices.Equal(names, want) {
 		t.Fatalf("rows %+v, want %v", rep.Rows, want)
 	}
 	for _, r := range rep.Rows {

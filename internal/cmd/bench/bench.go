@@ -67,7 +67,10 @@ them all first and keeps the fastest, --shape chooses one. Both sides use
 the same tables and indexes, the same *sql.DB (its session settings and
 durability, printed on the settings line) and the dialect's Begin (its
 isolation level), and run a transaction again when the database reports a
-conflict worth retrying. On a single-writer database (SQLite) the
+conflict worth retrying. Next to the settings, the commit ceiling (for
+--ceiling; 0 skips it): the commits a second of --workers sessions, each
+updating a row of its own and committing, and what that allows at two
+commits per batch of --batch. On a single-writer database (SQLite) the
 baseline's writers take turns on an in-process mutex, as Plenum's do.
 
 At scale, behind flags (with --no-table, only these): --fanout N fans out
@@ -135,10 +138,13 @@ type benchOptions struct {
 	// runtime with limits on against the same items with limits off,
 	// and the fairness scenario.
 	Flow bool
+	// Ceiling is how long the commit ceiling is measured (ceiling.go);
+	// 0 measures none.
+	Ceiling time.Duration
 }
 
 func defaultBenchOptions() benchOptions {
-	return benchOptions{Items: 20000, Batch: 100, Workers: 4, Pickups: 30, Rounds: 1}
+	return benchOptions{Items: 20000, Batch: 100, Workers: 4, Pickups: 30, Rounds: 1, Ceiling: 2 * time.Second}
 }
 
 func (o benchOptions) validate() error {
@@ -153,6 +159,8 @@ func (o benchOptions) validate() error {
 		return cmdline.Usagef("--pickups %d: want 0 to 10,000", o.Pickups)
 	case o.Rounds < 0 || o.Rounds > 100:
 		return cmdline.Usagef("--rounds %d: want 1 to 100", o.Rounds)
+	case o.Ceiling < 0 || o.Ceiling > 10*time.Minute:
+		return cmdline.Usagef("--ceiling %v: want 0 to 10m", o.Ceiling)
 	}
 	return o.Scale.validate()
 }
@@ -231,6 +239,7 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs.StringVar(&o.Shape, "shape", "", "the baseline's hand-written `shape` (default: the fastest measured here; see --shapes)")
 	fs.BoolVar(&o.Shapes, "shapes", false, "measure claim+complete with every hand-written shape first, and keep the fastest")
 	o.Scale.flags(fs)
+	fs.DurationVar(&o.Ceiling, "ceiling", o.Ceiling, "measure the server's commit ceiling for this long, at --workers sessions (0: not at all)")
 	fs.BoolVar(&o.Flow, "flow", false, "then measure flow control: claim+complete and the runtime with limits on against the same items with limits off, and the fairness scenario")
 	var profile string
 	fs.StringVar(&profile, "cpuprofile", "", "write a CPU profile of the whole run to `file` (go tool pprof)")
@@ -306,6 +315,8 @@ type benchReport struct {
 	Scale scaleReport
 	// Flow is what --flow measured; nil without it.
 	Flow *flowReport
+	// Ceiling is the commit ceiling; nil when --ceiling is 0.
+	Ceiling *ceilingReport
 }
 
 // shapeRate is the claim+complete rate of one hand-written shape.
@@ -404,6 +415,14 @@ func benchOn(ctx context.Context, w io.Writer, db *sql.DB, d dialect.Dialect, pa
 		fmt.Fprintf(w, "Plenum bench on %s\n", d.Name())
 	}
 	fmt.Fprintln(w, benchSettings(ctx, db, d))
+	if o.Ceiling > 0 {
+		c, err := measureCeiling(ctx, db, d, bPrefix, o.Workers, o.Ceiling)
+		if err != nil {
+			return rep, fmt.Errorf("bench: %w", err)
+		}
+		rep.Ceiling = &c
+		fmt.Fprintln(w, ceilingLine(c, o.Batch))
+	}
 	fmt.Fprintf(w, "%s items per measurement, batches of %d, %s, %s; Plenum and a bare-SQL baseline on the same database\n",
 		cmdline.Commas(o.Items), o.Batch, cmdline.Plural(o.Workers, "worker"), cmdline.Plural(o.Rounds, "round"))
 	fmt.Fprintf(w, "tables %s* (Plenum) and %s* (bare SQL), dropped afterwards\n", pPrefix, bPrefix)

@@ -97,6 +97,15 @@ latency of 100 items of a second key enqueued while the runtime works
 through --items items of a first, with and without flow keys, next to a
 keyed item's pickup on an empty queue.
 
+The steady state, behind --steady (Plenum's runtime only; bench/river
+--steady runs it beside River): a producer keeps about 4,000 items
+available, inserting 128 whenever fewer are, while one worker on its
+documented defaults runs 64 handlers that each work 1 ms; after
+--steady-warmup (30s), --steady-measure (3m) is counted in windows of 5 s,
+for --steady-rounds (3) rounds on new queues. It prints each round's
+median completion rate over the windows and the pickup latency from
+enqueue to handler start (p50, p95, p99).
+
 Then the pickup latency, from enqueue to handler start (p50 and p99 of
 --pickups single enqueues, each to an idle worker polling every %v):
 woken in-process (an enqueue through the worker's own store), woken by
@@ -141,10 +150,12 @@ type benchOptions struct {
 	// Ceiling is how long the commit ceiling is measured (ceiling.go);
 	// 0 measures none.
 	Ceiling time.Duration
+	// Steady is the steady state (steady.go), behind --steady.
+	Steady steadyOptions
 }
 
 func defaultBenchOptions() benchOptions {
-	return benchOptions{Items: 20000, Batch: 100, Workers: 4, Pickups: 30, Rounds: 1, Ceiling: 2 * time.Second}
+	return benchOptions{Items: 20000, Batch: 100, Workers: 4, Pickups: 30, Rounds: 1, Ceiling: 2 * time.Second, Steady: defaultSteadyOptions()}
 }
 
 func (o benchOptions) validate() error {
@@ -161,6 +172,9 @@ func (o benchOptions) validate() error {
 		return cmdline.Usagef("--rounds %d: want 1 to 100", o.Rounds)
 	case o.Ceiling < 0 || o.Ceiling > 10*time.Minute:
 		return cmdline.Usagef("--ceiling %v: want 0 to 10m", o.Ceiling)
+	}
+	if err := o.Steady.validate(); err != nil {
+		return err
 	}
 	return o.Scale.validate()
 }
@@ -241,6 +255,10 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	o.Scale.flags(fs)
 	fs.DurationVar(&o.Ceiling, "ceiling", o.Ceiling, "measure the server's commit ceiling for this long, at --workers sessions (0: not at all)")
 	fs.BoolVar(&o.Flow, "flow", false, "then measure flow control: claim+complete and the runtime with limits on against the same items with limits off, and the fairness scenario")
+	fs.BoolVar(&o.Steady.Enabled, "steady", false, "then measure the steady state: a producer keeping about 4,000 items available, 64 handlers of 1 ms")
+	fs.DurationVar(&o.Steady.Warmup, "steady-warmup", o.Steady.Warmup, "the steady state's warm-up, per round")
+	fs.DurationVar(&o.Steady.Measure, "steady-measure", o.Steady.Measure, "the steady state's measured period, per round")
+	fs.IntVar(&o.Steady.Rounds, "steady-rounds", o.Steady.Rounds, "the steady state's rounds")
 	var profile string
 	fs.StringVar(&profile, "cpuprofile", "", "write a CPU profile of the whole run to `file` (go tool pprof)")
 	if err := cmdline.ParseFlags(fs, args); err != nil {
@@ -317,6 +335,8 @@ type benchReport struct {
 	Flow *flowReport
 	// Ceiling is the commit ceiling; nil when --ceiling is 0.
 	Ceiling *ceilingReport
+	// Steady is what --steady measured; nil without it.
+	Steady *steadyReport
 }
 
 // shapeRate is the claim+complete rate of one hand-written shape.
@@ -476,6 +496,11 @@ func benchOn(ctx context.Context, w io.Writer, db *sql.DB, d dialect.Dialect, pa
 	}
 	if o.Flow {
 		if err := runFlow(ctx, w, &rep, sd, o, settle); err != nil {
+			return rep, err
+		}
+	}
+	if o.Steady.Enabled {
+		if err := runSteadyBench(ctx, w, &rep, st, o, settle); err != nil {
 			return rep, err
 		}
 	}

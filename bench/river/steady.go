@@ -122,8 +122,10 @@ func (h *latencyHist) quantiles(qs ...float64) ([]time.Duration, int64) {
 // handlers and events report to it.
 type steadyMeter struct {
 	inserted, started, completed atomic.Int64
-	measuring                    atomic.Bool
-	hist                         latencyHist
+	// picked counts the pickups recorded while measuring.
+	picked    atomic.Int64
+	measuring atomic.Bool
+	hist      latencyHist
 }
 
 // start records a handler starting on a job inserted at stamp (Unix
@@ -132,6 +134,7 @@ func (m *steadyMeter) start(stamp int64) {
 	m.started.Add(1)
 	if m.measuring.Load() {
 		m.hist.add(time.Since(time.Unix(0, stamp)))
+		m.picked.Add(1)
 	}
 }
 
@@ -184,8 +187,11 @@ func (b *bench) steady(ctx context.Context, side steadySide, m *steadyMeter) (r 
 	n, win := b.o.windows()
 	rates := make([]float64, 0, n)
 	prev, at := m.completed.Load(), time.Now()
-	for range n {
+	for i := range n {
 		if err := wait(win - time.Since(at)); err != nil {
+			return r, err
+		}
+		if err := waitFlowing(pctx, m, prev, i == n-1); err != nil {
 			return r, err
 		}
 		c, now := m.completed.Load(), time.Now()
@@ -195,6 +201,25 @@ func (b *bench) steady(ctx context.Context, side steadySide, m *steadyMeter) (r 
 	m.measuring.Store(false)
 	qs, total := m.hist.quantiles(0.50, 0.95, 0.99)
 	return steadyRound{rate: median(rates), windows: n, p50: qs[0], p95: qs[1], p99: qs[2], pickups: total}, nil
+}
+
+// waitFlowing returns once m counts a completion since it counted
+// prev, and, when last, a pickup in the measured period: a window that
+// saw none (a stalled side, or a very short --measure on a loaded machine)
+// runs on until it does, so that its rate is completions over the time
+// they took and the latency has a sample. It returns early only if ctx
+// ends (the producer stopped, or the run).
+func waitFlowing(ctx context.Context, m *steadyMeter, prev int64, last bool) error {
+	tick := time.NewTicker(5 * time.Millisecond)
+	defer tick.Stop()
+	for m.completed.Load() == prev || (last && m.picked.Load() == 0) {
+		select {
+		case <-ctx.Done():
+			return errors.New("the steady state stopped before its window saw a completion")
+		case <-tick.C:
+		}
+	}
+	return nil
 }
 
 // produce keeps about steadyDepth jobs available until ctx ends,

@@ -166,8 +166,10 @@ func (h *latencyHist) quantiles(qs ...float64) ([]time.Duration, int64) {
 // handlers and hooks report to it.
 type steadyMeter struct {
 	inserted, started, completed atomic.Int64
-	measuring                    atomic.Bool
-	hist                         latencyHist
+	// picked counts the pickups recorded while measuring.
+	picked    atomic.Int64
+	measuring atomic.Bool
+	hist      latencyHist
 }
 
 // start records a handler starting on an item enqueued at stamp (Unix
@@ -176,6 +178,7 @@ func (m *steadyMeter) start(stamp int64) {
 	m.started.Add(1)
 	if m.measuring.Load() {
 		m.hist.add(time.Since(time.Unix(0, stamp)))
+		m.picked.Add(1)
 	}
 }
 
@@ -239,8 +242,11 @@ func runSteady(ctx context.Context, side steadySide, o steadyOptions) (r steadyR
 	m.measuring.Store(true)
 	n, win := o.windows()
 	prev, at := m.completed.Load(), time.Now()
-	for range n {
+	for i := range n {
 		if err := wait(win - time.Since(at)); err != nil {
+			return r, err
+		}
+		if err := waitFlowing(pctx, m, prev, i == n-1); err != nil {
 			return r, err
 		}
 		c, now := m.completed.Load(), time.Now()
@@ -252,6 +258,25 @@ func runSteady(ctx context.Context, side steadySide, o steadyOptions) (r steadyR
 	qs, total := m.hist.quantiles(0.50, 0.95, 0.99)
 	r.P50, r.P95, r.P99, r.Pickups = qs[0], qs[1], qs[2], total
 	return r, nil
+}
+
+// waitFlowing returns once m counts a completion since it counted
+// prev, and, when last, a pickup in the measured period: a window that
+// saw none (a stalled side, or a very short --measure on a loaded machine)
+// runs on until it does, so that its rate is completions over the time
+// they took and the latency has a sample. It returns early only if ctx
+// ends (the producer stopped, or the run).
+func waitFlowing(ctx context.Context, m *steadyMeter, prev int64, last bool) error {
+	tick := time.NewTicker(5 * time.Millisecond)
+	defer tick.Stop()
+	for m.completed.Load() == prev || (last && m.picked.Load() == 0) {
+		select {
+		case <-ctx.Done():
+			return errors.New("the steady state stopped before its window saw a completion")
+		case <-tick.C:
+		}
+	}
+	return nil
 }
 
 // produce keeps about steadyDepth items available until ctx ends,

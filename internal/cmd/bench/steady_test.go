@@ -2,6 +2,7 @@ package bench
 
 import (
 	"bytes"
+	"context"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -41,7 +42,11 @@ func TestBench_SteadyStateTinyRun(t *testing.T) {
 	o := benchOptions{Database: cmdline.Database{DB: filepath.Join(t.TempDir(), "bench.db")}, Items: 1, Batch: 10, Workers: 1,
 		Scale:  scaleOptions{NoTable: true},
 		Steady: steadyOptions{Enabled: true, Warmup: 100 * time.Millisecond, Measure: 400 * time.Millisecond, Rounds: 2}}
-	rep, err := runBench(t.Context(), &out, o)
+	// Each window runs on until it saw a completion and the last a pickup
+	// (waitFlowing): the bound is for a side that never gets there.
+	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
+	defer cancel()
+	rep, err := runBench(ctx, &out, o)
 	if err != nil {
 		t.Fatalf("runBench: %v\n%s", err, out.String())
 	}

@@ -198,7 +198,8 @@ func TestBench_SQLAndShapesFlags(t *testing.T) {
 	}
 	text := out.String()
 	for _, want := range []string{"SQL of claim+complete, Plenum", "SQL of claim+complete, bare SQL", "SQL of fan-in arrivals, bare SQL",
-		"UPDATE " + rep.Prefixes[1] + "items SET state = 'claimed', claim_token = ?", "arrived = arrived + ?"} {
+		"UPDATE " + rep.Prefixes[1] + "items SET state = 'claimed', claim_token = ?", "arrived = arrived + ?",
+		"SQL of minimal, bare SQL", "UPDATE " + minimalTable(rep.Prefixes[1]) + " SET state = 'completed' WHERE id IN (SELECT unhex(value) FROM json_each(?)) AND claim_token = ?"} {
 		if !strings.Contains(text, want) {
 			t.Errorf("output lacks %q:\n%s", want, text)
 		}

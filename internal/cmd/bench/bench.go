@@ -134,8 +134,8 @@ type benchOptions struct {
 	// Rounds is how many times each row is measured, the side that goes
 	// first alternating; the rates are over all rounds. 0 means 1.
 	Rounds int
-	// SQL prints the statements both sides ran for claim+complete and
-	// fan-in.
+	// SQL prints the statements both sides ran for claim+complete,
+	// fan-in and the minimal row.
 	SQL bool
 	// Shape names the baseline's hand-written shape ("" the best known);
 	// Shapes measures every shape first and keeps the fastest.
@@ -727,11 +727,18 @@ func measureRows(ctx context.Context, w io.Writer, rep *benchReport, sd sides, o
 			if err := m.enqueueMinimal(ctx, minQueue, o.Items); err != nil {
 				return fmt.Errorf("bench: %s setup (baseline): %w", minimalRow, err)
 			}
+			if o.SQL && round == 0 {
+				sd.counted.record()
+				m.count.record()
+			}
 			err = pair(round, minimalRow, &m.count,
 				func(ctx context.Context) error { return plenumDrain(ctx, st, minQueue, o) },
 				func(ctx context.Context) error { return m.drain(ctx, minQueue, o.Workers, nil) })
 			if err != nil {
 				return err
+			}
+			if o.SQL && round == 0 {
+				printSQL(w, minimalRow, sd.counted.recorded(), m.count.recorded())
 			}
 			if counts, err := st.Counts(ctx, minQueue); err != nil {
 				return fmt.Errorf("bench: %s: %w", minimalRow, err)

@@ -85,8 +85,12 @@ func (b *bench) describe(ctx context.Context, out io.Writer) error {
 		settings = append(settings, name+"="+v)
 	}
 	fmt.Fprintf(out, "server: %s (the same for both: one server, one database)\n", strings.Join(settings, " "))
-	fmt.Fprintf(out, "%s jobs per round, %d rounds each, alternating; %d handlers at once in each client; the drain is timed\n",
-		commas(int64(b.o.Items)), b.o.Rounds, b.o.Concurrency)
+	if b.o.Steady {
+		fmt.Fprintln(out, steadyAbout(b.o))
+	} else {
+		fmt.Fprintf(out, "%s jobs per round, %d rounds each, alternating; %d handlers at once in each client; the drain is timed\n",
+			commas(int64(b.o.Items)), b.o.Rounds, b.o.Concurrency)
+	}
 	fmt.Fprintf(out, "river:  %s\n", riverDescription(b))
 	fmt.Fprintf(out, "plenum: %s\n\n", plenumDescription(b))
 	return nil

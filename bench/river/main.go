@@ -14,6 +14,14 @@
 // last job's completion committed, as each client reports it (River's
 // subscription, Plenum's hooks).
 //
+// With --steady it measures the steady state instead: a producer per
+// client keeps about 4,000 jobs available while 64 handlers each work 1
+// ms; each round's rate is the median of 5-second completion rates after
+// a warm-up, printed with the pickup latency from insert to handler start
+// (steady.go):
+//
+//	go run . --dsn 'postgres://user@localhost:5432/db?sslmode=disable' --steady --rounds 3
+//
 // It is a module of its own so that River is never a dependency of
 // Plenum's users.
 package main
@@ -57,6 +65,10 @@ type options struct {
 	// CPUProfile, when not empty, is the file Plenum's drains are
 	// profiled into (runtime/pprof).
 	CPUProfile string
+	// Steady runs the steady state (steady.go) instead of the drain:
+	// Warmup, then Measure, per round.
+	Steady          bool
+	Warmup, Measure time.Duration
 }
 
 func (o options) validate() error {
@@ -73,6 +85,10 @@ func (o options) validate() error {
 		return fmt.Errorf("--only %q: want plenum or river", o.Only)
 	case o.Timeout <= 0:
 		return fmt.Errorf("--timeout %v: want more than zero", o.Timeout)
+	case o.Steady && o.Warmup < 0:
+		return fmt.Errorf("--warmup %v: want 0 or more", o.Warmup)
+	case o.Steady && o.Measure <= 0:
+		return fmt.Errorf("--measure %v: want more than zero", o.Measure)
 	}
 	return nil
 }
@@ -82,18 +98,28 @@ func (o options) validate() error {
 const maxConcurrency = 10_000
 
 func parse(args []string, out io.Writer) (options, error) {
-	o := options{Items: 100_000, Rounds: 3, Concurrency: riverBenchWorkers, Timeout: 10 * time.Minute}
+	o := options{Items: 100_000, Rounds: 3, Concurrency: riverBenchWorkers, Timeout: 10 * time.Minute, Warmup: 30 * time.Second, Measure: 3 * time.Minute}
 	fs := flag.NewFlagSet("river", flag.ContinueOnError)
 	fs.SetOutput(out)
 	fs.StringVar(&o.DSN, "dsn", "", "PostgreSQL URL to measure on (required)")
 	fs.IntVar(&o.Items, "items", o.Items, "jobs inserted and drained in each round")
 	fs.IntVar(&o.Rounds, "rounds", o.Rounds, "rounds of each client, alternating")
-	fs.IntVar(&o.Concurrency, "concurrency", o.Concurrency, "handlers each client runs at once (River's bench: 2,000)")
+	fs.IntVar(&o.Concurrency, "concurrency", o.Concurrency, "handlers each client runs at once (River's bench: 2,000; with --steady, 64 unless set)")
 	fs.DurationVar(&o.Timeout, "timeout", o.Timeout, "bound on one round's drain")
 	fs.StringVar(&o.Only, "only", "", "run only this client's rounds, plenum or river (no ratio)")
 	fs.StringVar(&o.CPUProfile, "cpuprofile", "", "write a CPU profile of Plenum's drains to this file")
+	fs.BoolVar(&o.Steady, "steady", false, "measure the steady state instead of the drain: a producer per client keeping about 4,000 jobs available, handlers of 1 ms")
+	fs.DurationVar(&o.Warmup, "warmup", o.Warmup, "with --steady, each round's warm-up")
+	fs.DurationVar(&o.Measure, "measure", o.Measure, "with --steady, each round's measured period, counted in windows of 5s")
 	if err := fs.Parse(args); err != nil {
 		return o, err
+	}
+	if o.Steady {
+		set := false
+		fs.Visit(func(f *flag.Flag) { set = set || f.Name == "concurrency" })
+		if !set {
+			o.Concurrency = steadyHandlers
+		}
 	}
 	if fs.NArg() > 0 {
 		return o, fmt.Errorf("unexpected arguments: %v", fs.Args())
@@ -114,7 +140,11 @@ func run(ctx context.Context, out io.Writer, args []string) (err error) {
 	if err := b.describe(ctx, out); err != nil {
 		return err
 	}
-	rounds, err := b.rounds(ctx, out)
+	measure := b.rounds
+	if o.Steady {
+		measure = b.steadyRounds
+	}
+	rounds, err := measure(ctx, out)
 	if err != nil {
 		return err
 	}

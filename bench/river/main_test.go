@@ -83,6 +83,50 @@ func TestRun_DrainsBothSidesAndPrintsTheRatio(t *testing.T) {
 	}
 }
 
+// A tiny steady state runs both producers and clients together, in
+// alternating rounds, and prints each round's rate and pickup latency and
+// the ratio last. It asserts no speed.
+func TestRun_SteadyStateBothSides(t *testing.T) {
+	dsn := testDSN(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	var out bytes.Buffer
+	if err := run(ctx, &out, []string{"--dsn", dsn, "--steady", "--warmup", "200ms", "--measure", "500ms", "--rounds", "1"}); err != nil {
+		t.Fatalf("run: %v\n%s", err, out.String())
+	}
+	text := out.String()
+	t.Log("\n" + text)
+	for _, want := range []string{"FetchCooldown 2ms", "FetchPollInterval 20ms", "MaxWorkers 64", "InsertMany in batches of 128", "about 4,000 jobs available", "1 windows of 500ms"} {
+		if !strings.Contains(text, want) {
+			t.Errorf("the output does not print %q", want)
+		}
+	}
+	rounds := regexp.MustCompile(`(?m)^round 1 +(river|plenum) +[\d,]+ jobs/s \(median of 1 windows\)  pickup p50 \S+ p95 \S+ p99 \S+ \([\d,]+ pickups\)`).FindAllStringSubmatch(text, -1)
+	if len(rounds) != 2 || rounds[0][1] != "river" || rounds[1][1] != "plenum" {
+		t.Errorf("rounds %q, want river's then plenum's", rounds)
+	}
+	lines := strings.Split(strings.TrimSpace(text), "\n")
+	if last := lines[len(lines)-1]; !regexp.MustCompile(`^plenum/river = \d+\.\d\d$`).MatchString(last) {
+		t.Errorf("last line %q, want plenum/river = X.XX", last)
+	}
+}
+
+func TestLatencyHist_Quantiles(t *testing.T) {
+	var h latencyHist
+	for us := int64(1); us <= 10_000; us++ {
+		h.add(time.Duration(us) * time.Microsecond)
+	}
+	qs, n := h.quantiles(0.5, 0.99)
+	if n != 10_000 {
+		t.Fatalf("%d values, want 10,000", n)
+	}
+	for i, want := range []time.Duration{5000 * time.Microsecond, 9900 * time.Microsecond} {
+		if d := qs[i] - want; d < -want/500 || d > want/500 {
+			t.Errorf("quantile %d: %v, want %v within 0.2%%", i, qs[i], want)
+		}
+	}
+}
+
 func TestParse_RefusesBadFlags(t *testing.T) {
 	for _, args := range [][]string{
 		{},
@@ -91,6 +135,8 @@ func TestParse_RefusesBadFlags(t *testing.T) {
 		{"--dsn", "x", "--concurrency", "0"},
 		{"--dsn", "x", "--only", "sidekiq"},
 		{"--dsn", "x", "extra"},
+		{"--dsn", "x", "--steady", "--measure", "0s"},
+		{"--dsn", "x", "--steady", "--warmup", "-1s"},
 	} {
 		if _, err := parse(args, &bytes.Buffer{}); err == nil {
 			t.Errorf("parse(%q) accepted", args)

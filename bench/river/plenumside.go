@@ -24,7 +24,7 @@ const (
 
 func plenumDescription(b *bench) string {
 	return fmt.Sprintf("package worker with its defaults, one worker, queue %q MaxWorkers %d; database/sql over pgx, MaxOpenConns %d; tables %s<round>_*, enqueued in batches of %s",
-		plenumQueue, b.o.Concurrency, b.db.Stats().MaxOpenConnections, b.plenumPrefix(-1), commas(riverInsertBatch))
+		plenumQueue, b.o.Concurrency, b.db.Stats().MaxOpenConnections, b.plenumPrefix(-1), commas(int64(b.insertBatch())))
 }
 
 // plenumPrefix names round i's tables (a new set each round, as River's

@@ -52,7 +52,16 @@ func openRiverPool(ctx context.Context, dsn string) (*pgxpool.Pool, error) {
 
 func riverDescription(b *bench) string {
 	return fmt.Sprintf("riverqueue/river v0.51.2, riverpgxv5, schema %s; FetchCooldown %v, FetchPollInterval %v, queue %q MaxWorkers %d; pgxpool MaxConns %d; InsertMany in batches of %s",
-		b.riverSchema(), riverFetchCooldown, riverFetchPollInterval, river.QueueDefault, b.o.Concurrency, b.pool.Config().MaxConns, commas(riverInsertBatch))
+		b.riverSchema(), riverFetchCooldown, riverFetchPollInterval, river.QueueDefault, b.o.Concurrency, b.pool.Config().MaxConns, commas(int64(b.insertBatch())))
+}
+
+// insertBatch is how many jobs each client inserts at once: River's
+// bench's batches for the drain, the producer's in the steady state.
+func (b *bench) insertBatch() int {
+	if b.o.Steady {
+		return steadyInsert
+	}
+	return riverInsertBatch
 }
 
 func (b *bench) riverSchema() string { return "river_bench_" + b.tag }

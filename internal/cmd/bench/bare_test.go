@@ -5,12 +5,14 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/google/uuid"
 
+	"github.com/plenumdb/plenum/conformance"
 	"github.com/plenumdb/plenum/dialect"
 	"github.com/plenumdb/plenum/internal/cmd/cmdline"
 	"github.com/plenumdb/plenum/migrations"
@@ -40,12 +42,18 @@ func bareOn(t *testing.T, db *sql.DB, d dialect.Dialect) *baseline {
 // claim's token completes every item, and that the claim returned each
 // item once.
 func checkShapesFenced(t *testing.T, b *baseline) {
+	checkFenced(t, b, shapesFor(b), func(queue string, n int) error { return b.enqueue(t.Context(), queue, n, uuid.Nil) })
+}
+
+// checkFenced is checkShapesFenced for shapes on b's table, which enqueue
+// fills.
+func checkFenced(t *testing.T, b *baseline, shapes []bareShape, enqueue func(queue string, n int) error) {
 	ctx := t.Context()
-	for _, shape := range shapesFor(b) {
+	for _, shape := range shapes {
 		t.Run(shape.name, func(t *testing.T) {
 			b.shape = shape
 			queue := "fenced." + randomTag()
-			if err := b.enqueue(ctx, queue, 7, uuid.Nil); err != nil {
+			if err := enqueue(queue, 7); err != nil {
 				t.Fatal(err)
 			}
 			s, err := b.session(ctx)
@@ -190,7 +198,8 @@ func TestBench_SQLAndShapesFlags(t *testing.T) {
 	}
 	text := out.String()
 	for _, want := range []string{"SQL of claim+complete, Plenum", "SQL of claim+complete, bare SQL", "SQL of fan-in arrivals, bare SQL",
-		"UPDATE " + rep.Prefixes[1] + "items SET state = 'claimed', claim_token = ?", "arrived = arrived + ?"} {
+		"UPDATE " + rep.Prefixes[1] + "items SET state = 'claimed', claim_token = ?", "arrived = arrived + ?",
+		"SQL of minimal, bare SQL", "UPDATE " + minimalTable(rep.Prefixes[1]) + " SET state = 'completed' WHERE id IN (SELECT unhex(value) FROM json_each(?)) AND claim_token = ?"} {
 		if !strings.Contains(text, want) {
 			t.Errorf("output lacks %q:\n%s", want, text)
 		}
@@ -265,5 +274,61 @@ func TestBench_ScaleFlags(t *testing.T) {
 	var ue *cmdline.UsageError
 	if _, err := runBench(t.Context(), &out, o); !errors.As(err, &ue) {
 		t.Errorf("--retention without --completed: %v, want a usage error", err)
+	}
+}
+
+// minimalOn returns the minimal baseline on a fresh minimal table of db,
+// dropped at the end of the test.
+func minimalOn(t *testing.T, db *sql.DB, d dialect.Dialect) *baseline {
+	t.Helper()
+	prefix := "bare_" + randomTag() + "_"
+	m, ddl, ok, err := newMinimal(t.Context(), db, d, prefix, 10)
+	if !ok {
+		t.Skipf("no minimal table for %s", d.Name())
+	}
+	t.Cleanup(func() {
+		if err := dropMinimal(context.Background(), db, d, prefix); err != nil {
+			t.Errorf("drop %s: %v", minimalTable(prefix), err)
+		}
+	})
+	if err != nil {
+		t.Fatalf("%v: %q", err, ddl)
+	}
+	t.Cleanup(m.close)
+	return m
+}
+
+// The minimal table's loop is fenced as the baseline's is: a completion
+// under another token changes nothing, completing again changes nothing.
+func TestBench_MinimalCompletesOnlyItsOwnClaims(t *testing.T) {
+	t.Parallel()
+	db, err := sqlite.Open(filepath.Join(t.TempDir(), "bare.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() }) // after the table is dropped
+	m := minimalOn(t, db, sqlite.Dialect())
+	checkFenced(t, m, []bareShape{m.shape}, func(queue string, n int) error { return m.enqueueMinimal(t.Context(), queue, n) })
+}
+
+// The same on PostgreSQL and MariaDB where their DSNs are set (see
+// envBenchDialect for any other).
+func TestBench_MinimalCompletesOnlyItsOwnClaimsOnServers(t *testing.T) {
+	t.Parallel()
+	for _, name := range []string{"postgres", "mysql"} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			dsn := os.Getenv(conformance.Harness{Name: name}.EnvName())
+			if dsn == "" {
+				t.Skipf("%s is not set", conformance.Harness{Name: name}.EnvName())
+			}
+			db, d, err := cmdline.OpenDialect(name, dsn)
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { db.Close() })
+			m := minimalOn(t, db, d)
+			checkFenced(t, m, []bareShape{m.shape}, func(queue string, n int) error { return m.enqueueMinimal(t.Context(), queue, n) })
+		})
 	}
 }

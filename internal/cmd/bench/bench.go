@@ -48,6 +48,13 @@ for that database, doing the same work:
                    --workers workers of
                    --batch slots each,
                    no-op handlers
+  minimal          Store.Claim and    vs  the claim+complete baseline's loop
+                   Store.CompleteMany     on a table with only what it needs:
+                                          a primary key, the claim's index
+                                          (partial where the database has
+                                          them), the columns the claim and
+                                          the completion touch (its DDL is
+                                          printed; PostgreSQL, SQLite, MySQL)
 
 The ratio, plenum / bare SQL, is the last column. Lines of their own give
 each side's statements and transactions per item, the CPU time the process
@@ -60,7 +67,10 @@ them all first and keeps the fastest, --shape chooses one. Both sides use
 the same tables and indexes, the same *sql.DB (its session settings and
 durability, printed on the settings line) and the dialect's Begin (its
 isolation level), and run a transaction again when the database reports a
-conflict worth retrying. On a single-writer database (SQLite) the
+conflict worth retrying. Next to the settings, the commit ceiling (for
+--ceiling; 0 skips it): the commits a second of --workers sessions, each
+updating a row of its own and committing, and what that allows at two
+commits per batch of --batch. On a single-writer database (SQLite) the
 baseline's writers take turns on an in-process mutex, as Plenum's do.
 
 At scale, behind flags (with --no-table, only these): --fanout N fans out
@@ -86,6 +96,15 @@ for more than 100 items at once). Then the fairness scenario: the pickup
 latency of 100 items of a second key enqueued while the runtime works
 through --items items of a first, with and without flow keys, next to a
 keyed item's pickup on an empty queue.
+
+The steady state, behind --steady (Plenum's runtime only; bench/river
+--steady runs it beside River): a producer keeps about 4,000 items
+available, inserting 128 whenever fewer are, while one worker on its
+documented defaults runs 64 handlers that each work 1 ms; after
+--steady-warmup (30s), --steady-measure (3m) is counted in windows of 5 s,
+for --steady-rounds (3) rounds on new queues. It prints each round's
+median completion rate over the windows and the pickup latency from
+enqueue to handler start (p50, p95, p99).
 
 Then the pickup latency, from enqueue to handler start (p50 and p99 of
 --pickups single enqueues, each to an idle worker polling every %v):
@@ -115,8 +134,8 @@ type benchOptions struct {
 	// Rounds is how many times each row is measured, the side that goes
 	// first alternating; the rates are over all rounds. 0 means 1.
 	Rounds int
-	// SQL prints the statements both sides ran for claim+complete and
-	// fan-in.
+	// SQL prints the statements both sides ran for claim+complete,
+	// fan-in and the minimal row.
 	SQL bool
 	// Shape names the baseline's hand-written shape ("" the best known);
 	// Shapes measures every shape first and keeps the fastest.
@@ -128,10 +147,15 @@ type benchOptions struct {
 	// runtime with limits on against the same items with limits off,
 	// and the fairness scenario.
 	Flow bool
+	// Ceiling is how long the commit ceiling is measured (ceiling.go);
+	// 0 measures none.
+	Ceiling time.Duration
+	// Steady is the steady state (steady.go), behind --steady.
+	Steady steadyOptions
 }
 
 func defaultBenchOptions() benchOptions {
-	return benchOptions{Items: 20000, Batch: 100, Workers: 4, Pickups: 30, Rounds: 1}
+	return benchOptions{Items: 20000, Batch: 100, Workers: 4, Pickups: 30, Rounds: 1, Ceiling: 2 * time.Second, Steady: defaultSteadyOptions()}
 }
 
 func (o benchOptions) validate() error {
@@ -146,6 +170,11 @@ func (o benchOptions) validate() error {
 		return cmdline.Usagef("--pickups %d: want 0 to 10,000", o.Pickups)
 	case o.Rounds < 0 || o.Rounds > 100:
 		return cmdline.Usagef("--rounds %d: want 1 to 100", o.Rounds)
+	case o.Ceiling < 0 || o.Ceiling > 10*time.Minute:
+		return cmdline.Usagef("--ceiling %v: want 0 to 10m", o.Ceiling)
+	}
+	if err := o.Steady.validate(); err != nil {
+		return err
 	}
 	return o.Scale.validate()
 }
@@ -224,7 +253,12 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs.StringVar(&o.Shape, "shape", "", "the baseline's hand-written `shape` (default: the fastest measured here; see --shapes)")
 	fs.BoolVar(&o.Shapes, "shapes", false, "measure claim+complete with every hand-written shape first, and keep the fastest")
 	o.Scale.flags(fs)
+	fs.DurationVar(&o.Ceiling, "ceiling", o.Ceiling, "measure the server's commit ceiling for this long, at --workers sessions (0: not at all)")
 	fs.BoolVar(&o.Flow, "flow", false, "then measure flow control: claim+complete and the runtime with limits on against the same items with limits off, and the fairness scenario")
+	fs.BoolVar(&o.Steady.Enabled, "steady", false, "then measure the steady state: a producer keeping about 4,000 items available, 64 handlers of 1 ms")
+	fs.DurationVar(&o.Steady.Warmup, "steady-warmup", o.Steady.Warmup, "the steady state's warm-up, per round")
+	fs.DurationVar(&o.Steady.Measure, "steady-measure", o.Steady.Measure, "the steady state's measured period, per round")
+	fs.IntVar(&o.Steady.Rounds, "steady-rounds", o.Steady.Rounds, "the steady state's rounds")
 	var profile string
 	fs.StringVar(&profile, "cpuprofile", "", "write a CPU profile of the whole run to `file` (go tool pprof)")
 	if err := cmdline.ParseFlags(fs, args); err != nil {
@@ -299,6 +333,10 @@ type benchReport struct {
 	Scale scaleReport
 	// Flow is what --flow measured; nil without it.
 	Flow *flowReport
+	// Ceiling is the commit ceiling; nil when --ceiling is 0.
+	Ceiling *ceilingReport
+	// Steady is what --steady measured; nil without it.
+	Steady *steadyReport
 }
 
 // shapeRate is the claim+complete rate of one hand-written shape.
@@ -332,6 +370,9 @@ type sides struct {
 	st      *core.Store
 	counted *stmtCounter
 	b       *baseline
+	// min is the bare loop on the minimal table (minimal.go); nil for a
+	// database the bench has no minimal table for.
+	min *baseline
 }
 
 // benchOn runs every measurement on db, of dialect d, and prints the table
@@ -351,6 +392,9 @@ func benchOn(ctx context.Context, w io.Writer, db *sql.DB, d dialect.Dialect, pa
 			if derr := migrations.Drop(dctx, db, d, prefix); derr != nil {
 				err = errors.Join(err, fmt.Errorf("bench: drop tables %s*: %w", prefix, derr))
 			}
+		}
+		if derr := dropMinimal(dctx, db, d, bPrefix); derr != nil {
+			err = errors.Join(err, fmt.Errorf("bench: drop table %s: %w", minimalTable(bPrefix), derr))
 		}
 	}()
 	st, err := core.Open(ctx, db, d, core.Options{Prefix: pPrefix, Migrate: true})
@@ -373,6 +417,17 @@ func benchOn(ctx context.Context, w io.Writer, db *sql.DB, d dialect.Dialect, pa
 		}
 	}
 	sd := sides{st: pc, counted: counted, b: b}
+	var minimalDDL []string
+	if !o.Scale.NoTable {
+		m, ddl, ok, err := newMinimal(ctx, db, d, bPrefix, o.Batch)
+		if err != nil {
+			return rep, fmt.Errorf("bench: %w", err)
+		}
+		if ok {
+			defer m.close()
+			sd.min, minimalDDL = m, ddl
+		}
+	}
 
 	if path != "" {
 		fmt.Fprintf(w, "Plenum bench on %s: %s\n", d.Name(), path)
@@ -380,9 +435,23 @@ func benchOn(ctx context.Context, w io.Writer, db *sql.DB, d dialect.Dialect, pa
 		fmt.Fprintf(w, "Plenum bench on %s\n", d.Name())
 	}
 	fmt.Fprintln(w, benchSettings(ctx, db, d))
+	if o.Ceiling > 0 {
+		c, err := measureCeiling(ctx, db, d, bPrefix, o.Workers, o.Ceiling)
+		if err != nil {
+			return rep, fmt.Errorf("bench: %w", err)
+		}
+		rep.Ceiling = &c
+		fmt.Fprintln(w, ceilingLine(c, o.Batch))
+	}
 	fmt.Fprintf(w, "%s items per measurement, batches of %d, %s, %s; Plenum and a bare-SQL baseline on the same database\n",
 		cmdline.Commas(o.Items), o.Batch, cmdline.Plural(o.Workers, "worker"), cmdline.Plural(o.Rounds, "round"))
 	fmt.Fprintf(w, "tables %s* (Plenum) and %s* (bare SQL), dropped afterwards\n", pPrefix, bPrefix)
+	if sd.min != nil {
+		fmt.Fprintf(w, "minimal table (row %q: the claim+complete baseline's loop on a table with only what it needs):\n", minimalRow)
+		for _, q := range minimalDDL {
+			fmt.Fprintf(w, "  %s\n", q)
+		}
+	}
 
 	// Each side starts with the database settled (for SQLite an empty
 	// write-ahead log), so that neither pays for the other's leftovers.
@@ -390,7 +459,11 @@ func benchOn(ctx context.Context, w io.Writer, db *sql.DB, d dialect.Dialect, pa
 	// registration's Settle).
 	pNames, bNames := migrations.NamesFor(pPrefix), migrations.NamesFor(bPrefix)
 	checkpoint := checkpointFor(d)
-	maintain := settleFor(d, pNames.Items, pNames.Barriers, bNames.Items, bNames.Barriers)
+	settled := []string{pNames.Items, pNames.Barriers, bNames.Items, bNames.Barriers}
+	if sd.min != nil {
+		settled = append(settled, sd.min.names.Items)
+	}
+	maintain := settleFor(d, settled...)
 	if maintain != nil {
 		fmt.Fprintln(w, "before each side: both sides' items and barriers settled as the database's maintenance would (the dialect's Settle: VACUUM (ANALYZE) on PostgreSQL)")
 	}
@@ -426,7 +499,15 @@ func benchOn(ctx context.Context, w io.Writer, db *sql.DB, d dialect.Dialect, pa
 			return rep, err
 		}
 	}
+	if o.Steady.Enabled {
+		if err := runSteadyBench(ctx, w, &rep, st, o, settle); err != nil {
+			return rep, err
+		}
+	}
 	rep.TxRetries, rep.BaseRetries = st.Stats().Retries+pc.Stats().Retries, b.retries.Load()
+	if sd.min != nil {
+		rep.BaseRetries += sd.min.retries.Load()
+	}
 	fmt.Fprintf(w, "transactions retried: Plenum %s, bare SQL %s\n", cmdline.Commas(rep.TxRetries), cmdline.Commas(rep.BaseRetries))
 	if o.Pickups > 0 && !o.Scale.NoTable {
 		if rep.Latency, err = benchLatency(ctx, w, st, o.Pickups); err != nil {
@@ -515,7 +596,7 @@ func measureRows(ctx context.Context, w io.Writer, rep *benchReport, sd sides, o
 	var names []string
 	// pair measures one round of a row, the side that goes first
 	// alternating with the round.
-	pair := func(round int, name string, plenum, base func(context.Context) error) error {
+	pair := func(round int, name string, bc *stmtCounter, plenum, base func(context.Context) error) error {
 		a := accs[name]
 		if a == nil {
 			a = &rowAcc{name: name}
@@ -538,14 +619,14 @@ func measureRows(ctx context.Context, w io.Writer, rep *benchReport, sd sides, o
 				a.pc = a.pc.plus(sd.counted.snapshot().since(before))
 				return nil
 			}
-			before, cpu := b.count.snapshot(), processCPU()
+			before, cpu := bc.snapshot(), processCPU()
 			took, err := timedRun(ctx, base)
 			if err != nil {
 				return fmt.Errorf("bench: %s (baseline): %w", name, err)
 			}
 			a.bCPU += processCPU() - cpu
 			a.bTook, bTook = a.bTook+took, took
-			a.bc = a.bc.plus(b.count.snapshot().since(before))
+			a.bc = a.bc.plus(bc.snapshot().since(before))
 			return nil
 		}
 		first := round%2 == 0
@@ -564,7 +645,7 @@ func measureRows(ctx context.Context, w io.Writer, rep *benchReport, sd sides, o
 	}
 	for round := range o.Rounds {
 		queue := fmt.Sprintf("bench.%d", round)
-		err := pair(round, "enqueue",
+		err := pair(round, "enqueue", &b.count,
 			func(ctx context.Context) error { return plenumEnqueue(ctx, st, queue, o.Items) },
 			func(ctx context.Context) error { return b.enqueue(ctx, queue, o.Items, uuid.Nil) })
 		if err != nil {
@@ -574,7 +655,7 @@ func measureRows(ctx context.Context, w io.Writer, rep *benchReport, sd sides, o
 			sd.counted.record()
 			b.count.record()
 		}
-		err = pair(round, "claim+complete",
+		err = pair(round, "claim+complete", &b.count,
 			func(ctx context.Context) error { return plenumDrain(ctx, st, queue, o) },
 			func(ctx context.Context) error { return b.drain(ctx, queue, o.Workers, nil) })
 		if err != nil {
@@ -603,7 +684,7 @@ func measureRows(ctx context.Context, w io.Writer, rep *benchReport, sd sides, o
 			sd.counted.record()
 			b.count.record()
 		}
-		err = pair(round, "fan-in arrivals",
+		err = pair(round, "fan-in arrivals", &b.count,
 			func(ctx context.Context) error { return plenumDrain(ctx, st, fanQueue, o) },
 			func(ctx context.Context) error { return b.drain(ctx, fanQueue, o.Workers, bb) })
 		if err != nil {
@@ -625,7 +706,7 @@ func measureRows(ctx context.Context, w io.Writer, rep *benchReport, sd sides, o
 		if err := b.enqueue(ctx, rtQueue, o.Items, uuid.Nil); err != nil {
 			return fmt.Errorf("bench: runtime setup (baseline): %w", err)
 		}
-		err = pair(round, "runtime",
+		err = pair(round, "runtime", &b.count,
 			func(ctx context.Context) error { return runtimeDrain(ctx, st, rtQueue, o.Items, o) },
 			func(ctx context.Context) error { return b.drain(ctx, rtQueue, o.Workers, nil) })
 		if err != nil {
@@ -633,6 +714,42 @@ func measureRows(ctx context.Context, w io.Writer, rep *benchReport, sd sides, o
 		}
 		if err := checkDrained(ctx, st, b, rtQueue, o.Items); err != nil {
 			return fmt.Errorf("bench: runtime: %w", err)
+		}
+
+		// Plenum's claim+complete again, against the same bare loop on
+		// the minimal table: what Plenum's tables cost. Last in the
+		// round, so that the rows above run as they did without it.
+		if m := sd.min; m != nil {
+			minQueue := queue + ".minimal"
+			if err := plenumEnqueue(ctx, st, minQueue, o.Items); err != nil {
+				return fmt.Errorf("bench: %s setup (plenum): %w", minimalRow, err)
+			}
+			if err := m.enqueueMinimal(ctx, minQueue, o.Items); err != nil {
+				return fmt.Errorf("bench: %s setup (baseline): %w", minimalRow, err)
+			}
+			if o.SQL && round == 0 {
+				sd.counted.record()
+				m.count.record()
+			}
+			err = pair(round, minimalRow, &m.count,
+				func(ctx context.Context) error { return plenumDrain(ctx, st, minQueue, o) },
+				func(ctx context.Context) error { return m.drain(ctx, minQueue, o.Workers, nil) })
+			if err != nil {
+				return err
+			}
+			if o.SQL && round == 0 {
+				printSQL(w, minimalRow, sd.counted.recorded(), m.count.recorded())
+			}
+			if counts, err := st.Counts(ctx, minQueue); err != nil {
+				return fmt.Errorf("bench: %s: %w", minimalRow, err)
+			} else if counts[core.StateCompleted] != int64(o.Items) || len(counts) != 1 {
+				return fmt.Errorf("bench: %s: plenum left states %v, want %d completed", minimalRow, counts, o.Items)
+			}
+			if done, err := m.countMinimal(ctx, minQueue); err != nil {
+				return fmt.Errorf("bench: %s: %w", minimalRow, err)
+			} else if done != int64(o.Items) {
+				return fmt.Errorf("bench: %s: the minimal table completed %d items, want %d", minimalRow, done, o.Items)
+			}
 		}
 	}
 
@@ -645,6 +762,9 @@ func measureRows(ctx context.Context, w io.Writer, rep *benchReport, sd sides, o
 		fmt.Fprintf(w, "  %-16s %12s/s %12s/s %10.2f\n", name, cmdline.Commas(int64(row.Plenum)), cmdline.Commas(int64(row.Baseline)), row.Ratio())
 	}
 	fmt.Fprintf(w, "ratio = plenum / bare SQL (above 1: Plenum is faster)\n")
+	if sd.min != nil {
+		fmt.Fprintf(w, "%s: Plenum's claim+complete against the claim+complete baseline's loop on the minimal table (above)\n", minimalRow)
+	}
 	for _, r := range rep.Rows {
 		fmt.Fprintf(w, "statements per item, %s: plenum %s, bare SQL %s\n", r.Name, perItem(r.PlenumCounts, r.Items), perItem(r.BaseCounts, r.Items))
 	}

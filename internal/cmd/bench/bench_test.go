@@ -62,7 +62,14 @@ func checkTinyRun(t *testing.T, rep benchReport, out string) {
 	for _, r := range rep.Rows {
 		names = append(names, r.Name)
 	}
-	if want := []string{"enqueue", "claim+complete", "fan-in arrivals", "runtime"}; !slices.Equal(names, want) {
+	want := []string{"enqueue", "claim+complete", "fan-in arrivals", "runtime"}
+	if _, ok := minimalNamed(rep.Dialect); ok {
+		want = append(want, minimalRow)
+		if !strings.Contains(out, "CREATE TABLE "+minimalTable(rep.Prefixes[1])) {
+			t.Errorf("output lacks the minimal table's DDL:\n%s", out)
+		}
+	}
+	if !slices.Equal(names, want) {
 		t.Fatalf("rows %+v, want %v", rep.Rows, want)
 	}
 	for _, r := range rep.Rows {
@@ -78,6 +85,25 @@ func checkTinyRun(t *testing.T, rep benchReport, out string) {
 	}
 	if !strings.Contains(out, "bare SQL "+cmdline.Commas(rep.BaseRetries)+".") {
 		t.Errorf("output lacks the baseline's retries:\n%s", out)
+	}
+}
+
+// checkCeiling checks that the run measured the commit ceiling with
+// sessions sessions, committed, and printed it after the settings line
+// with what it allows at batches of batch.
+func checkCeiling(t *testing.T, rep benchReport, out string, sessions, batch int) {
+	t.Helper()
+	c := rep.Ceiling
+	if c == nil || c.Sessions != sessions || c.Commits <= 0 || c.Took <= 0 {
+		t.Fatalf("commit ceiling %+v, want %d sessions that committed", c, sessions)
+	}
+	settings := strings.Index(out, "settings")
+	line := strings.Index(out, ceilingLine(*c, batch))
+	if settings < 0 || line < settings {
+		t.Errorf("output lacks the commit ceiling after the settings line:\n%s", out)
+	}
+	if got, want := c.ItemsPerSecond(batch), c.PerSecond()*float64(batch)/2; got != want {
+		t.Errorf("items/s at the ceiling %v, want %v", got, want)
 	}
 }
 
@@ -136,11 +162,12 @@ func TestBench_TinyRunMeasuresBothSides(t *testing.T) {
 	t.Parallel()
 	path := filepath.Join(t.TempDir(), "bench.db")
 	var out bytes.Buffer
-	rep, err := runBench(t.Context(), &out, benchOptions{Database: cmdline.Database{DB: path}, Items: 150, Batch: 20, Workers: 3, Pickups: 5, Flow: true})
+	rep, err := runBench(t.Context(), &out, benchOptions{Database: cmdline.Database{DB: path}, Items: 150, Batch: 20, Workers: 3, Pickups: 5, Flow: true, Ceiling: 50 * time.Millisecond})
 	if err != nil {
 		t.Fatalf("runBench: %v\n%s", err, out.String())
 	}
 	checkTinyRun(t, rep, out.String())
+	checkCeiling(t, rep, out.String(), 3, 20)
 	checkLatency(t, rep, out.String(), sqlite.Dialect(), 5)
 	checkFlow(t, rep, out.String(), 5)
 	if rep.Dialect != sqlite.Name || rep.Path != path || !strings.Contains(out.String(), path) {
@@ -167,12 +194,13 @@ func TestBench_TinyRunOnEnvDialect(t *testing.T) {
 	t.Parallel()
 	name, dsn := envBenchTarget(t)
 	var out bytes.Buffer
-	rep, err := runBench(t.Context(), &out, benchOptions{Database: cmdline.Database{Dialect: name, DSN: dsn}, Items: 150, Batch: 20, Workers: 3, Pickups: 5, Flow: true})
+	rep, err := runBench(t.Context(), &out, benchOptions{Database: cmdline.Database{Dialect: name, DSN: dsn}, Items: 150, Batch: 20, Workers: 3, Pickups: 5, Flow: true, Ceiling: 50 * time.Millisecond})
 	if err != nil {
 		t.Fatalf("runBench: %v\n%s", err, out.String())
 	}
 	t.Log("\n" + out.String())
 	checkTinyRun(t, rep, out.String())
+	checkCeiling(t, rep, out.String(), 3, 20)
 	db, d, err := cmdline.OpenDialect(name, dsn)
 	if err != nil {
 		t.Fatal(err)

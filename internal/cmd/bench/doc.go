@@ -2,7 +2,9 @@
 // against a baseline of the SQL a strong engineer would write by hand for
 // the same database, in the same run, on the same tables and *sql.DB; the
 // fan-out, the claim as tables grow and retention at scale, behind flags;
-// and the pickup latency. Run is its one entry point, behind both
+// the same bare loop on a table with only what it needs (the minimal row,
+// minimal.go); the server's commit ceiling (ceiling.go); the steady state,
+// behind --steady (steady.go); and the pickup latency. Run is its one entry point, behind both
 // "plenum bench" (cmd/plenum) and the program bench/plenum, which take the
 // same flags and print the same output. bench/BENCH.md describes each
 // measurement, the command behind each figure and where the time goes.

@@ -47,7 +47,7 @@ func (s *scaleOptions) flags(fs *flag.FlagSet) {
 	fs.BoolVar(&s.Retention, "retention", false, "then measure claim+complete again in rounds with and without retention (Store.Purge) deleting old completed items (needs --completed)")
 	fs.IntVar(&s.PurgeLimit, "purge-limit", runtimePurgeLimit, "--retention: items per Store.Purge pass")
 	fs.DurationVar(&s.PurgePause, "purge-pause", runtimePurgePause, "--retention: pause between Store.Purge passes")
-	fs.BoolVar(&s.NoTable, "no-table", false, "measure only what --fanout, --completed, --retention and --flow ask for")
+	fs.BoolVar(&s.NoTable, "no-table", false, "measure only what --fanout, --completed, --retention, --flow and --steady ask for")
 }
 
 func (s scaleOptions) validate() error {

@@ -60,6 +60,8 @@ type run struct {
 	// metadata holds the metadata of the claim's items, read for the
 	// middleware that asked for it (Middleware.Metadata); nil otherwise.
 	metadata map[uuid.UUID]core.Metadata
+	// ownMeta is Job.Metadata's read where metadata is nil.
+	ownMeta jobMeta
 	// progress holds the handler's progress reports (Job.SetProgress)
 	// until they are written.
 	progress progress

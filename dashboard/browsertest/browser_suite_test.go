@@ -34,6 +34,8 @@ func TestBrowserReadOnly(t *testing.T) {
 		{"ActionURLsRefused", readOnlyActionURLsRefused},
 		{"PrefixLinksStayUnderTheMount", prefixLinksStayUnderTheMount},
 		{"GraphShowsTheRunsStates", graphShowsTheRunsStates},
+		{"TagsAndMetadataFilterTheItems", tagsAndMetadataFilterTheItems},
+		{"SchedulesShowTheStoredOnes", schedulesShowTheStoredOnes},
 	} {
 		t.Run(c.name, func(t *testing.T) { c.fn(t, e) })
 	}

@@ -70,7 +70,7 @@ func Inspect(b []byte) (keyID string, sealed bool) {
 		return "", false
 	}
 	var env envelope
-	if json.Unmarshal(b, &env) != nil || env.Sealed == 0 {
+	if json.Unmarshal(b, &env) != nil || env.Sealed == 0 || env.Key == "" || len(env.Nonce) == 0 || len(env.CT) == 0 {
 		return "", false
 	}
 	return env.Key, true

@@ -34,6 +34,7 @@ func TestBrowserReadOnly(t *testing.T) {
 		{"ActionURLsRefused", readOnlyActionURLsRefused},
 		{"PrefixLinksStayUnderTheMount", prefixLinksStayUnderTheMount},
 		{"GraphShowsTheRunsStates", graphShowsTheRunsStates},
+		{"SealedValuesShowTheirKeyID", sealedValuesShowTheirKeyID},
 	} {
 		t.Run(c.name, func(t *testing.T) { c.fn(t, e) })
 	}

@@ -219,7 +219,9 @@ type KindConfig struct {
 	// used: a kind is sealed only where it says so, since one worker
 	// handles kinds of several engines (a pipeline seals its own items'
 	// data, through pipeline.EngineOptions.Codec). Default: none, the
-	// payloads and results are stored as they are.
+	// payloads and results are stored as they are; a payload that is
+	// sealed all the same (seal.Inspect) dead-letters its item at once,
+	// rather than be decoded as the args.
 	Codec Codec
 }
 

@@ -9,6 +9,7 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/plenumdb/plenum/core"
+	"github.com/plenumdb/plenum/seal"
 )
 
 // Job is one run of a handler on a claimed item, with its payload decoded
@@ -238,6 +239,10 @@ func newJob[T any](r *run) (*Job[T], error) {
 			return nil, Discard(fmt.Errorf("open the sealed payload of %s (kind %q): %w", r.claim.ID, r.claim.Kind, err))
 		}
 		p = plain
+	} else if id, sealed := seal.Inspect(p); sealed {
+		// Decoding the envelope as the args would run the handler on
+		// zero values.
+		return nil, Discard(fmt.Errorf("the payload of %s is sealed (key id %q), and kind %q has no KindConfig.Codec to open it", r.claim.ID, id, r.claim.Kind))
 	}
 	if raw, ok := any(&job.Args).(*json.RawMessage); ok {
 		// The payload is JSON already (checked when it was enqueued):

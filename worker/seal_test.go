@@ -34,12 +34,13 @@ func sealRing(t *testing.T, current string, ids ...string) *seal.Keyring {
 }
 
 // TestSeal_RotationWithItemsInFlight checks, on every database, that a
-// kind sealed with a keyring stores its args and results sealed, never in
-// clear; that items sealed with the old key and with the new one both
+// kind sealed with a keyring (handled one item or a batch at a time)
+// stores its args and results sealed, never in clear; that items sealed with the old key and with the new one both
 // complete once the ring's current key changes with the old key kept;
 // and that an item whose payload does not open is dead at its first
 // attempt, with an error that says why: sealed with a key the ring no
-// longer holds, tampered with, moved to another kind, or not sealed.
+// longer holds, tampered with, moved to another kind, not sealed, or
+// sealed for a kind whose handler has no codec.
 func TestSeal_RotationWithItemsInFlight(t *testing.T) {
 	t.Parallel()
 	for _, dbase := range databases {
@@ -102,6 +103,24 @@ func TestSeal_RotationWithItemsInFlight(t *testing.T) {
 			// Another kind, with the same ring, for a payload moved to it.
 			other := worker.NewKind[greeting]("sealed.other", worker.KindOptions[greeting]{Codec: ring})
 			other.Handle(w, func(ctx context.Context, job *worker.Job[greeting]) error { return nil }, worker.KindConfig{MaxAttempts: 3})
+			// A kind registered without the codec refuses a sealed
+			// payload rather than decode the envelope as its args.
+			bare := worker.NewKind[greeting]("sealed.bare")
+			bare.Handle(w, func(ctx context.Context, job *worker.Job[greeting]) error { return nil }, worker.KindConfig{MaxAttempts: 3})
+			// A kind handled in batches opens and seals as well.
+			batch := worker.NewKind[greeting]("sealed.batch", worker.KindOptions[greeting]{Codec: ring})
+			batch.HandleBatch(w, func(ctx context.Context, jobs []*worker.Job[greeting]) error {
+				for _, j := range jobs {
+					if err := j.SetResult("batched " + j.Args.To); err != nil {
+						return err
+					}
+				}
+				return nil
+			}, worker.BatchConfig{KindConfig: worker.KindConfig{MaxAttempts: 3}})
+			batched, err := batch.EnqueueMany(ctx, store, []greeting{{To: "c1"}, {To: "c2"}}, p)
+			if err != nil {
+				t.Fatal(err)
+			}
 			if err := w.Start(ctx); err != nil {
 				t.Fatal(err)
 			}
@@ -116,6 +135,17 @@ func TestSeal_RotationWithItemsInFlight(t *testing.T) {
 				want := fmt.Sprintf(`"hello %s"`, []string{"a1", "a2", "b1", "b2"}[i])
 				if err != nil || string(res) != want {
 					t.Errorf("item %d's result opens to %s, %v; want %s", i, res, err, want)
+				}
+			}
+
+			for i, r := range batched {
+				it := sealWait(t, store, r.ID, core.StateCompleted)
+				res, err := worker.OpenResult(ring, it)
+				if want := fmt.Sprintf(`"batched c%d"`, i+1); err != nil || string(res) != want {
+					t.Errorf("batched item %d: payload %s, result %s opens to %s, %v; want %s", i, it.Payload, it.Result, res, err, want)
+				}
+				if _, ok := seal.Inspect(it.Payload); !ok {
+					t.Errorf("batched item %d stored %s, want sealed", i, it.Payload)
 				}
 			}
 
@@ -162,6 +192,7 @@ func TestSeal_RotationWithItemsInFlight(t *testing.T) {
 				{"tampered", tampered, "does not open"},
 				{"moved to another kind", moved, "does not open"},
 				{"not sealed", plain, "not a sealed value"},
+				{"sealed for a kind without a codec", func() core.ItemSpec { s := good; s.Kind = bare.Name(); return s }(), "has no KindConfig.Codec"},
 			} {
 				res, err := store.Enqueue(ctx, c.spec)
 				if err != nil {

@@ -34,13 +34,14 @@ type EngineOptions struct {
 	// A *seal.Keyring is one. A value that does not open (sealed with a
 	// key id the ring no longer holds, tampered with, or a signal sent
 	// unsealed, straight through core.Store.Signal) fails its step at
-	// once, which halts the run (ReasonAttemptsExhausted, as a Permanent error does); once the key is back
-	// in the ring, Revive runs it again. Not sealed: the names of steps,
-	// signals and context keys, flow keys, a route's choice, errors,
-	// halts' details, and progress (SetProgress's partial output, which
-	// the step writes as it is). Get and Wait show each value opened
-	// where the engine can open it, else as stored. Every process that
-	// runs or triggers the pipelines needs the same ring. Default: none.
+	// once, which halts the run (ReasonAttemptsExhausted, as a Permanent
+	// error does); once the key is back in the ring, Revive runs it
+	// again. Not sealed: the names of steps, signals and context keys,
+	// flow keys, a route's choice, errors, halts' details, and progress
+	// (SetProgress's partial output, which the step writes as it is).
+	// Get and Wait show each value opened where the engine can open it,
+	// else as stored. Every process that runs, triggers or signals the
+	// pipelines needs the same ring. Default: none.
 	Codec worker.Codec
 }
 

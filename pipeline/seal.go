@@ -29,8 +29,8 @@ func signalAAD(run uuid.UUID, name string) []byte {
 	return []byte("plenum:signal:" + run.String() + ":" + name)
 }
 
-// seal returns b sealed for place of pipeline name; b itself without a
-// codec, or when b is empty.
+// seal returns b sealed, bound to aad; b itself without a codec, or
+// when b is empty.
 func (e *Engine) seal(aad []byte, b json.RawMessage) (json.RawMessage, error) {
 	if e.cfg.Codec == nil || len(b) == 0 {
 		return b, nil

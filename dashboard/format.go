@@ -12,6 +12,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/plenumdb/plenum/core"
+	"github.com/plenumdb/plenum/seal"
 )
 
 // funcs are the templates' helpers.
@@ -130,10 +131,18 @@ func count(n int64, capped bool) string {
 const maxShown = 64 << 10
 
 // pretty indents a JSON document for reading, cut at maxShown bytes.
+// A sealed value (package seal) shows as "sealed (key id K)" in place of
+// its bytes, and so does each sealed value inside a document (a
+// pipeline's step input in its item's payload): the dashboard holds no
+// key, and ciphertext tells a reader nothing.
 func pretty(raw json.RawMessage) string {
 	if len(raw) == 0 {
 		return ""
 	}
+	if id, ok := seal.Inspect(raw); ok {
+		return sealedLabel(id)
+	}
+	raw = sealedInside(raw)
 	var b bytes.Buffer
 	if err := json.Indent(&b, raw, "", "  "); err != nil {
 		b.Reset()
@@ -176,4 +185,50 @@ type nodeView struct {
 // claims it and takes the signal).
 func waits(now time.Time, it core.Item) bool {
 	return it.Waiting() && it.AvailableAt.After(now)
+}
+
+// sealedLabel is what the dashboard shows of a value sealed with key id.
+func sealedLabel(id string) string { return "sealed (key id " + id + ")" }
+
+// sealedInside returns raw with every sealed value inside it replaced by
+// its label, as a JSON string; raw itself when it holds none (the
+// common case, found without decoding) or does not decode. The members
+// of a rewritten object come out in key order.
+func sealedInside(raw json.RawMessage) json.RawMessage {
+	if !bytes.Contains(raw, []byte(`"plenum.sealed"`)) {
+		return raw
+	}
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	var v any
+	if dec.Decode(&v) != nil {
+		return raw
+	}
+	var walk func(v any) any
+	walk = func(v any) any {
+		switch x := v.(type) {
+		case map[string]any:
+			if _, ok := x["plenum.sealed"]; ok {
+				b, _ := json.Marshal(x)
+				if id, ok := seal.Inspect(b); ok {
+					return sealedLabel(id)
+				}
+			}
+			for k, e := range x {
+				x[k] = walk(e)
+			}
+		case []any:
+			for i, e := range x {
+				x[i] = walk(e)
+			}
+		}
+		return v
+	}
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false) // html/template escapes what the page shows
+	if enc.Encode(walk(v)) != nil {
+		return raw
+	}
+	return bytes.TrimSpace(b.Bytes())
 }

@@ -1,8 +1,11 @@
 package dashboard
 
 import (
+	"strings"
 	"testing"
 	"time"
+
+	"github.com/plenumdb/plenum/seal"
 )
 
 func TestFormat_CountsAndDurations(t *testing.T) {
@@ -33,5 +36,33 @@ func TestFormat_CountsAndDurations(t *testing.T) {
 	}
 	if got := ago(now, time.Time{}); got != "—" {
 		t.Errorf("ago(zero) = %q", got)
+	}
+}
+
+// TestFormat_SealedValuesShowTheirKeyID checks that a sealed value shows
+// as its key id, alone or inside a document, and that other documents
+// show as before.
+func TestFormat_SealedValuesShowTheirKeyID(t *testing.T) {
+	t.Parallel()
+	ring, err := seal.NewKeyring("k1", map[string][]byte{"k1": make([]byte, 32)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	env, err := ring.Seal(nil, []byte(`"secret"`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := pretty(env); got != "sealed (key id k1)" {
+		t.Errorf("pretty(sealed) = %q", got)
+	}
+	nested := []byte(`{"run":"r","in":` + string(env) + `,"idx":12345678901234567890}`)
+	want := "{\n  \"idx\": 12345678901234567890,\n  \"in\": \"sealed (key id k1)\",\n  \"run\": \"r\"\n}"
+	if got := pretty(nested); got != want {
+		t.Errorf("pretty(nested) = %q, want %q", got, want)
+	}
+	for _, plain := range []string{`{"a":1}`, `{"plenum.sealed":"no"}`, `[1,{"plenum.sealed":1}]`, `not json "plenum.sealed"`} {
+		if got := pretty([]byte(plain)); strings.Contains(got, "sealed (") {
+			t.Errorf("pretty(%s) = %q, shown as sealed", plain, got)
+		}
 	}
 }

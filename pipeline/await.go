@@ -42,7 +42,9 @@ func (j *job) await(ctx context.Context) error {
 	}
 	var payload json.RawMessage
 	if seen.Signal != nil {
-		payload = seen.Signal.Payload
+		if payload, err = j.e.open(signalAAD(j.w.Item().Run, j.n.signal), seen.Signal.Payload); err != nil {
+			return fmt.Errorf("the payload of signal %q: %w", j.n.signal, err)
+		}
 	}
 	out, err := call(func() (json.RawMessage, error) {
 		return j.n.await(context.WithValue(ctx, jobKey{}, j), j.env.In, payload, seen.TimedOut)

@@ -23,6 +23,26 @@ type EngineOptions struct {
 	// which makes it run again after a backoff), so deduplicate by that
 	// id. Default: none.
 	OnHalt func(ctx context.Context, h Halt) error
+	// Codec, when set, seals the data of every run of the engine's
+	// pipelines at rest: the run's input and output, each step's input
+	// (in its item's payload, whose other members, the run, node, role,
+	// fan-out position, stay clear for the dashboard) and output (its
+	// item's result), the children of a fan-out (their inputs), the
+	// run's context values, and the signals sent through Signal. Each is
+	// bound to its pipeline's name and its place in the run (a signal to
+	// its run and name), so a sealed value moved elsewhere does not open.
+	// A *seal.Keyring is one. A value that does not open (sealed with a
+	// key id the ring no longer holds, tampered with, or a signal sent
+	// unsealed, straight through core.Store.Signal) fails its step at
+	// once, which halts the run (ReasonAttemptsExhausted, as a Permanent
+	// error does); once the key is back in the ring, Revive runs it
+	// again. Not sealed: the names of steps, signals and context keys,
+	// flow keys, a route's choice, errors, halts' details, and progress
+	// (SetProgress's partial output, which the step writes as it is).
+	// Get and Wait show each value opened where the engine can open it,
+	// else as stored. Every process that runs, triggers or signals the
+	// pipelines needs the same ring. Default: none.
+	Codec worker.Codec
 }
 
 // Engine runs pipelines on a worker: it registers one handler per
@@ -143,6 +163,18 @@ func (e *Engine) spec(def *definition, env envelope, n *node, run func() (json.R
 	if env.Role == roleRun && n != nil {
 		env.Op = n.kind.String()
 	}
+	in := env.In // the flow key's, in clear
+	var err error
+	if env.In, err = e.seal(sealAAD(def.name, sealIn), env.In); err != nil {
+		return core.ItemSpec{}, fmt.Errorf("plenum/pipeline: %q: the input of %q: %w", def.name, env.Node, err)
+	}
+	if env.Rep != nil && len(env.Rep.Out) > 0 {
+		rep := *env.Rep
+		if rep.Out, err = e.seal(sealAAD(def.name, sealIn), rep.Out); err != nil {
+			return core.ItemSpec{}, fmt.Errorf("plenum/pipeline: %q: the last output of %q: %w", def.name, env.Node, err)
+		}
+		env.Rep = &rep
+	}
 	b, err := json.Marshal(env)
 	if err != nil {
 		return core.ItemSpec{}, fmt.Errorf("plenum/pipeline: %q: encode the item of %q: %w", def.name, env.Node, err)
@@ -151,7 +183,7 @@ func (e *Engine) spec(def *definition, env envelope, n *node, run func() (json.R
 	if env.Role == roleRun && n != nil {
 		// A join (Role collapse or combine) is a barrier's, which has no
 		// flow key.
-		if spec.FlowKey, err = flowKey(n, env.In, run); err != nil {
+		if spec.FlowKey, err = flowKey(n, in, run); err != nil {
 			return core.ItemSpec{}, fmt.Errorf("plenum/pipeline: %q: the flow key of %q: %w", def.name, env.Node, err)
 		}
 		if spec.FlowKey != "" {

@@ -83,6 +83,9 @@ func (e *Engine) execute(ctx context.Context, def *definition, wj *worker.Job[js
 	if err := json.Unmarshal(wj.Args, &env); err != nil {
 		return worker.Discard(fmt.Errorf("plenum/pipeline: %q: item %s is not a pipeline item: %w", def.name, wj.ID(), err))
 	}
+	if err := e.openEnvelope(def, &env); err != nil {
+		return worker.Discard(fmt.Errorf("plenum/pipeline: %q: the input of step %q (item %s): %w", def.name, env.Node, wj.ID(), err))
+	}
 	j := &job{e: e, def: def, w: wj, env: env, n: def.nodes[env.Node]}
 	if j.n == nil {
 		return j.halt(ctx, ReasonInvalidDefinition, fmt.Sprintf("pipeline %q has no step %q", def.name, env.Node))
@@ -161,7 +164,11 @@ func call[T any](fn func() (T, error)) (v T, err error) {
 // runs in the transaction that completes the item (an await takes its
 // signal there).
 func (j *job) advance(ctx context.Context, out json.RawMessage, also func(ctx context.Context, f *core.Fenced) error) error {
-	if err := j.w.SetResult(out); err != nil {
+	result, err := j.e.seal(sealAAD(j.def.name, sealOut), out)
+	if err != nil {
+		return err
+	}
+	if err := j.w.SetResult(result); err != nil {
 		return err
 	}
 	a := next(j.n)
@@ -173,12 +180,16 @@ func (j *job) advance(ctx context.Context, out json.RawMessage, also func(ctx co
 			return err
 		}
 		fn = func(ctx context.Context, f *core.Fenced) error {
-			_, err := f.Then(ctx, spec, out)
+			_, err := f.Then(ctx, spec, result)
 			return err
 		}
 	case a.finish:
+		output, err := j.e.seal(sealAAD(j.def.name, sealOutput), out)
+		if err != nil {
+			return err
+		}
 		fn = func(ctx context.Context, f *core.Fenced) error {
-			_, _, err := f.UpdateRun(ctx, core.RunUpdate{Run: j.w.Item().Run, From: []core.RunState{core.RunRunning, core.RunWaiting}, To: core.RunCompleted, Output: out})
+			_, _, err := f.UpdateRun(ctx, core.RunUpdate{Run: j.w.Item().Run, From: []core.RunState{core.RunRunning, core.RunWaiting}, To: core.RunCompleted, Output: output})
 			return err
 		}
 	case also == nil && len(j.fences) == 0 && len(j.sets) == 0:
@@ -209,7 +220,7 @@ func (j *job) advance(ctx context.Context, out json.RawMessage, also func(ctx co
 		if err := body(ctx, f); err != nil {
 			return err
 		}
-		if err := f.Complete(ctx, out); err != nil {
+		if err := f.Complete(ctx, result); err != nil {
 			return err
 		}
 		return j.writeContext(ctx, f)

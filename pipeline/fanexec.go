@@ -204,7 +204,11 @@ func (j *job) members(ctx context.Context, fn func(idx int, out json.RawMessage)
 			if k.State != core.StateCompleted {
 				return &branchError{step: env.Node, item: k}
 			}
-			if err := fn(env.Idx, k.Result); err != nil {
+			out, err := j.e.open(sealAAD(j.def.name, sealOut), k.Result)
+			if err != nil {
+				return fmt.Errorf("the output of step %q (item %s): %w", env.Node, k.ID, err)
+			}
+			if err := fn(env.Idx, out); err != nil {
 				return err
 			}
 		}

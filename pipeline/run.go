@@ -76,7 +76,11 @@ func (e *Engine) trigger(ctx context.Context, tx dialect.Querier, d Definition, 
 	if err != nil {
 		return uuid.Nil, err
 	}
-	rs := core.RunSpec{Name: def.name, Key: o.Key, Input: in, OnHalt: &core.HaltItem{Queue: e.cfg.Queue, Kind: haltKind}}
+	sealed, err := e.seal(sealAAD(def.name, sealInput), in)
+	if err != nil {
+		return uuid.Nil, fmt.Errorf("plenum/pipeline: %q: the run's input: %w", def.name, err)
+	}
+	rs := core.RunSpec{Name: def.name, Key: o.Key, Input: sealed, OnHalt: &core.HaltItem{Queue: e.cfg.Queue, Kind: haltKind}}
 	var created core.CreateRunResult
 	if tx != nil {
 		created, _, err = e.store.CreateRunTx(ctx, tx, rs, spec)
@@ -113,6 +117,9 @@ func (e *Engine) Signal(ctx context.Context, run uuid.UUID, name string, payload
 	b, err := json.Marshal(payload)
 	if err != nil {
 		return fmt.Errorf("plenum/pipeline: signal %q: encode the payload %T: %w", name, payload, err)
+	}
+	if b, err = e.seal(signalAAD(run, name), b); err != nil {
+		return fmt.Errorf("plenum/pipeline: signal %q: %w", name, err)
 	}
 	if _, err := e.store.Signal(ctx, core.SignalSpec{Run: run, Name: name, Key: o.Key, Payload: b}); err != nil {
 		return fmt.Errorf("plenum/pipeline: signal %q to run %s: %w", name, run, err)

@@ -93,7 +93,11 @@ func (j *job) contextValue(ctx context.Context, key string) (json.RawMessage, bo
 		}
 		j.runContext = make(map[string]json.RawMessage, len(entries))
 		for _, e := range entries {
-			j.runContext[e.Key] = e.Value
+			v, err := j.e.open(sealAAD(j.def.name, sealContext+":"+e.Key), e.Value)
+			if err != nil {
+				return nil, false, fmt.Errorf("plenum/pipeline: %q: the run context's key %q: %w", j.def.name, e.Key, err)
+			}
+			j.runContext[e.Key] = v
 		}
 	}
 	v, ok := j.runContext[key]
@@ -106,7 +110,11 @@ func (j *job) contextValue(ctx context.Context, key string) (json.RawMessage, bo
 // context's bounds is permanent.
 func (j *job) writeContext(ctx context.Context, f *core.Fenced) error {
 	for _, k := range j.setOrder {
-		if err := f.SetRunContext(ctx, k, j.sets[k]); err != nil {
+		v, err := j.e.seal(sealAAD(j.def.name, sealContext+":"+k), j.sets[k])
+		if err != nil {
+			return err
+		}
+		if err := f.SetRunContext(ctx, k, v); err != nil {
 			if errors.Is(err, core.ErrRunContextFull) {
 				return Permanent(err)
 			}

@@ -54,8 +54,12 @@ func (j *job) runInput(ctx context.Context) (json.RawMessage, error) {
 	if err != nil {
 		return nil, fmt.Errorf("plenum/pipeline: %q: read the input of run %s: %w", j.def.name, run, err)
 	}
-	j.e.inputs.put(run, r.Input)
-	return r.Input, nil
+	in, err := j.e.open(sealAAD(j.def.name, sealInput), r.Input)
+	if err != nil {
+		return nil, fmt.Errorf("plenum/pipeline: %q: the input of run %s: %w", j.def.name, run, err)
+	}
+	j.e.inputs.put(run, in)
+	return in, nil
 }
 
 // inputCacheBytes bounds the run inputs an engine keeps: the most recent

@@ -86,7 +86,8 @@ func (e *Engine) Get(ctx context.Context, run uuid.UUID) (Run, error) {
 	if err != nil {
 		return Run{}, fmt.Errorf("plenum/pipeline: get run %s: %w", run, err)
 	}
-	out := Run{ID: r.ID, Pipeline: r.Name, State: State(r.State), Input: r.Input, Output: r.Output,
+	out := Run{ID: r.ID, Pipeline: r.Name, State: State(r.State),
+		Input: e.shown(sealAAD(r.Name, sealInput), r.Input), Output: e.shown(sealAAD(r.Name, sealOutput), r.Output),
 		CreatedAt: r.CreatedAt, UpdatedAt: r.UpdatedAt, FinishedAt: r.FinishedAt}
 	if r.State == core.RunHalted {
 		if out.Halt, err = e.storedHalt(ctx, r); err != nil {
@@ -95,6 +96,9 @@ func (e *Engine) Get(ctx context.Context, run uuid.UUID) (Run, error) {
 	}
 	if out.Context, err = e.store.RunContext(ctx, run); err != nil {
 		return Run{}, fmt.Errorf("plenum/pipeline: get run %s: %w", run, err)
+	}
+	for i, c := range out.Context {
+		out.Context[i].Value = e.shown(sealAAD(r.Name, sealContext+":"+c.Key), c.Value)
 	}
 	waiting := false
 	after := uuid.Nil
@@ -107,7 +111,7 @@ func (e *Engine) Get(ctx context.Context, run uuid.UUID) (Run, error) {
 			if it.Kind == haltKind {
 				continue
 			}
-			s, err := e.stepRun(ctx, it)
+			s, err := e.stepRun(ctx, r.Name, it)
 			if err != nil {
 				return Run{}, err
 			}
@@ -126,11 +130,11 @@ func (e *Engine) Get(ctx context.Context, run uuid.UUID) (Run, error) {
 }
 
 // stepRun reads one item as a step's execution.
-func (e *Engine) stepRun(ctx context.Context, it core.Item) (StepRun, error) {
+func (e *Engine) stepRun(ctx context.Context, name string, it core.Item) (StepRun, error) {
 	var env envelope
 	_ = json.Unmarshal(it.Payload, &env) // a foreign item shows with its id only
 	s := StepRun{Step: env.Node, Role: string(env.Role), Path: env.Path, Item: it.ID, Attempt: it.Attempt, Crashes: it.CrashCount,
-		Input: env.In, Output: it.Result, Error: it.LastError,
+		Input: e.shown(sealAAD(name, sealIn), env.In), Output: e.shown(sealAAD(name, sealOut), it.Result), Error: it.LastError,
 		CreatedAt: it.CreatedAt, StartedAt: it.ClaimedAt, FinishedAt: it.FinishedAt}
 	switch {
 	case it.Waiting():

@@ -106,6 +106,9 @@ func HandleBatch[T any](w *Worker, kind string, fn func(ctx context.Context, job
 // HandleBatch registers fn as the handler of k's items in batches, as
 // HandleBatch does.
 func (k Kind[T]) HandleBatch(w *Worker, fn func(ctx context.Context, jobs []*Job[T]) error, cfg BatchConfig) {
+	if cfg.Codec == nil {
+		cfg.Codec = k.codec
+	}
 	HandleBatch(w, k.name, fn, cfg)
 }
 

@@ -205,6 +205,24 @@ type KindConfig struct {
 	// It is called in the claim loop, once per claimed item, so it must be
 	// quick. Default: none.
 	ForItem func(item core.Item) ItemConfig
+	// Codec, when set, opens the kind's payloads before they are decoded
+	// into the handler's args, and seals the results the handler sets
+	// (Job.SetResult), bound to the kind's name (PayloadAAD, ResultAAD).
+	// A *seal.Keyring is one. A payload that does not open (not sealed,
+	// sealed with a key id the codec does not hold, tampered with, or
+	// sealed for another kind) dead-letters its item at once with the
+	// codec's error, as a payload that does not decode does: retrying
+	// cannot open it, and once the missing key is back in the ring the
+	// item can be revived (core.Store.Revive). ForItem and middleware
+	// see the payload as stored, sealed. Kind.Handle sets it from the
+	// kind's KindOptions.Codec when it is nil here. DefaultKind's is not
+	// used: a kind is sealed only where it says so, since one worker
+	// handles kinds of several engines (a pipeline seals its own items'
+	// data, through pipeline.EngineOptions.Codec). Default: none, the
+	// payloads and results are stored as they are; a payload that is
+	// sealed all the same (seal.Inspect) dead-letters its item at once,
+	// rather than be decoded as the args.
+	Codec Codec
 }
 
 // ItemConfig tunes the run of one item (KindConfig.ForItem). Zero fields

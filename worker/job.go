@@ -9,13 +9,14 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/plenumdb/plenum/core"
+	"github.com/plenumdb/plenum/seal"
 )
 
 // Job is one run of a handler on a claimed item, with its payload decoded
 // into Args.
 type Job[T any] struct {
 	// Args is the item's payload decoded from JSON (the zero T for an item
-	// without one).
+	// without one), opened first when the kind has a KindConfig.Codec.
 	Args T
 	r    *run
 }
@@ -55,10 +56,18 @@ func (j *Job[T]) IdempotencyKey() string { return j.r.claim.ID.String() }
 
 // SetResult records v, marshalled as JSON, as the item's result when the
 // handler succeeds. Call it before Fence: the fence completes the item.
+//
+// With the kind's KindConfig.Codec, the result is sealed here, bound to
+// the kind (ResultAAD): readers open it with OpenResult.
 func (j *Job[T]) SetResult(v any) error {
 	b, err := json.Marshal(v)
 	if err != nil {
 		return fmt.Errorf("plenum/worker: result of %s: %w", j.r.claim.ID, err)
+	}
+	if c := j.r.codec(); c != nil {
+		if b, err = c.Seal(ResultAAD(j.r.claim.Kind), b); err != nil {
+			return fmt.Errorf("plenum/worker: seal the result of %s: %w", j.r.claim.ID, err)
+		}
 	}
 	j.r.result = b
 	return nil
@@ -223,11 +232,23 @@ func Handle[T any](w *Worker, kind string, fn func(ctx context.Context, job *Job
 // does not decode.
 func newJob[T any](r *run) (*Job[T], error) {
 	job := &Job[T]{r: r}
+	p := r.claim.Payload
+	if c := r.codec(); c != nil && len(p) > 0 {
+		plain, err := c.Open(PayloadAAD(r.claim.Kind), p)
+		if err != nil {
+			return nil, Discard(fmt.Errorf("open the sealed payload of %s (kind %q): %w", r.claim.ID, r.claim.Kind, err))
+		}
+		p = plain
+	} else if id, sealed := seal.Inspect(p); sealed {
+		// Decoding the envelope as the args would run the handler on
+		// zero values.
+		return nil, Discard(fmt.Errorf("the payload of %s is sealed (key id %q), and kind %q has no KindConfig.Codec to open it", r.claim.ID, id, r.claim.Kind))
+	}
 	if raw, ok := any(&job.Args).(*json.RawMessage); ok {
 		// The payload is JSON already (checked when it was enqueued):
 		// decoding it into a RawMessage would only copy it.
-		*raw = r.claim.Payload
-	} else if p := r.claim.Payload; len(p) > 0 {
+		*raw = p
+	} else if len(p) > 0 {
 		if err := json.Unmarshal(p, &job.Args); err != nil {
 			return nil, Discard(fmt.Errorf("decode the payload of %s as %T: %w", r.claim.ID, job.Args, err))
 		}

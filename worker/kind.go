@@ -28,6 +28,7 @@ import (
 type Kind[T any] struct {
 	name    string
 	flowKey func(T) string
+	codec   Codec
 	// opts is how many KindOptions NewKind was given: more than one is
 	// refused by every enqueue.
 	opts int
@@ -43,6 +44,15 @@ type KindOptions[T any] struct {
 	// key's limits (core.Store.SetLimit), in every process. An empty key
 	// puts the item under no flow control. Default: none.
 	FlowKey func(args T) string
+	// Codec, when set, seals the args of every item the kind enqueues
+	// (Enqueue, EnqueueMany, EnqueueTx, Spec), bound to the kind's name,
+	// and is the Codec of its handler (Kind.Handle), which opens them and
+	// seals the results. A *seal.Keyring is one; declare the ring with
+	// the kind and give it its keys at start-up (Keyring.Set), since the
+	// kind is often a package-level variable. The flow key is computed
+	// from the args before they are sealed, and is stored in clear.
+	// Default: none.
+	Codec Codec
 }
 
 // NewKind returns the kind named name whose items carry a T, encoded as
@@ -55,6 +65,7 @@ func NewKind[T any](name string, opts ...KindOptions[T]) Kind[T] {
 	k := Kind[T]{name: name, opts: len(opts)}
 	if len(opts) == 1 {
 		k.flowKey = opts[0].FlowKey
+		k.codec = opts[0].Codec
 	}
 	return k
 }
@@ -64,7 +75,22 @@ func (k Kind[T]) Name() string { return k.name }
 
 // Handle registers fn as the handler of k's items on w, as Handle does.
 func (k Kind[T]) Handle(w *Worker, fn func(ctx context.Context, job *Job[T]) error, cfg ...KindConfig) {
-	Handle(w, k.name, fn, cfg...)
+	Handle(w, k.name, fn, k.config(cfg)...)
+}
+
+// config is cfg with the kind's Codec where cfg sets none.
+func (k Kind[T]) config(cfg []KindConfig) []KindConfig {
+	if k.codec == nil || len(cfg) > 1 {
+		return cfg // more than one is refused by the registration
+	}
+	c := KindConfig{}
+	if len(cfg) == 1 {
+		c = cfg[0]
+	}
+	if c.Codec == nil {
+		c.Codec = k.codec
+	}
+	return []KindConfig{c}
 }
 
 // EnqueueParams say where and how items of a kind are enqueued: the
@@ -138,6 +164,9 @@ func (k Kind[T]) spec(field string, args T, p EnqueueParams) (core.ItemSpec, err
 	flowKey := p.FlowKey
 	if flowKey == "" && k.flowKey != nil {
 		flowKey = k.flowKey(args)
+	}
+	if b, err = sealArgs(k.codec, k.name, b); err != nil {
+		return core.ItemSpec{}, fmt.Errorf("plenum/worker: kind %q: seal %s: %w", k.name, field, err)
 	}
 	if p.Cost != 0 && flowKey == "" {
 		// core would name the spec's field; the caller set this one.

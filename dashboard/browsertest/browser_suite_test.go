@@ -36,6 +36,7 @@ func TestBrowserReadOnly(t *testing.T) {
 		{"GraphShowsTheRunsStates", graphShowsTheRunsStates},
 		{"TagsAndMetadataFilterTheItems", tagsAndMetadataFilterTheItems},
 		{"SchedulesShowTheStoredOnes", schedulesShowTheStoredOnes},
+		{"SealedValuesShowTheirKeyID", sealedValuesShowTheirKeyID},
 	} {
 		t.Run(c.name, func(t *testing.T) { c.fn(t, e) })
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/plenumdb/plenum/browse"
 	"github.com/plenumdb/plenum/core"
 	"github.com/plenumdb/plenum/pipeline"
+	"github.com/plenumdb/plenum/seal"
 	"github.com/plenumdb/plenum/sqlite"
 	"github.com/plenumdb/plenum/worker"
 )
@@ -24,6 +25,10 @@ const (
 	xssPayload = `<script>window.__xss=1</script>`
 	alertText  = `<script>alert(1)</script>`
 	xssError   = `<script>window.__xss=2</script> refused by the relay`
+	// sealedSecret is what the sealed item and run carry; no page may
+	// show it. sealedKeyID is the id of the key that seals them.
+	sealedSecret = "vault-combination-1234"
+	sealedKeyID  = "dash-2026"
 )
 
 // workload is a SQLite database filled through the public API (the
@@ -51,6 +56,9 @@ type workload struct {
 	runRelease   uuid.UUID   // release: a fan-out, one branch signed off, three waiting
 
 	spareOwner uuid.UUID // registered by hand, one heartbeat only
+
+	sealedItem uuid.UUID // email.sealed, args and result sealed with sealedKeyID
+	runSealed  uuid.UUID // vault, a run sealed with sealedKeyID, completed
 
 	graphs []pipeline.Graph // the engine's pipelines, for the dashboard to draw
 
@@ -198,7 +206,7 @@ func newWorkload(t *testing.T) *workload {
 	// default (yet lenient: a loaded machine can keep a heartbeat waiting
 	// for seconds).
 	slow, err := worker.New(store, worker.Config{
-		Queues:            map[string]worker.QueueConfig{"slow": {MaxWorkers: 1}},
+		Queues:            map[string]worker.QueueConfig{"slow": {MaxWorkers: 1}, "vault": {MaxWorkers: 2}},
 		PollInterval:      20 * time.Millisecond,
 		HeartbeatInterval: time.Second,
 		StaleAfter:        10 * time.Second,
@@ -212,6 +220,30 @@ func newWorkload(t *testing.T) *workload {
 		<-ctx.Done() // hangs past its deadline
 		return ctx.Err()
 	}, worker.KindConfig{Timeout: 12 * time.Second, MaxAttempts: 1})
+
+	// The same worker runs a kind and a pipeline sealed with a keyring
+	// (package seal), on a queue of their own: the dashboard holds no key.
+	ring, err := seal.NewKeyring(sealedKeyID, map[string][]byte{sealedKeyID: make([]byte, 32)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sealedMail := worker.NewKind[map[string]string]("email.sealed", worker.KindOptions[map[string]string]{Codec: ring})
+	sealedMail.Handle(slow, func(ctx context.Context, job *worker.Job[map[string]string]) error {
+		return job.SetResult(map[string]string{"delivered_to": job.Args["to"]})
+	})
+	vaultEng, err := pipeline.New(store, slow, pipeline.EngineOptions{Queue: "vault", Codec: ring})
+	if err != nil {
+		t.Fatal(err)
+	}
+	vault := mustDefine(t, "vault", pipeline.Then(
+		pipeline.Step("stash", func(ctx context.Context, in string) (string, error) {
+			return in + " stashed", pipeline.SetRunContext(ctx, "note", in)
+		}),
+		pipeline.Step("seal", func(_ context.Context, in string) (string, error) { return in + " and sealed", nil }),
+	))
+	if err := vaultEng.Register(vault); err != nil {
+		t.Fatal(err)
+	}
 
 	for _, w := range []*worker.Worker{w, slow} {
 		if err := w.Start(ctx); err != nil {
@@ -267,6 +299,17 @@ func newWorkload(t *testing.T) *workload {
 	wl.runsWaiting = []uuid.UUID{trigger(approval, "invoice 7"), trigger(approval, "invoice 8")}
 	wl.runRunning = trigger(longjob, 7)
 	wl.runRelease = trigger(release, "v2.4.0")
+
+	sealed, err := sealedMail.Enqueue(ctx, store, map[string]string{"to": sealedSecret}, worker.EnqueueParams{Queue: "vault"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	wl.sealedItem = sealed.ID
+	if wl.runSealed, err = vaultEng.Trigger(ctx, vault, sealedSecret); err != nil {
+		t.Fatal(err)
+	}
+	waitItem(t, store, wl.sealedItem, func(it core.Item) bool { return it.State == core.StateCompleted })
+	waitRun(t, store, wl.runSealed, core.RunCompleted)
 
 	wl.spareOwner, err = store.RegisterOwner(ctx, core.RegisterOwnerParams{Host: "report-builder-2", PID: 4242})
 	if err != nil {

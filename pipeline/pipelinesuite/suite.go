@@ -2,7 +2,8 @@
 // combinator, a large expand and its collapse, nesting, routes, signals,
 // halts with their OnHalt delivery and revive, the fan-out cap and
 // cancel, the run's input read by its steps, the run's context they
-// write (fenced, bounded, the last committed write winning), run by a real worker on a
+// write (fenced, bounded, the last committed write winning), sealed runs
+// across a key rotation, run by a real worker on a
 // real database. Package pipeline runs it on SQLite, PostgreSQL and
 // MySQL/MariaDB; a dialect package can run it on its own database as it
 // runs the conformance suite. RunKilled is the
@@ -75,6 +76,7 @@ var tests = []struct {
 	{"RepeatEndsAtUntil", repeatEndsAtUntil},
 	{"RepeatOnErrorContinuesOrHalts", repeatOnError},
 	{"RepeatCatchUpAfterDowntime", repeatCatchUp},
+	{"SealedRunsAcrossKeyRotation", sealedRotation},
 }
 
 // Run runs every subtest of the suite, in parallel, on cfg's database.

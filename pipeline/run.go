@@ -76,7 +76,7 @@ func (e *Engine) trigger(ctx context.Context, tx dialect.Querier, d Definition, 
 	if err != nil {
 		return uuid.Nil, err
 	}
-	rs := core.RunSpec{Name: def.name, Key: o.Key, Input: in, OnHalt: &core.HaltItem{Queue: e.cfg.Queue, Kind: haltKind}}
+	rs := core.RunSpec{Name: def.name, Key: o.Key, Input: in, OnHalt: &core.HaltItem{Queue: e.cfg.Queue, Kind: haltKind}, Version: def.version}
 	var created core.CreateRunResult
 	if tx != nil {
 		created, _, err = e.store.CreateRunTx(ctx, tx, rs, spec)

@@ -16,7 +16,7 @@ func TestTrigger_RefusesNilsWithoutPanicking(t *testing.T) {
 	if _, err := p.TriggerTx(context.Background(), nil, nil, 1); err == nil {
 		t.Error("TriggerTx with a nil engine succeeded")
 	}
-	e := &Engine{defs: map[string]*definition{}}
+	e := &Engine{defs: map[string]map[int]*definition{}}
 	if _, err := e.Trigger(context.Background(), p, 1); err == nil {
 		t.Error("Trigger of a nil pipeline succeeded")
 	}

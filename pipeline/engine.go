@@ -74,6 +74,9 @@ const (
 // until they end. A name registered by an earlier call, and a name and
 // version given twice, are refused, and then nothing is registered.
 func (e *Engine) Register(defs ...Definition) error {
+	if len(defs) == 0 {
+		return errors.New("plenum/pipeline: Register: no definition")
+	}
 	byName := map[string]map[int]*definition{}
 	var names []string
 	for _, d := range defs {

@@ -90,7 +90,14 @@ type RunSpec struct {
 	Input json.RawMessage
 	// OnHalt, when set, is enqueued each time the run halts.
 	OnHalt *HaltItem
+	// Version is the version of what runs (a pipeline definition's
+	// version), kept with the run for those that run and read it: 0 for
+	// none, or 1 to MaxRunVersion. Default: none.
+	Version int
 }
+
+// MaxRunVersion bounds RunSpec.Version.
+const MaxRunVersion = 1<<31 - 1
 
 // Run is a run as stored. A zero time or uuid.Nil stands for NULL.
 type Run struct {
@@ -113,7 +120,10 @@ type Run struct {
 	HaltID     uuid.UUID
 	HaltItemID uuid.UUID
 	// HaltItem is the run's OnHalt, or nil.
-	HaltItem   *HaltItem
+	HaltItem *HaltItem
+	// Version is RunSpec.Version, 0 for none (and for the runs created
+	// before schema version 14).
+	Version    int
 	CreatedAt  time.Time
 	UpdatedAt  time.Time
 	FinishedAt time.Time
@@ -171,6 +181,9 @@ func (s *Store) validateRun(spec RunSpec, first []ItemSpec) error {
 	if err := s.validJSON("Input", spec.Input); err != nil {
 		return err
 	}
+	if spec.Version < 0 || spec.Version > MaxRunVersion {
+		return invalid("Version", "%d is outside [0, %d]", spec.Version, MaxRunVersion)
+	}
 	if h := spec.OnHalt; h != nil {
 		if err := validName("OnHalt.Queue", h.Queue, migrations.MaxQueueLen, true); err != nil {
 			return err
@@ -196,7 +209,11 @@ func (s *Store) createRun(ctx context.Context, q dialect.Querier, spec RunSpec, 
 	if spec.OnHalt != nil {
 		hq, hk = spec.OnHalt.Queue, spec.OnHalt.Kind
 	}
-	res, err := q.ExecContext(ctx, s.runOpenSQL(), s.d.UUID(id), spec.Name, nullString(spec.Key), s.jsonArg(spec.Input), hq, hk)
+	var version any
+	if spec.Version != 0 {
+		version = spec.Version
+	}
+	res, err := q.ExecContext(ctx, s.runOpenSQL(), s.d.UUID(id), spec.Name, nullString(spec.Key), s.jsonArg(spec.Input), hq, hk, version)
 	if err != nil {
 		return CreateRunResult{}, nil, err
 	}
@@ -242,17 +259,18 @@ func scanRun(d dialect.Dialect, r scanner) (Run, error) {
 	var (
 		run                         Run
 		key, reason, detail, hq, hk sql.NullString
+		version                     sql.NullInt64
 		state                       string
 		haltID, haltItem            uuid.NullUUID
 		created, updated, finished  = timeValue{d: d}, timeValue{d: d}, timeValue{d: d}
 	)
 	err := r.Scan(&run.ID, &run.Name, &key, &state, (*rawJSON)(&run.Input), (*rawJSON)(&run.Output), &reason, &detail, &haltID, &haltItem,
-		&hq, &hk, &created, &updated, &finished)
+		&hq, &hk, &created, &updated, &finished, &version)
 	if err != nil {
 		return Run{}, err
 	}
 	run.Key, run.State, run.HaltReason, run.HaltDetail, run.HaltID = key.String, RunState(state), reason.String, detail.String, haltID.UUID
-	run.HaltItemID = haltItem.UUID
+	run.HaltItemID, run.Version = haltItem.UUID, int(version.Int64)
 	if hq.Valid {
 		run.HaltItem = &HaltItem{Queue: hq.String, Kind: hk.String}
 	}

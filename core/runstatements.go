@@ -5,12 +5,12 @@ import (
 	"github.com/plenumdb/plenum/dialect/sqlkit"
 )
 
-// Runs, signals and waiting (schema version 3). See statements.go for how
+// Runs, signals and waiting (schema version 3; a run's version, 14). See statements.go for how
 // templates are written and catalogued.
 const (
-	runColumns = "id, name, unique_key, state, input, output, halt_reason, halt_detail, halt_id, halt_item_id, halt_queue, halt_kind, created_at, updated_at, finished_at"
+	runColumns = "id, name, unique_key, state, input, output, halt_reason, halt_detail, halt_id, halt_item_id, halt_queue, halt_kind, created_at, updated_at, finished_at, version"
 	// runOpen is a new run's row, for InsertIgnore on (name, unique_key).
-	runOpen          = "?, ?, ?, 'running', {json?}, ?, ?, {now}, {now}"
+	runOpen          = "?, ?, ?, 'running', {json?}, ?, ?, {now}, {now}, ?"
 	qRunGet          = "SELECT " + runColumns + " FROM {runs} WHERE id = ?"
 	qRunByKey        = "SELECT id FROM {runs} WHERE name = ? AND unique_key = ?"
 	qRunLock         = "SELECT state, halt_queue, halt_kind FROM {runs} WHERE id = ?{lock}"
@@ -33,7 +33,7 @@ const (
 )
 
 // runOpenColumns are the columns a new run is written with.
-var runOpenColumns = []string{"id", "name", "unique_key", "state", "input", "halt_queue", "halt_kind", "created_at", "updated_at"}
+var runOpenColumns = []string{"id", "name", "unique_key", "state", "input", "halt_queue", "halt_kind", "created_at", "updated_at", "version"}
 
 // runConflict is the unique key of runs.
 var runConflict = []string{"name", "unique_key"}

@@ -108,8 +108,10 @@ type Options struct {
 	// (pipeline.Engine.Graphs, or pipeline.Describe of each), which the
 	// database does not hold: the dashboard draws each as a graph on its
 	// page (/pipelines/{name}), and a run of one with its items' states
-	// over it. A run of a pipeline not given here shows without a graph.
-	// Each must have a name, and no name twice. Default none.
+	// over it. A run of a pipeline not given here shows without a graph,
+	// as does a run of another version of it than the one given (a Graph
+	// of Version 0 is drawn over a run of any version). Each must have a
+	// name, and no name twice. Default none.
 	Pipelines []pipeline.Graph
 }
 

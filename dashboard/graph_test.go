@@ -60,7 +60,7 @@ func TestPipelineGraph_DrawsEverySuiteDefinition(t *testing.T) {
 		}
 		walk(g.Root)
 	}
-	for _, k := range []string{"step", "chain", "expand", "divide", "route", "await", "wait", "repeat"} {
+	for _, k := range []string{"step", "chain", "expand", "divide", "route", "await", "wait", "repeat", "sleep"} {
 		if !kinds[k] {
 			t.Errorf("no definition of the suite has a node of kind %s", k)
 		}

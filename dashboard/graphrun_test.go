@@ -6,6 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/uuid"
+
 	"github.com/plenumdb/plenum/dashboard"
 	"github.com/plenumdb/plenum/pipeline"
 )
@@ -87,5 +89,63 @@ func TestRunGraph_OverlaysEachStepsState(t *testing.T) {
 	}
 	if !strings.Contains(body, `id="tree"`) {
 		t.Error("the run of a pipeline not given lost its tree of steps")
+	}
+}
+
+// TestRunGraph_OnlyOfTheRunsVersion: a run of version 1 of a pipeline
+// whose version 2 the dashboard was given shows its version and a note,
+// not version 2's graph; a run of version 2 shows the graph.
+func TestRunGraph_OnlyOfTheRunsVersion(t *testing.T) {
+	t.Parallel()
+	st := openStore(t, databases[0])
+	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
+	defer cancel()
+	hold := pipeline.Await("hold", "go", 0, func(_ context.Context, n int, _ struct{}, _ bool) (int, error) { return n, nil })
+	v1, err := pipeline.Define("versioned", pipeline.Then(hold, pipeline.Step("old", func(_ context.Context, n int) (int, error) { return n, nil })))
+	if err != nil {
+		t.Fatal(err)
+	}
+	hold2 := pipeline.Await("hold", "go", 0, func(_ context.Context, n int, _ struct{}, _ bool) (int, error) { return n, nil })
+	v2, err := pipeline.Define("versioned", pipeline.Then(pipeline.Step("new", func(_ context.Context, n int) (int, error) { return n, nil }), hold2),
+		pipeline.Options{Version: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	eng := runPipelines(t, ctx, st, v1, v2)
+	old, err := v1.Trigger(ctx, eng, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fresh, err := v2.Trigger(ctx, eng, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, run := range []uuid.UUID{old, fresh} {
+		for {
+			r, err := eng.Get(ctx, run)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if r.State == pipeline.StateWaiting {
+				break
+			}
+			if ctx.Err() != nil || r.State != pipeline.StateRunning {
+				t.Fatalf("the run is %s, want it waiting for its signal", r.State)
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+	}
+	g, err := pipeline.Describe(v2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := serve(t, newDashboard(t, st, dashboard.Options{Pipelines: []pipeline.Graph{g}}), "")
+	_, body := c.get("/runs/" + old.String())
+	if !strings.Contains(body, `<dd id="run-version">1</dd>`) || !strings.Contains(body, `id="graph-other-version"`) || strings.Contains(body, `data-node="new"`) {
+		t.Errorf("the run of version 1: want its version and the note, not version 2's graph:\n%s", body)
+	}
+	_, body = c.get("/runs/" + fresh.String())
+	if !strings.Contains(body, `<dd id="run-version">2</dd>`) || !strings.Contains(body, `data-node="new" data-role="" data-kind="step" data-state="completed"`) {
+		t.Errorf("the run of version 2: want its version and its graph:\n%s", body)
 	}
 }

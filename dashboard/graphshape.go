@@ -18,6 +18,7 @@ var shapes = map[string]shape{
 	"await":  {outline: "round"},
 	"wait":   {outline: "round", pass: "holds"},
 	"repeat": {outline: "round"},
+	"sleep":  {outline: "round"},
 	"route":  {outline: "hex"},
 	"divide": {outline: "hex"},
 	"expand": {outline: "hex"},

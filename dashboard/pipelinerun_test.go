@@ -24,10 +24,8 @@ func runPipelines(t *testing.T, ctx context.Context, st *core.Store, defs ...pip
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, d := range defs {
-		if err := eng.Register(d); err != nil {
-			t.Fatal(err)
-		}
+	if err := eng.Register(defs...); err != nil {
+		t.Fatal(err)
 	}
 	if err := w.Start(ctx); err != nil {
 		t.Fatal(err)

@@ -31,8 +31,12 @@ type runPage struct {
 	CanSignal bool
 	// Graph is the run's pipeline drawn with its items' states, nil when
 	// the program did not give the dashboard its definition
-	// (Options.Pipelines).
+	// (Options.Pipelines), or gave a version other than the run's.
 	Graph *graphView
+	// GraphVersion is the version of the pipeline's definition the
+	// dashboard was given when it is not the run's (which it then does
+	// not draw), 0 otherwise.
+	GraphVersion int
 }
 
 // node is one entry of a run's tree: an item with the barriers it opened
@@ -101,7 +105,14 @@ func (h *handler) run(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	if g, ok := h.graph(run.Name); ok {
-		p.Graph = layoutGraph(g, stepStates(items, barriers))
+		// A run's version is a pipeline's (pipeline.Options.Version, 1
+		// when the run names none); a graph of no version is drawn over
+		// any run.
+		if g.Version != 0 && g.Version != max(run.Version, 1) {
+			p.GraphVersion = g.Version
+		} else {
+			p.Graph = layoutGraph(g, stepStates(items, barriers))
+		}
 	}
 	p.CanRevive = h.opts.Actions && run.State == core.RunHalted
 	p.CanCancel = h.opts.Actions && !run.State.Final()

@@ -118,7 +118,7 @@ type Migration struct {
 }
 
 // LatestVersion is the schema version this build of Plenum needs.
-const LatestVersion = 13
+const LatestVersion = 14
 
 // All returns every migration, oldest first, with table and index names
 // under prefix.
@@ -207,7 +207,7 @@ func All(prefix string) []Migration {
 	claim := func(c Change) Change { c.Index.Claim = true; return c }
 	state := func(s string) dialect.Cond { return dialect.Cond{Column: "state", Value: s} }
 	return withNullable([]Migration{init1(n, idx, sequential, claim, state, items, processes, barriers), runtime2(n, idx, sequential), pipelines3(n, idx), dashboard4(n, idx),
-		lean5(n, func(table, name string, unique bool, cols []string) Change { return idx(table, name, unique, cols) }), keyed6(n, idx), halts7(n), flow8(n, idx, claim), schedules9(n), runContext10(n), idleLanes11(n, idx, sequential), itemMeta12(n, idx), progress13(n)})
+		lean5(n, func(table, name string, unique bool, cols []string) Change { return idx(table, name, unique, cols) }), keyed6(n, idx), halts7(n), flow8(n, idx, claim), schedules9(n), runContext10(n), idleLanes11(n, idx, sequential), itemMeta12(n, idx), progress13(n), runVersion14(n)})
 }
 
 // init1 is version 1: items, owners and barriers, with the indexes of the

@@ -30,6 +30,17 @@ type Options struct {
 	// (StepOptions.Backoff overrides it per step). Default: the worker's
 	// (worker.KindConfig.Backoff, or the store's).
 	Backoff Backoff
+	// Version numbers the definition among the versions of its pipeline
+	// (its name). A run records the version it was triggered on, and
+	// every step of the run runs on that version's definition: a program
+	// that changes a pipeline gives the new definition a new version,
+	// and registers the old one beside it (Engine.Register) until the
+	// runs it started have ended. A step of a run whose version the
+	// process does not register halts its run with
+	// ReasonVersionNotRegistered; the run revives once the version is
+	// registered again. From 1 to MaxVersion. Default (0): 1, the version
+	// of every run triggered before versions were.
+	Version int
 }
 
 // The defaults of Options.
@@ -39,6 +50,8 @@ const (
 	DefaultMaxDepth    = 8
 	// MaxNameLen bounds the names of pipelines and steps.
 	MaxNameLen = 64
+	// MaxVersion bounds Options.Version.
+	MaxVersion = 1<<31 - 1
 )
 
 func (o Options) withDefaults() Options {
@@ -51,6 +64,9 @@ func (o Options) withDefaults() Options {
 	if o.MaxDepth == 0 {
 		o.MaxDepth = DefaultMaxDepth
 	}
+	if o.Version == 0 {
+		o.Version = 1
+	}
 	return o
 }
 
@@ -60,6 +76,9 @@ type Pipeline[I, O any] struct{ def *definition }
 
 // Name returns the pipeline's name.
 func (p *Pipeline[I, O]) Name() string { return p.def.name }
+
+// Version returns the pipeline's version (Options.Version).
+func (p *Pipeline[I, O]) Version() int { return p.def.version }
 
 // Definition is what Engine.Register takes: a *Pipeline of any types.
 type Definition interface {
@@ -77,10 +96,11 @@ func (p *Pipeline[I, O]) definition() *definition {
 
 // definition is a Pipeline without its types.
 type definition struct {
-	name  string
-	root  *node
-	opts  Options
-	nodes map[string]*node
+	name    string
+	version int
+	root    *node
+	opts    Options
+	nodes   map[string]*node
 	// checkInput tells whether JSON decodes as the pipeline's input type.
 	checkInput func(raw []byte) error
 }
@@ -132,6 +152,9 @@ func Define[I, O any](name string, flow Flow[I, O], opts ...Options) (*Pipeline[
 			v.fail("", "Options.%s is %d: it must be at least 1", c.field, c.n)
 		}
 	}
+	if o.Version < 1 || o.Version > MaxVersion {
+		v.fail("", "Options.Version is %d: it must be within [1, %d]", o.Version, MaxVersion)
+	}
 	if o.Timeout < 0 || o.Timeout > core.MaxLease {
 		v.fail("", "Options.Timeout is %v: it must be within [0, %v]", o.Timeout, core.MaxLease)
 	}
@@ -142,7 +165,7 @@ func Define[I, O any](name string, flow Flow[I, O], opts ...Options) (*Pipeline[
 	if err := errors.Join(v.errs...); err != nil {
 		return nil, err
 	}
-	return &Pipeline[I, O]{def: &definition{name: name, root: root, opts: o, nodes: v.nodes,
+	return &Pipeline[I, O]{def: &definition{name: name, version: o.Version, root: root, opts: o, nodes: v.nodes,
 		checkInput: func(raw []byte) error { _, err := decode[I](raw); return err }}}, nil
 }
 
@@ -178,7 +201,7 @@ func (v *validator) checkName(path, what, name string) bool {
 // copy validates n, found at path under parent, and returns its copy.
 func (v *validator) copy(n, parent *node, pos, depth int, path string) *node {
 	if n == nil {
-		v.fail(path, "a zero Flow (made without Step, Then, Expand, Divide, Route, Await, WaitUntil or RepeatUntil)")
+		v.fail(path, "a zero Flow (made without Step, Then, Expand, Divide, Route, Await, WaitUntil, RepeatUntil or Sleep)")
 		return nil
 	}
 	c := *n
@@ -251,6 +274,8 @@ func (v *validator) copy(n, parent *node, pos, depth int, path string) *node {
 		}
 	case kindRepeat:
 		v.checkRepeat(path, &c)
+	case kindSleep:
+		v.checkSleep(path, &c)
 	case kindDivide:
 		missing("the divide's combine function", c.combine == nil)
 		if len(c.branches) == 0 {

@@ -62,8 +62,9 @@ func TestDefine_ReportsEveryProblem(t *testing.T) {
 
 func TestDefine_RefusesZeroFlowAndBadOptions(t *testing.T) {
 	t.Parallel()
-	_, err := Define("p", Then(inc("a"), Flow[int, int]{}), Options{MaxFanout: -1})
-	for _, want := range []string{"a zero Flow", "Options.MaxFanout is -1"} {
+	_, err := Define("p", Then(Then(Then(inc("a"), Flow[int, int]{}), Sleep[int]("nap", 0)), SleepUntil[int]("until", nil)), Options{MaxFanout: -1, Version: -2})
+	for _, want := range []string{"a zero Flow", "Options.MaxFanout is -1", "Options.Version is -2",
+		"at p > nap: the sleep's duration is 0s", "at p > until: the sleep's duration is 0s"} {
 		if err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("error misses %q: %v", want, err)
 		}

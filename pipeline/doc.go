@@ -32,6 +32,10 @@
 //     schedule's end passes, with a rule for the repetitions a downtime
 //     missed (RunMissed, SkipToLatest) and for one that failed
 //     (HaltOnError, ContinueOnError).
+//   - Sleep(name, d), SleepUntil(name, until): sleep for a duration, or
+//     until a time of the input, on the database clock, snoozed (no
+//     worker slot or claim held, and a restart changes nothing), then
+//     pass the input on.
 //
 // Flows nest to any depth (Options.MaxDepth bounds how deep fan-outs
 // nest). A collapse and a combine are built together with their fan-out,
@@ -101,7 +105,19 @@
 // die running a step too often (the worker's Config.MaxCrashes), when an
 // expand's source goes over its fan-out cap (checked on every page of a
 // stream; the children already made are cancelled), when a route names
-// no flow, when a WaitUntil times out with no flow to take instead, or when an item names a step the registered definition lacks.
+// no flow, when a WaitUntil times out with no flow to take instead, or when an item names a step the registered definition lacks,
+// or a version of its pipeline (Options.Version) that the engine does not
+// register.
+//
+// # Versions
+//
+// A run records the version of the definition it was triggered on
+// (Options.Version), and every step of it runs on that version's
+// definition: register the old versions of a changed pipeline beside the
+// new one (Engine.Register(v2, v1)) while their runs drain. A step of a
+// run whose version is not registered halts the run with
+// ReasonVersionNotRegistered instead of running on another definition;
+// the run revives once the version is registered again.
 // The halt, with its reason, commits with the failure, and enqueues in
 // that same transaction the item that calls EngineOptions.OnHalt after the
 // commit, outside any transaction, at least once, with the halt's id to

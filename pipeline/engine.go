@@ -53,8 +53,9 @@ type Engine struct {
 	w     *worker.Worker
 	cfg   EngineOptions
 
-	mu   sync.Mutex
-	defs map[string]*definition
+	mu sync.Mutex
+	// defs are the registered definitions, by name, then by version.
+	defs map[string]map[int]*definition
 	// inputs keeps the inputs of runs read by RunInput.
 	inputs inputCache
 }
@@ -69,7 +70,7 @@ func New(store *core.Store, w *worker.Worker, cfg EngineOptions) (*Engine, error
 	case cfg.Queue == "":
 		return nil, errors.New("plenum/pipeline: EngineOptions.Queue is empty")
 	}
-	e := &Engine{store: store, w: w, cfg: cfg, defs: map[string]*definition{}}
+	e := &Engine{store: store, w: w, cfg: cfg, defs: map[string]map[int]*definition{}}
 	w.HandleFunc(haltKind, func(ctx context.Context, job *worker.Job[json.RawMessage]) error {
 		return e.notify(ctx, job)
 	})
@@ -83,24 +84,50 @@ const (
 	haltKind   = "pipeline.halt"
 )
 
-// Register makes the engine run d: it registers d's handler with the
-// worker, so it must come before the worker's Start. A name registered
-// twice is refused.
-func (e *Engine) Register(d Definition) error {
-	if d == nil || d.definition() == nil {
-		return errors.New("plenum/pipeline: Register: nil definition")
+// Register makes the engine run defs: it registers one handler with the
+// worker per pipeline name, so it must come before the worker's Start.
+//
+// Several versions of one pipeline (Options.Version) are registered
+// together, in one call: each run goes on with the version it was
+// triggered on, so a program that changes a pipeline while runs of it
+// are under way keeps registering the versions those runs started on
+// until they end. A name registered by an earlier call, and a name and
+// version given twice, are refused, and then nothing is registered.
+func (e *Engine) Register(defs ...Definition) error {
+	if len(defs) == 0 {
+		return errors.New("plenum/pipeline: Register: no definition")
 	}
-	def := d.definition()
+	byName := map[string]map[int]*definition{}
+	var names []string
+	for _, d := range defs {
+		if d == nil || d.definition() == nil {
+			return errors.New("plenum/pipeline: Register: nil definition")
+		}
+		def := d.definition()
+		if byName[def.name] == nil {
+			byName[def.name] = map[int]*definition{}
+			names = append(names, def.name)
+		}
+		if byName[def.name][def.version] != nil {
+			return fmt.Errorf("plenum/pipeline: Register: pipeline %q version %d given twice", def.name, def.version)
+		}
+		byName[def.name][def.version] = def
+	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	if e.defs[def.name] != nil {
-		return fmt.Errorf("plenum/pipeline: pipeline %q registered twice", def.name)
+	for _, name := range names {
+		if e.defs[name] != nil {
+			return fmt.Errorf("plenum/pipeline: pipeline %q registered twice (register all its versions in one call)", name)
+		}
 	}
-	e.defs[def.name] = def
-	kc := kindConfig(def, e.w.DefaultTimeout())
-	e.w.HandleFunc(kindPrefix+def.name, func(ctx context.Context, job *worker.Job[json.RawMessage]) error {
-		return e.execute(ctx, def, job)
-	}, kc...)
+	for _, name := range names {
+		versions := byName[name]
+		e.defs[name] = versions
+		kc := kindConfig(versions, e.w.DefaultTimeout())
+		e.w.HandleFunc(kindPrefix+name, func(ctx context.Context, job *worker.Job[json.RawMessage]) error {
+			return e.execute(ctx, name, versions, job)
+		}, kc...)
+	}
 	return nil
 }
 
@@ -112,8 +139,8 @@ func (e *Engine) lookup(d Definition) (*definition, error) {
 	def := d.definition()
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	if e.defs[def.name] != def {
-		return nil, fmt.Errorf("plenum/pipeline: pipeline %q is not registered with this engine", def.name)
+	if e.defs[def.name][def.version] != def {
+		return nil, fmt.Errorf("plenum/pipeline: pipeline %q version %d is not registered with this engine", def.name, def.version)
 	}
 	return def, nil
 }
@@ -123,11 +150,15 @@ func (e *Engine) lookup(d Definition) (*definition, error) {
 // is. Its node, role and op are also read by the dashboard, whose test
 // runs a pipeline to keep them the same.
 type envelope struct {
-	Run  uuid.UUID `json:"run"`
-	Node string    `json:"node"`
-	Role role      `json:"role,omitempty"`
+	Run uuid.UUID `json:"run"`
+	// V is the version of the pipeline's definition the run started on
+	// (Options.Version), which runs the item; none for version 1, as
+	// items made before versions were have.
+	V    int    `json:"v,omitempty"`
+	Node string `json:"node"`
+	Role role   `json:"role,omitempty"`
 	// Op is what the node does, for the item that runs it (Role ""):
-	// step, route, await, expand, divide, wait or repeat. Nothing reads it back to run
+	// step, route, await, expand, divide, wait, repeat or sleep. Nothing reads it back to run
 	// the item; it labels the item for readers of the store (the
 	// dashboard's run tree, which reads node, role and op).
 	Op string          `json:"op,omitempty"`
@@ -162,6 +193,10 @@ const (
 func (e *Engine) spec(def *definition, env envelope, n *node, run func() (json.RawMessage, error)) (core.ItemSpec, error) {
 	if env.Role == roleRun && n != nil {
 		env.Op = n.kind.String()
+	}
+	env.V = 0
+	if def.version != 1 {
+		env.V = def.version
 	}
 	in := env.In // the flow key's, in clear
 	var err error

@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"runtime/debug"
+	"slices"
+	"strconv"
 
 	"github.com/google/uuid"
 	"github.com/plenumdb/plenum/core"
@@ -17,7 +19,10 @@ import (
 type Info struct {
 	Run      uuid.UUID
 	Pipeline string
-	Step     string
+	// Version is the version of the pipeline's definition the run
+	// started on, which runs the step (Options.Version).
+	Version int
+	Step    string
 	// Attempt is this run of the step, 1 for the first.
 	Attempt int
 	// IdempotencyKey is the key for the step's effects outside the
@@ -77,20 +82,31 @@ func Fence(ctx context.Context, fn func(ctx context.Context, f *core.Fenced) err
 	return nil
 }
 
-// execute is the handler of every item of def.
-func (e *Engine) execute(ctx context.Context, def *definition, wj *worker.Job[json.RawMessage]) error {
+// execute is the handler of every item of the pipeline name, whose
+// registered definitions are versions: it runs the item on the version
+// its run started on, and refuses, halting the run, an item of a version
+// not registered (or of a step that version does not have), rather than
+// run it on another version's definition.
+func (e *Engine) execute(ctx context.Context, name string, versions map[int]*definition, wj *worker.Job[json.RawMessage]) error {
 	var env envelope
 	if err := json.Unmarshal(wj.Args, &env); err != nil {
-		return worker.Discard(fmt.Errorf("plenum/pipeline: %q: item %s is not a pipeline item: %w", def.name, wj.ID(), err))
+		return worker.Discard(fmt.Errorf("plenum/pipeline: %q: item %s is not a pipeline item: %w", name, wj.ID(), err))
+	}
+	v := max(env.V, 1)
+	def := versions[v]
+	j := &job{e: e, def: def, w: wj, env: env}
+	if def == nil {
+		return j.halt(ctx, ReasonVersionNotRegistered, fmt.Sprintf("pipeline %q version %d, which the run started on, is not registered (registered: %s): its step %q cannot run; register that version and revive the run",
+			name, v, versionList(versions), env.Node))
 	}
 	if err := e.openEnvelope(def, &env); err != nil {
 		return worker.Discard(fmt.Errorf("plenum/pipeline: %q: the input of step %q (item %s): %w", def.name, env.Node, wj.ID(), err))
 	}
-	j := &job{e: e, def: def, w: wj, env: env, n: def.nodes[env.Node]}
-	if j.n == nil {
-		return j.halt(ctx, ReasonInvalidDefinition, fmt.Sprintf("pipeline %q has no step %q", def.name, env.Node))
+	j.env = env
+	if j.n = def.nodes[env.Node]; j.n == nil {
+		return j.halt(ctx, ReasonInvalidDefinition, fmt.Sprintf("pipeline %q version %d has no step %q", name, v, env.Node))
 	}
-	ctx = context.WithValue(ctx, infoKey{}, Info{Run: wj.Item().Run, Pipeline: def.name, Step: j.n.name,
+	ctx = context.WithValue(ctx, infoKey{}, Info{Run: wj.Item().Run, Pipeline: def.name, Version: v, Step: j.n.name,
 		Attempt: wj.Attempt(), IdempotencyKey: j.idempotencyKey()})
 	ctx = context.WithValue(ctx, runInputKey{}, j)
 	err := j.run(ctx)
@@ -98,6 +114,23 @@ func (e *Engine) execute(ctx context.Context, def *definition, wj *worker.Job[js
 		return worker.Discard(err) // dead at once: the run halts
 	}
 	return err // a failed attempt: retried, or the run halts once they are used up
+}
+
+// versionList lists the versions registered, in order: "1, 3".
+func versionList(versions map[int]*definition) string {
+	vs := make([]int, 0, len(versions))
+	for v := range versions {
+		vs = append(vs, v)
+	}
+	slices.Sort(vs)
+	out := ""
+	for i, v := range vs {
+		if i > 0 {
+			out += ", "
+		}
+		out += strconv.Itoa(v)
+	}
+	return out
 }
 
 // idempotencyKey names the item's execution of its node in its run: run,
@@ -146,6 +179,8 @@ func (j *job) run(ctx context.Context) error {
 		return j.waitUntil(context.WithValue(ctx, jobKey{}, j))
 	case n.kind == kindRepeat:
 		return j.repeat(ctx)
+	case n.kind == kindSleep:
+		return j.sleep(ctx)
 	}
 	return fmt.Errorf("plenum/pipeline: node %q of kind %v in role %q", n.name, n.kind, j.env.Role)
 }

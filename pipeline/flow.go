@@ -27,10 +27,11 @@ const (
 	kindAwait
 	kindWaitUntil
 	kindRepeat
+	kindSleep
 )
 
 func (k kind) String() string {
-	return [...]string{"step", "chain", "expand", "divide", "route", "await", "wait", "repeat"}[k]
+	return [...]string{"step", "chain", "expand", "divide", "route", "await", "wait", "repeat", "sleep"}[k]
 }
 
 // node is a Flow without its types: what Define validates and the engine
@@ -76,6 +77,10 @@ type node struct {
 	until    time.Duration
 	catchUp  CatchUp
 	onError  OnError
+
+	// A Sleep's duration, or a SleepUntil's time of its input.
+	sleepFor   time.Duration
+	sleepUntil func(in json.RawMessage) (time.Time, error)
 
 	// Set by Define, on its own copy of the tree.
 	parent *node

@@ -14,6 +14,8 @@ type Graph struct {
 	// Pipeline is the definition's name, which its runs carry
 	// (core.Run.Name).
 	Pipeline string
+	// Version is the definition's version (Options.Version).
+	Version int
 	// Root is the definition's flow.
 	Root GraphNode
 }
@@ -21,7 +23,8 @@ type Graph struct {
 // GraphNode is one node of a Graph.
 type GraphNode struct {
 	// Kind is what the node is: "step", "chain", "expand", "divide",
-	// "route", "await" or "wait" (a WaitUntil). A reader should show a
+	// "route", "await", "wait" (a WaitUntil), "repeat" (a RepeatUntil)
+	// or "sleep" (a Sleep or SleepUntil). A reader should show a
 	// kind it does not know (one a later version adds) as a plain node.
 	Kind string
 	// Name is the node's name, unique in its pipeline: the node every
@@ -51,17 +54,24 @@ func Describe(d Definition) (Graph, error) {
 		return Graph{}, errors.New("plenum/pipeline: Describe: nil definition")
 	}
 	def := d.definition()
-	return Graph{Pipeline: def.name, Root: describe(def.root, "")}, nil
+	return Graph{Pipeline: def.name, Version: def.version, Root: describe(def.root, "")}, nil
 }
 
 // Graphs returns the shapes of the definitions registered with the
-// engine, sorted by name: what dashboard.Options.Pipelines takes.
+// engine, sorted by name, the latest version of each pipeline that has
+// several: what dashboard.Options.Pipelines takes.
 func (e *Engine) Graphs() []Graph {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	gs := make([]Graph, 0, len(e.defs))
-	for _, def := range e.defs {
-		gs = append(gs, Graph{Pipeline: def.name, Root: describe(def.root, "")})
+	for _, versions := range e.defs {
+		var def *definition
+		for _, d := range versions {
+			if def == nil || d.version > def.version {
+				def = d
+			}
+		}
+		gs = append(gs, Graph{Pipeline: def.name, Version: def.version, Root: describe(def.root, "")})
 	}
 	slices.SortFunc(gs, func(a, b Graph) int { return cmp.Compare(a.Pipeline, b.Pipeline) })
 	return gs

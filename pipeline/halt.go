@@ -37,6 +37,12 @@ const (
 	// ReasonWaitTimedOut: a WaitUntil's condition did not hold within its
 	// timeout, and it had no flow to take instead.
 	ReasonWaitTimedOut Reason = "wait_timed_out"
+	// ReasonVersionNotRegistered: a step of a run is due, and the
+	// version of the pipeline's definition the run started on
+	// (Options.Version) is not registered with the engine that claimed
+	// it. The step did not run; the run revives once that version is
+	// registered again.
+	ReasonVersionNotRegistered Reason = "version_not_registered"
 )
 
 // Halt is one halt of a run, as EngineOptions.OnHalt receives it and as

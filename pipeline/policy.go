@@ -75,73 +75,104 @@ func (b Backoff) check() string {
 	return ""
 }
 
-// kindConfig is the worker's configuration of def's items: with neither
-// a step's Timeout nor a Backoff (the pipeline's or a step's) in def, the
-// pipeline's Timeout alone, as before; else the longest Timeout of any
-// step (which sets the claim's lease) and each item's own Timeout and
-// Backoff, by the node its payload names (worker.KindConfig.ForItem).
-func kindConfig(def *definition, defaultTimeout time.Duration) []worker.KindConfig {
-	base := def.opts.Timeout
-	if base == 0 {
-		base = defaultTimeout
-	}
-	longest, tuned := base, !def.opts.Backoff.isZero()
-	for _, n := range def.nodes {
-		longest = max(longest, n.opts.Timeout)
-		tuned = tuned || n.opts.Timeout > 0 || !n.opts.Backoff.isZero()
+// kindConfig is the worker's configuration of the items of a pipeline
+// whose registered versions are versions: with neither a step's Timeout
+// nor a Backoff (the pipeline's or a step's) in any version, and one
+// Options.Timeout for all, that Timeout alone, as before; else the
+// longest Timeout of any step of any version (which sets the claim's
+// lease) and each item's own Timeout and Backoff, by the version and node
+// its payload names (worker.KindConfig.ForItem).
+func kindConfig(versions map[int]*definition, defaultTimeout time.Duration) []worker.KindConfig {
+	var longest time.Duration
+	tuned := false
+	var timeout *time.Duration
+	bases := make(map[int]time.Duration, len(versions))
+	for v, def := range versions {
+		base := def.opts.Timeout
+		if base == 0 {
+			base = defaultTimeout
+		}
+		bases[v] = base
+		longest, tuned = max(longest, base), tuned || !def.opts.Backoff.isZero()
+		for _, n := range def.nodes {
+			longest = max(longest, n.opts.Timeout)
+			tuned = tuned || n.opts.Timeout > 0 || !n.opts.Backoff.isZero()
+		}
+		if timeout != nil && *timeout != def.opts.Timeout {
+			tuned = true
+		}
+		timeout = &def.opts.Timeout
 	}
 	if !tuned {
-		if def.opts.Timeout > 0 {
-			return []worker.KindConfig{{Timeout: def.opts.Timeout}}
+		if timeout != nil && *timeout > 0 {
+			return []worker.KindConfig{{Timeout: *timeout}}
 		}
 		return nil
 	}
-	items := make(map[string]worker.ItemConfig, len(def.nodes))
-	for name, n := range def.nodes {
-		ic := worker.ItemConfig{Timeout: base}
-		if n.opts.Timeout > 0 {
-			ic.Timeout = n.opts.Timeout
+	type at struct {
+		v    int
+		node string
+	}
+	items := map[at]worker.ItemConfig{}
+	for v, def := range versions {
+		for name, n := range def.nodes {
+			ic := worker.ItemConfig{Timeout: bases[v]}
+			if n.opts.Timeout > 0 {
+				ic.Timeout = n.opts.Timeout
+			}
+			switch b := n.opts.Backoff; {
+			case !b.isZero():
+				ic.Backoff = b.wait
+			case !def.opts.Backoff.isZero():
+				ic.Backoff = def.opts.Backoff.wait
+			}
+			items[at{v, name}] = ic
 		}
-		switch b := n.opts.Backoff; {
-		case !b.isZero():
-			ic.Backoff = b.wait
-		case !def.opts.Backoff.isZero():
-			ic.Backoff = def.opts.Backoff.wait
-		}
-		items[name] = ic
 	}
 	return []worker.KindConfig{{Timeout: longest, ForItem: func(it core.Item) worker.ItemConfig {
-		if ic, ok := items[nodeOf(it.Payload)]; ok {
+		v, node := nodeOf(it.Payload)
+		if ic, ok := items[at{v, node}]; ok {
 			return ic
 		}
-		return worker.ItemConfig{Timeout: base}
+		if base, ok := bases[v]; ok {
+			return worker.ItemConfig{Timeout: base}
+		}
+		return worker.ItemConfig{} // a version not registered: its item halts the run
 	}}}
 }
 
-// nodeOf reads the node an item's envelope names, "" if none: it stops
-// reading at the node, which comes before the input (envelope's order),
-// so that the claim loop does not read a large input through.
-func nodeOf(payload json.RawMessage) string {
+// nodeOf reads the version and the node an item's envelope names (1 and
+// "" if none): it stops reading at the node, which comes after the
+// version and before the input (envelope's order), so that the claim
+// loop does not read a large input through.
+func nodeOf(payload json.RawMessage) (int, string) {
+	v := 1
 	dec := json.NewDecoder(bytes.NewReader(payload))
 	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
-		return ""
+		return v, ""
 	}
 	for dec.More() {
 		key, err := dec.Token()
 		if err != nil {
-			return ""
+			return v, ""
 		}
-		if key == "node" {
+		switch key {
+		case "node":
 			var node string
 			if dec.Decode(&node) != nil {
-				return ""
+				return v, ""
 			}
-			return node
+			return v, node
+		case "v":
+			if dec.Decode(&v) != nil || v < 1 {
+				v = 1
+			}
+			continue
 		}
 		var skip json.RawMessage
 		if dec.Decode(&skip) != nil {
-			return ""
+			return v, ""
 		}
 	}
-	return ""
+	return v, ""
 }

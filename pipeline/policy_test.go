@@ -2,6 +2,7 @@ package pipeline
 
 import (
 	"context"
+	"errors"
 	"strings"
 	"testing"
 	"time"
@@ -67,19 +68,26 @@ func TestDefine_RefusesBadStepPolicies(t *testing.T) {
 	}
 }
 
-// The claim loop reads the node of an item's envelope, and stops there.
-func TestNodeOf_ReadsTheEnvelopesNode(t *testing.T) {
+// The claim loop reads the version and node of an item's envelope, and
+// stops there.
+func TestNodeOf_ReadsTheEnvelopesVersionAndNode(t *testing.T) {
 	t.Parallel()
-	for payload, want := range map[string]string{
-		`{"run":"x","node":"ship","in":{"big":[1,2,3]}}`: "ship",
-		`{"node": "a"}`:                       "a",
-		`{"in":[{"node":"no"}],"node":"yes"}`: "yes",
-		`[1]`:                                 "",
-		`{"node":1}`:                          "",
-		``:                                    "",
+	type vn struct {
+		v    int
+		node string
+	}
+	for payload, want := range map[string]vn{
+		`{"run":"x","node":"ship","in":{"big":[1,2,3]}}`: {1, "ship"},
+		`{"run":"x","v":3,"node":"ship","in":{"v":4}}`:   {3, "ship"},
+		`{"v":0,"node":"a"}`:                             {1, "a"},
+		`{"node": "a"}`:                                  {1, "a"},
+		`{"in":[{"node":"no"}],"node":"yes"}`:            {1, "yes"},
+		`[1]`:                                            {1, ""},
+		`{"node":1}`:                                     {1, ""},
+		``:                                               {1, ""},
 	} {
-		if got := nodeOf([]byte(payload)); got != want {
-			t.Errorf("nodeOf(%s) = %q, want %q", payload, got, want)
+		if v, node := nodeOf([]byte(payload)); v != want.v || node != want.node {
+			t.Errorf("nodeOf(%s) = %d, %q, want %d, %q", payload, v, node, want.v, want.node)
 		}
 	}
 }
@@ -137,7 +145,7 @@ func TestKindConfig_StepsOverrideThePipeline(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	kc := kindConfig(p.def, time.Minute)
+	kc := kindConfig(one(p.def), time.Minute)
 	if len(kc) != 1 || kc[0].Timeout != 2*time.Minute || kc[0].ForItem == nil {
 		t.Fatalf("kind config %+v, want the longest Timeout (2m) and ForItem", kc)
 	}
@@ -154,10 +162,48 @@ func TestKindConfig_StepsOverrideThePipeline(t *testing.T) {
 		}
 	}
 	plain, _ := Define("q", inc("x"), Options{Timeout: 90 * time.Second})
-	if kc := kindConfig(plain.def, time.Minute); len(kc) != 1 || kc[0].Timeout != 90*time.Second || kc[0].ForItem != nil {
+	if kc := kindConfig(one(plain.def), time.Minute); len(kc) != 1 || kc[0].Timeout != 90*time.Second || kc[0].ForItem != nil {
 		t.Errorf("a pipeline without step policies: %+v, want its Timeout alone", kc)
 	}
-	if kc := kindConfig(func() *definition { p, _ := Define("r", inc("x")); return p.def }(), time.Minute); kc != nil {
+	if kc := kindConfig(one(func() *definition { p, _ := Define("r", inc("x")); return p.def }()), time.Minute); kc != nil {
 		t.Errorf("a pipeline with no policy: %+v, want the worker's defaults", kc)
+	}
+}
+
+// one is the versions of a pipeline registered alone.
+func one(def *definition) map[int]*definition { return map[int]*definition{def.version: def} }
+
+// Two versions of a pipeline registered together: each item takes the
+// Timeout of its own version's step, by the version its envelope names,
+// and the kind's Timeout is the longest of both.
+func TestKindConfig_EachVersionItsOwn(t *testing.T) {
+	t.Parallel()
+	step := func(d time.Duration) Flow[int, int] {
+		return Step("s", func(_ context.Context, n int) (int, error) { return n, nil }, StepOptions{Timeout: d})
+	}
+	v1, err1 := Define("p", step(time.Minute))
+	v2, err2 := Define("p", step(3*time.Minute), Options{Version: 2})
+	if err := errors.Join(err1, err2); err != nil {
+		t.Fatal(err)
+	}
+	kc := kindConfig(map[int]*definition{1: v1.def, 2: v2.def}, 30*time.Second)
+	if len(kc) != 1 || kc[0].Timeout != 3*time.Minute || kc[0].ForItem == nil {
+		t.Fatalf("kind config %+v, want the longest Timeout (3m) and ForItem", kc)
+	}
+	for payload, want := range map[string]time.Duration{
+		`{"run":"r","node":"s"}`:       time.Minute,
+		`{"run":"r","v":2,"node":"s"}`: 3 * time.Minute,
+		`{"run":"r","v":2,"node":"t"}`: 30 * time.Second,
+		`{"run":"r","v":7,"node":"s"}`: 0,
+	} {
+		if got := kc[0].ForItem(core.Item{Payload: []byte(payload)}).Timeout; got != want {
+			t.Errorf("%s: timeout %v, want %v", payload, got, want)
+		}
+	}
+	plain1, _ := Define("q", inc("x"), Options{Timeout: time.Minute})
+	plain2, _ := Define("q", inc("y"), Options{Timeout: 2 * time.Minute, Version: 2})
+	kc = kindConfig(map[int]*definition{1: plain1.def, 2: plain2.def}, 30*time.Second)
+	if len(kc) != 1 || kc[0].Timeout != 2*time.Minute || kc[0].ForItem == nil || kc[0].ForItem(core.Item{Payload: []byte(`{"node":"x"}`)}).Timeout != time.Minute {
+		t.Errorf("two versions of different Options.Timeout: %+v, want each its own", kc)
 	}
 }

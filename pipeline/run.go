@@ -80,7 +80,7 @@ func (e *Engine) trigger(ctx context.Context, tx dialect.Querier, d Definition, 
 	if err != nil {
 		return uuid.Nil, fmt.Errorf("plenum/pipeline: %q: the run's input: %w", def.name, err)
 	}
-	rs := core.RunSpec{Name: def.name, Key: o.Key, Input: sealed, OnHalt: &core.HaltItem{Queue: e.cfg.Queue, Kind: haltKind}}
+	rs := core.RunSpec{Name: def.name, Key: o.Key, Input: sealed, OnHalt: &core.HaltItem{Queue: e.cfg.Queue, Kind: haltKind}, Version: def.version}
 	var created core.CreateRunResult
 	if tx != nil {
 		created, _, err = e.store.CreateRunTx(ctx, tx, rs, spec)

@@ -37,8 +37,12 @@ const (
 type Run struct {
 	ID       uuid.UUID
 	Pipeline string
-	State    State
-	Input    json.RawMessage
+	// Version is the version of the pipeline's definition the run
+	// started on, and runs on (Options.Version): 1 for the runs
+	// triggered before versions were.
+	Version int
+	State   State
+	Input   json.RawMessage
 	// Output is the run's, once completed.
 	Output json.RawMessage
 	// Halt is the latest halt, while the run is halted: the one that
@@ -86,7 +90,7 @@ func (e *Engine) Get(ctx context.Context, run uuid.UUID) (Run, error) {
 	if err != nil {
 		return Run{}, fmt.Errorf("plenum/pipeline: get run %s: %w", run, err)
 	}
-	out := Run{ID: r.ID, Pipeline: r.Name, State: State(r.State),
+	out := Run{ID: r.ID, Pipeline: r.Name, Version: max(r.Version, 1), State: State(r.State),
 		Input: e.shown(sealAAD(r.Name, sealInput), r.Input), Output: e.shown(sealAAD(r.Name, sealOutput), r.Output),
 		CreatedAt: r.CreatedAt, UpdatedAt: r.UpdatedAt, FinishedAt: r.FinishedAt}
 	if r.State == core.RunHalted {

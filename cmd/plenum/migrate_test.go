@@ -79,11 +79,11 @@ func TestMigrationsUp_AppliesOnce(t *testing.T) {
 	t.Parallel()
 	path := filepath.Join(t.TempDir(), "app.db")
 	code, out, errOut := cli(t, "migrations", "up", "--dialect", "sqlite", "--dsn", path, "--prefix", "app_")
-	if code != cmdline.ExitOK || !strings.Contains(out, "applied versions 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13; schema app_* now at version 13") {
+	if code != cmdline.ExitOK || !strings.Contains(out, "applied versions 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14; schema app_* now at version 14") {
 		t.Fatalf("first up: exit %d\n%s%s", code, out, errOut)
 	}
 	code, out, errOut = cli(t, "migrate", "up", "--dialect", "sqlite", "--dsn", path, "--prefix", "app_")
-	if code != cmdline.ExitOK || !strings.Contains(out, "already at version 13: nothing to apply") {
+	if code != cmdline.ExitOK || !strings.Contains(out, "already at version 14: nothing to apply") {
 		t.Fatalf("second up: exit %d\n%s%s", code, out, errOut)
 	}
 	db, err := sqlite.Open(path)
@@ -210,12 +210,13 @@ func checkMigrateCycle(t *testing.T, dialectName, dsn string) {
 		}
 	})
 
-	step(cmdline.ExitOK, []string{`at version 0; this build needs 13`, `(?m)^1 +init +pending +-$`, `(?m)^2 +runtime +pending +-$`, `(?m)^3 +pipelines +pending +-$`, `(?m)^4 +dashboard +pending +-$`, `(?m)^5 +lean +pending +-$`, `(?m)^6 +keyed +pending +-$`, `(?m)^7 +halts +pending +-$`, `(?m)^8 +flow +pending +-$`, `(?m)^9 +schedules +pending +-$`, `(?m)^10 +runcontext +pending +-$`, `(?m)^11 +idle_lanes +pending +-$`, `(?m)^12 +item_meta +pending +-$`, `(?m)^13 +progress +pending +-$`}, "migrate", "status")
+	step(cmdline.ExitOK, []string{`at version 0; this build needs 14`, `(?m)^1 +init +pending +-$`, `(?m)^2 +runtime +pending +-$`, `(?m)^3 +pipelines +pending +-$`, `(?m)^4 +dashboard +pending +-$`, `(?m)^5 +lean +pending +-$`, `(?m)^6 +keyed +pending +-$`, `(?m)^7 +halts +pending +-$`, `(?m)^8 +flow +pending +-$`, `(?m)^9 +schedules +pending +-$`, `(?m)^10 +runcontext +pending +-$`, `(?m)^11 +idle_lanes +pending +-$`, `(?m)^12 +item_meta +pending +-$`, `(?m)^13 +progress +pending +-$`, `(?m)^14 +run_version +pending +-$`}, "migrate", "status")
 	step(cmdline.ExitOK, []string{`has no version applied: nothing to roll back`}, "migrate", "down")
 	step(cmdline.ExitOK, []string{`applied version 1; schema ` + prefix + `\* now at version 1`}, "migrate", "up", "--to", "1")
-	step(cmdline.ExitOK, []string{`at version 1; this build needs 13`, `(?m)^1 +init +applied +\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d{3} UTC$`, `(?m)^2 +runtime +pending +-$`}, "migrate", "status")
-	step(cmdline.ExitOK, []string{`applied versions 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13; schema ` + prefix + `\* now at version 13`}, "migrate", "up")
-	step(cmdline.ExitOK, []string{`at version 13; this build needs 13`, `(?m)^2 +runtime +applied +\d{4}-`, `(?m)^3 +pipelines +applied +\d{4}-`, `(?m)^4 +dashboard +applied +\d{4}-`, `(?m)^5 +lean +applied +\d{4}-`, `(?m)^6 +keyed +applied +\d{4}-`, `(?m)^7 +halts +applied +\d{4}-`, `(?m)^8 +flow +applied +\d{4}-`, `(?m)^9 +schedules +applied +\d{4}-`, `(?m)^10 +runcontext +applied +\d{4}-`, `(?m)^11 +idle_lanes +applied +\d{4}-`, `(?m)^12 +item_meta +applied +\d{4}-`, `(?m)^13 +progress +applied +\d{4}-`}, "migrate", "status")
+	step(cmdline.ExitOK, []string{`at version 1; this build needs 14`, `(?m)^1 +init +applied +\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d{3} UTC$`, `(?m)^2 +runtime +pending +-$`}, "migrate", "status")
+	step(cmdline.ExitOK, []string{`applied versions 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14; schema ` + prefix + `\* now at version 14`}, "migrate", "up")
+	step(cmdline.ExitOK, []string{`at version 14; this build needs 14`, `(?m)^2 +runtime +applied +\d{4}-`, `(?m)^3 +pipelines +applied +\d{4}-`, `(?m)^4 +dashboard +applied +\d{4}-`, `(?m)^5 +lean +applied +\d{4}-`, `(?m)^6 +keyed +applied +\d{4}-`, `(?m)^7 +halts +applied +\d{4}-`, `(?m)^8 +flow +applied +\d{4}-`, `(?m)^9 +schedules +applied +\d{4}-`, `(?m)^10 +runcontext +applied +\d{4}-`, `(?m)^11 +idle_lanes +applied +\d{4}-`, `(?m)^12 +item_meta +applied +\d{4}-`, `(?m)^13 +progress +applied +\d{4}-`, `(?m)^14 +run_version +applied +\d{4}-`}, "migrate", "status")
+	step(cmdline.ExitOK, []string{`rolled back version 14; schema ` + prefix + `\* now at version 13`}, "migrate", "down")
 	step(cmdline.ExitOK, []string{`rolled back version 13; schema ` + prefix + `\* now at version 12`}, "migrate", "down")
 	step(cmdline.ExitOK, []string{`rolled back version 12; schema ` + prefix + `\* now at version 11`}, "migrate", "down")
 	step(cmdline.ExitOK, []string{`rolled back version 11; schema ` + prefix + `\* now at version 10`}, "migrate", "down")

@@ -277,7 +277,7 @@ func repeatCatchUp(e *env) {
 
 	// Before the downtime: the first repetitions run, the next due in an
 	// hour; then the worker stops.
-	before, stop := e.engineOn(e.store, missed, latest)
+	before, stop := e.engineOn(e.store, 0, missed, latest)
 	runs := map[string]uuid.UUID{"run-missed": e.trigger(before, missed, 0), "skip-to-latest": e.trigger(before, latest, 0)}
 	for name := range runs {
 		for len(e.committedReps(table, name)) == 0 {
@@ -295,7 +295,7 @@ func repeatCatchUp(e *env) {
 	if err != nil {
 		e.t.Fatal(err)
 	}
-	after, stop := e.engineOn(later, missed, latest)
+	after, stop := e.engineOn(later, 0, missed, latest)
 	defer stop()
 	for name, want := range map[string]struct {
 		reps   []int
@@ -328,10 +328,13 @@ func repeatCatchUp(e *env) {
 // engineOn starts an engine of defs with a worker of its own on store,
 // and returns it with the function that stops the worker (also called at
 // the end of the test).
-func (e *env) engineOn(store *core.Store, defs ...pipeline.Definition) (*pipeline.Engine, func()) {
+func (e *env) engineOn(store *core.Store, slots int, defs ...pipeline.Definition) (*pipeline.Engine, func()) {
 	e.t.Helper()
 	e.stopAtEngine(defs)
 	cfg := workerConfig(store, nil)
+	if slots > 0 {
+		cfg.Queues = map[string]worker.QueueConfig{queue: {MaxWorkers: slots}}
+	}
 	worker.FitPool(store, cfg)
 	w, err := worker.New(store, cfg)
 	if err != nil {
@@ -341,10 +344,8 @@ func (e *env) engineOn(store *core.Store, defs ...pipeline.Definition) (*pipelin
 	if err != nil {
 		e.t.Fatal(err)
 	}
-	for _, d := range defs {
-		if err := eng.Register(d); err != nil {
-			e.t.Fatal(err)
-		}
+	if err := eng.Register(defs...); err != nil {
+		e.t.Fatal(err)
 	}
 	if err := w.Start(e.ctx); err != nil {
 		e.t.Fatal(err)

@@ -77,6 +77,8 @@ var tests = []struct {
 	{"RepeatOnErrorContinuesOrHalts", repeatOnError},
 	{"RepeatCatchUpAfterDowntime", repeatCatchUp},
 	{"SealedRunsAcrossKeyRotation", sealedRotation},
+	{"UpgradedMidRun", upgradedMidRun},
+	{"SleepDurableWithoutASlot", sleepDurable},
 }
 
 // Run runs every subtest of the suite, in parallel, on cfg's database.
@@ -169,10 +171,8 @@ func (e *env) engineOf(tune func(*worker.Config), cfg pipeline.EngineOptions, de
 	if err != nil {
 		e.t.Fatal(err)
 	}
-	for _, d := range defs {
-		if err := eng.Register(d); err != nil {
-			e.t.Fatal(err)
-		}
+	if err := eng.Register(defs...); err != nil {
+		e.t.Fatal(err)
 	}
 	if err := w.Start(e.ctx); err != nil {
 		e.t.Fatal(err)

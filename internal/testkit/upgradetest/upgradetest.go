@@ -50,6 +50,7 @@ func Run(t *testing.T, c Config) {
 	t.Run("UpgradeToIdleLanesIndexWithData", func(t *testing.T) { t.Parallel(); upgradeToIdleLanesWithData(t, c) })
 	t.Run("UpgradeToItemMetaWithData", func(t *testing.T) { t.Parallel(); upgradeToItemMetaWithData(t, c) })
 	t.Run("UpgradeToProgressWithData", func(t *testing.T) { t.Parallel(); upgradeToProgressWithData(t, c) })
+	t.Run("UpgradeToRunVersionWithData", func(t *testing.T) { t.Parallel(); upgradeToRunVersionWithData(t, c) })
 }
 
 // up lists the versions above from, oldest first: what Apply applies to a

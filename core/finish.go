@@ -274,9 +274,12 @@ func (s *Store) idArgs(ids []uuid.UUID) []any {
 func readBarriers(rows *sql.Rows, into map[uuid.UUID]uuid.UUID) ([]uuid.UUID, error) {
 	defer rows.Close()
 	var ids []uuid.UUID
+	// The scan's targets live outside the loop: one allocation each per
+	// statement, not per row.
+	var id uuid.UUID
+	var b uuid.NullUUID
 	for rows.Next() {
-		var id uuid.UUID
-		var b uuid.NullUUID
+		b = uuid.NullUUID{}
 		if err := rows.Scan(&id, &b); err != nil {
 			return nil, err
 		}

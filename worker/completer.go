@@ -3,6 +3,7 @@ package worker
 import (
 	"context"
 	"fmt"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -33,13 +34,35 @@ const (
 // so that a backlog's commit overlaps the next statement.
 const completeFlights = 2
 
-// completion is one item for the completer to complete.
+// completion is one item for the completer to complete. Each run holds
+// its own (run.completion): handing a completion over allocates nothing.
 type completion struct {
 	// r is the run it completes: its claim and result are the
 	// completion's, and the flight that lands frees its slot (none in the
 	// completer's own tests, whose runs have no slots).
-	r    *run
-	done chan error
+	r *run
+	// answered is done once err holds the flight's answer: nil, the
+	// store's error, or a lost claim.
+	answered sync.WaitGroup
+	err      error
+}
+
+// handing prepares c to be handed to the completer for r.
+func (c *completion) handing(r *run) {
+	c.r, c.err = r, nil
+	c.answered.Add(1)
+}
+
+// answer gives c's waiter the flight's answer.
+func (c *completion) answer(err error) {
+	c.err = err
+	c.answered.Done()
+}
+
+// wait returns the flight's answer, once it came.
+func (c *completion) wait() error {
+	c.answered.Wait()
+	return c.err
 }
 
 // complete hands r's completion to the completer and waits for it to
@@ -48,13 +71,14 @@ func (w *Worker) complete(ctx context.Context, r *run) error {
 	if err := fault.Hit(ctx, fault.BeforeCompletion); err != nil {
 		return err
 	}
-	c := &completion{r: r, done: make(chan error, 1)}
+	c := &r.completion
+	c.handing(r)
 	r.left = true // the completer counts it out when it takes it
 	if r.slots != nil {
 		r.slots.landing.Add(1) // until the flight frees its slot
 	}
 	w.completions <- c
-	return <-c.done
+	return c.wait()
 }
 
 // completer completes in batches of up to CompleteBatch, each in one
@@ -157,11 +181,11 @@ func (w *Worker) flush(batch []*completion, landed chan<- struct{}) {
 	for _, c := range batch {
 		switch {
 		case err != nil:
-			c.done <- err
+			c.answer(err)
 		case gone[c.r.claim.ID]:
-			c.done <- fmt.Errorf("plenum/worker: complete %s: %w", c.r.claim.ID, core.ErrClaimLost)
+			c.answer(fmt.Errorf("plenum/worker: complete %s: %w", c.r.claim.ID, core.ErrClaimLost))
 		default:
-			c.done <- nil
+			c.answer(nil)
 		}
 	}
 }

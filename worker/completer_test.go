@@ -138,13 +138,16 @@ func completeAsync(w *Worker) (uuid.UUID, <-chan error) {
 // the completer has taken it, with where its answer arrives.
 func handOver(t *testing.T, w *Worker) <-chan error {
 	t.Helper()
-	c := &completion{r: &run{claim: &core.Claim{Item: core.Item{ID: uuid.New()}, Token: uuid.New()}}, done: make(chan error, 1)}
+	c := &completion{}
+	c.handing(&run{claim: &core.Claim{Item: core.Item{ID: uuid.New()}, Token: uuid.New()}})
 	select {
 	case w.completions <- c:
 	case <-time.After(testWait):
 		stoptest.Stuck(t, "the completer took no completion within %v", testWait)
 	}
-	return c.done
+	done := make(chan error, 1)
+	go func() { done <- c.wait() }()
+	return done
 }
 
 const testWait = time.Minute // generous: the machine may be loaded

@@ -65,6 +65,9 @@ type run struct {
 	// progress holds the handler's progress reports (Job.SetProgress)
 	// until they are written.
 	progress progress
+	// completion is what the run hands the completer (Worker.complete),
+	// held here so that the handover allocates nothing.
+	completion completion
 }
 
 // slots counts a queue's running handlers.

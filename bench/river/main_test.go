@@ -111,22 +111,6 @@ func TestRun_SteadyStateBothSides(t *testing.T) {
 	}
 }
 
-func TestLatencyHist_Quantiles(t *testing.T) {
-	var h latencyHist
-	for us := int64(1); us <= 10_000; us++ {
-		h.add(time.Duration(us) * time.Microsecond)
-	}
-	qs, n := h.quantiles(0.5, 0.99)
-	if n != 10_000 {
-		t.Fatalf("%d values, want 10,000", n)
-	}
-	for i, want := range []time.Duration{5000 * time.Microsecond, 9900 * time.Microsecond} {
-		if d := qs[i] - want; d < -want/500 || d > want/500 {
-			t.Errorf("quantile %d: %v, want %v within 0.2%%", i, qs[i], want)
-		}
-	}
-}
-
 func TestParse_RefusesBadFlags(t *testing.T) {
 	for _, args := range [][]string{
 		{},

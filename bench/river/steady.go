@@ -6,8 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"math"
-	"math/bits"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -18,6 +16,7 @@ import (
 	"github.com/riverqueue/river/riverdriver/riverpgxv5"
 
 	"github.com/plenumdb/plenum/core"
+	"github.com/plenumdb/plenum/internal/steadystate"
 	"github.com/plenumdb/plenum/migrations"
 	"github.com/plenumdb/plenum/postgres"
 	"github.com/plenumdb/plenum/worker"
@@ -32,110 +31,26 @@ import (
 // (a sleep). After --warmup, the completions are counted in windows of
 // steadyWindow over --measure, and each handler's start is timed from
 // just before the insert of its batch: the round's rate is the median of
-// its windows' rates. The same scenario is `plenum bench --steady` for
-// Plenum alone on any database.
+// its windows' rates. Package steadystate measures it, as it does for
+// `plenum bench --steady`, the same scenario for Plenum alone on any
+// database.
 const (
-	steadyDepth    = 4000
-	steadyInsert   = 128
-	steadyHandlers = 64
-	steadyWork     = time.Millisecond
-	steadyWindow   = 5 * time.Second
+	steadyDepth    = steadystate.Depth
+	steadyInsert   = steadystate.Batch
+	steadyHandlers = steadystate.Handlers
+	steadyWork     = steadystate.Work
 )
 
 // windows returns how many windows the measured period holds and how long
-// each is: steadyWindow, or the whole period when it is shorter.
-func (o options) windows() (int, time.Duration) {
-	n := max(1, int(o.Measure/steadyWindow))
-	return n, o.Measure / time.Duration(n)
-}
+// each is.
+func (o options) windows() (int, time.Duration) { return steadystate.Windows(o.Measure) }
 
 // steadyRound is what one round of the steady state measured.
-type steadyRound struct {
-	// rate is the median of the windows' completion rates, per second.
-	rate          float64
-	windows       int
-	p50, p95, p99 time.Duration
-	pickups       int64
-}
+type steadyRound struct{ steadystate.Round }
 
 func (r steadyRound) String() string {
 	return fmt.Sprintf("%10s jobs/s (median of %d windows)  pickup p50 %v p95 %v p99 %v (%s pickups)",
-		rate(r.rate), r.windows, r.p50.Round(100*time.Microsecond), r.p95.Round(100*time.Microsecond), r.p99.Round(100*time.Microsecond), commas(r.pickups))
-}
-
-// latencyHist is a histogram of durations in microseconds, safe for
-// concurrent use: exact below 1,024 µs, then 512 buckets per power of two
-// (within 0.2%), so that minutes of pickups take a fixed 300 KiB.
-type latencyHist struct {
-	counts [42 << histBits]atomic.Int64
-}
-
-const histBits = 10
-
-func histBucket(us int64) int {
-	if us < 0 {
-		us = 0
-	}
-	if us < 1<<histBits {
-		return int(us)
-	}
-	e := bits.Len64(uint64(us)) - histBits
-	return min(e<<histBits|int(us>>e), len(latencyHist{}.counts)-1)
-}
-
-// histValue is the middle of bucket i, in microseconds.
-func histValue(i int) int64 {
-	e, m := i>>histBits, int64(i&(1<<histBits-1))
-	if e == 0 {
-		return m
-	}
-	return m<<e + 1<<(e-1)
-}
-
-func (h *latencyHist) add(d time.Duration) { h.counts[histBucket(d.Microseconds())].Add(1) }
-
-// quantiles returns the durations at qs (each in (0, 1]) and how many
-// were added.
-func (h *latencyHist) quantiles(qs ...float64) ([]time.Duration, int64) {
-	var total int64
-	for i := range h.counts {
-		total += h.counts[i].Load()
-	}
-	out := make([]time.Duration, len(qs))
-	if total == 0 {
-		return out, 0
-	}
-	for k, q := range qs {
-		rank := int64(math.Ceil(q * float64(total)))
-		var seen int64
-		for i := range h.counts {
-			if seen += h.counts[i].Load(); seen >= rank {
-				out[k] = time.Duration(histValue(i)) * time.Microsecond
-				break
-			}
-		}
-	}
-	return out, total
-}
-
-// steadyMeter counts one round's pickups and completions; the side's
-// handlers and events report to it.
-type steadyMeter struct {
-	inserted, started, completed atomic.Int64
-	// picked counts the pickups recorded while measuring.
-	picked    atomic.Int64
-	measuring atomic.Bool
-	hist      latencyHist
-}
-
-// start records a handler starting on a job inserted at stamp (Unix
-// nanoseconds).
-func (m *steadyMeter) start(stamp int64) {
-	m.started.Add(1)
-	if m.measuring.Load() {
-		m.hist.add(time.Since(time.Unix(0, stamp)))
-		m.picked.Add(1)
-	}
+		rate(r.Rate), len(r.Windows), r.P50.Round(100*time.Microsecond), r.P95.Round(100*time.Microsecond), r.P99.Round(100*time.Microsecond), commas(r.Pickups))
 }
 
 // steadyArgs is a steady-state job: when its batch was inserted.
@@ -145,115 +60,21 @@ type steadyArgs struct {
 
 func (steadyArgs) Kind() string { return "steady" }
 
-// steadySide is one client in the steady state.
-type steadySide struct {
-	// insert inserts n jobs stamped with stamp.
-	insert func(ctx context.Context, n int, stamp int64) error
-}
-
 // steady runs one round on a side whose handlers are running and report
-// to m: the producer, the warm-up, the measured windows.
-func (b *bench) steady(ctx context.Context, side steadySide, m *steadyMeter) (r steadyRound, err error) {
-	pctx, cancel := context.WithCancel(ctx)
-	var wg sync.WaitGroup
-	var perr error
-	wg.Go(func() {
-		if perr = produce(pctx, side, m); perr != nil {
-			cancel()
-		}
-	})
-	defer func() {
-		cancel()
-		wg.Wait()
-		err = errors.Join(err, perr)
-	}()
-	wait := func(d time.Duration) error {
-		t := time.NewTimer(d)
-		defer t.Stop()
-		select {
-		case <-t.C:
-			return nil
-		case <-pctx.Done():
-			if err := ctx.Err(); err != nil {
-				return err
-			}
-			return errors.New("the producer stopped") // its error joins on return
-		}
-	}
-	if err := wait(b.o.Warmup); err != nil {
-		return r, err
-	}
-	m.measuring.Store(true)
-	n, win := b.o.windows()
-	rates := make([]float64, 0, n)
-	prev, at := m.completed.Load(), time.Now()
-	for i := range n {
-		if err := wait(win - time.Since(at)); err != nil {
-			return r, err
-		}
-		if err := waitFlowing(pctx, m, prev, i == n-1); err != nil {
-			return r, err
-		}
-		c, now := m.completed.Load(), time.Now()
-		rates = append(rates, float64(c-prev)/now.Sub(at).Seconds())
-		prev, at = c, now
-	}
-	m.measuring.Store(false)
-	qs, total := m.hist.quantiles(0.50, 0.95, 0.99)
-	return steadyRound{rate: median(rates), windows: n, p50: qs[0], p95: qs[1], p99: qs[2], pickups: total}, nil
-}
-
-// waitFlowing returns once m counts a completion since it counted
-// prev, and, when last, a pickup in the measured period: a window that
-// saw none (a stalled side, or a very short --measure on a loaded machine)
-// runs on until it does, so that its rate is completions over the time
-// they took and the latency has a sample. It returns early only if ctx
-// ends (the producer stopped, or the run).
-func waitFlowing(ctx context.Context, m *steadyMeter, prev int64, last bool) error {
-	tick := time.NewTicker(5 * time.Millisecond)
-	defer tick.Stop()
-	for m.completed.Load() == prev || (last && m.picked.Load() == 0) {
-		select {
-		case <-ctx.Done():
-			return errors.New("the steady state stopped before its window saw a completion")
-		case <-tick.C:
-		}
-	}
-	return nil
-}
-
-// produce keeps about steadyDepth jobs available until ctx ends,
-// inserting steadyInsert whenever fewer are.
-func produce(ctx context.Context, side steadySide, m *steadyMeter) error {
-	tick := time.NewTicker(time.Millisecond)
-	defer tick.Stop()
-	for {
-		if m.inserted.Load()-m.started.Load() < steadyDepth {
-			if err := side.insert(ctx, steadyInsert, time.Now().UnixNano()); err != nil {
-				if ctx.Err() != nil {
-					return nil
-				}
-				return fmt.Errorf("producer: %w", err)
-			}
-			m.inserted.Add(steadyInsert)
-			continue
-		}
-		select {
-		case <-ctx.Done():
-			return nil
-		case <-tick.C:
-		}
-	}
+// to m, the producer inserting through insert.
+func (b *bench) steady(ctx context.Context, insert steadystate.InsertFunc, m *steadystate.Meter) (steadyRound, error) {
+	r, err := steadystate.Run(ctx, insert, m, b.o.Warmup, b.o.Measure)
+	return steadyRound{r}, err
 }
 
 // steadyWorker is River's steady-state handler.
 type steadyWorker struct {
 	river.WorkerDefaults[steadyArgs]
-	m *steadyMeter
+	m *steadystate.Meter
 }
 
 func (w *steadyWorker) Work(_ context.Context, job *river.Job[steadyArgs]) error {
-	w.m.start(job.Args.T)
+	w.m.Start(job.Args.T)
 	time.Sleep(steadyWork)
 	return nil
 }
@@ -268,7 +89,7 @@ func (b *bench) riverSteady(ctx context.Context) (_ steadyRound, err error) {
 			return steadyRound{}, fmt.Errorf("%s: %w", stmt, err)
 		}
 	}
-	m := &steadyMeter{}
+	m := &steadystate.Meter{}
 	workers := river.NewWorkers()
 	river.AddWorker(workers, &steadyWorker{m: m})
 	client, err := river.NewClient(riverpgxv5.New(b.pool), &river.Config{
@@ -290,7 +111,7 @@ func (b *bench) riverSteady(ctx context.Context) (_ steadyRound, err error) {
 	counting.Go(func() {
 		for e := range events {
 			if e.Kind == river.EventKindJobCompleted {
-				m.completed.Add(1)
+				m.Complete()
 			} else {
 				failed.Add(1)
 			}
@@ -312,14 +133,14 @@ func (b *bench) riverSteady(ctx context.Context) (_ steadyRound, err error) {
 		}
 	}()
 	batch := make([]river.InsertManyParams, steadyInsert)
-	return b.steady(ctx, steadySide{insert: func(ctx context.Context, n int, stamp int64) error {
+	return b.steady(ctx, func(ctx context.Context, n int, stamp int64) error {
 		batch = batch[:0]
 		for range n {
 			batch = append(batch, river.InsertManyParams{Args: steadyArgs{T: stamp}})
 		}
 		_, err := client.InsertMany(ctx, batch)
 		return err
-	}}, m)
+	}, m)
 }
 
 // plenumSteady is Plenum's round of the steady state: new tables, one
@@ -337,14 +158,14 @@ func (b *bench) plenumSteady(ctx context.Context, i int) (_ steadyRound, err err
 	if err != nil {
 		return steadyRound{}, err
 	}
-	m := &steadyMeter{}
+	m := &steadystate.Meter{}
 	var failed atomic.Int64
 	cfg := worker.Config{
 		Queues: map[string]worker.QueueConfig{plenumQueue: {MaxWorkers: b.o.Concurrency}},
 		Hooks: worker.HookFunc(func(_ context.Context, e worker.Event) {
 			switch e.Kind {
 			case worker.EventCompleted:
-				m.completed.Add(1)
+				m.Complete()
 			case worker.EventFailed, worker.EventDead, worker.EventLost:
 				failed.Add(1)
 			}
@@ -356,7 +177,7 @@ func (b *bench) plenumSteady(ctx context.Context, i int) (_ steadyRound, err err
 		return steadyRound{}, err
 	}
 	worker.Handle(w, steadyArgs{}.Kind(), func(_ context.Context, job *worker.Job[steadyArgs]) error {
-		m.start(job.Args.T)
+		m.Start(job.Args.T)
 		time.Sleep(steadyWork)
 		return nil
 	})
@@ -372,7 +193,7 @@ func (b *bench) plenumSteady(ctx context.Context, i int) (_ steadyRound, err err
 		}
 	}()
 	specs := make([]core.ItemSpec, steadyInsert)
-	return b.steady(ctx, steadySide{insert: func(ctx context.Context, n int, stamp int64) error {
+	return b.steady(ctx, func(ctx context.Context, n int, stamp int64) error {
 		payload, err := json.Marshal(steadyArgs{T: stamp})
 		if err != nil {
 			return err
@@ -383,7 +204,7 @@ func (b *bench) plenumSteady(ctx context.Context, i int) (_ steadyRound, err err
 		}
 		_, err = st.Enqueue(ctx, specs...)
 		return err
-	}}, m)
+	}, m)
 }
 
 // steadyRounds runs the steady state's alternating rounds, printing each.
@@ -395,7 +216,7 @@ func (b *bench) steadyRounds(ctx context.Context, out io.Writer) (results, error
 			if err != nil {
 				return r, fmt.Errorf("river round %d: %w", i+1, err)
 			}
-			r.river = append(r.river, s.rate)
+			r.river = append(r.river, s.Rate)
 			fmt.Fprintf(out, "round %d  river   %s\n", i+1, s)
 		}
 		if b.o.Only != "river" {
@@ -403,7 +224,7 @@ func (b *bench) steadyRounds(ctx context.Context, out io.Writer) (results, error
 			if err != nil {
 				return r, fmt.Errorf("plenum round %d: %w", i+1, err)
 			}
-			r.plenum = append(r.plenum, s.rate)
+			r.plenum = append(r.plenum, s.Rate)
 			fmt.Fprintf(out, "round %d  plenum  %s", i+1, s)
 			if len(r.river) > i {
 				fmt.Fprintf(out, "  plenum/river %.2f", r.plenum[i]/r.river[i])

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"slices"
 	"sync"
 	"time"
 
@@ -13,6 +12,7 @@ import (
 
 	"github.com/plenumdb/plenum/core"
 	"github.com/plenumdb/plenum/internal/cmd/cmdline"
+	"github.com/plenumdb/plenum/internal/steadystate"
 	"github.com/plenumdb/plenum/migrations"
 )
 
@@ -389,13 +389,4 @@ func drainPurging(ctx context.Context, sd sides, o benchOptions, queue string, l
 
 // median is the middle of xs (the mean of the two middle ones for an
 // even count); 0 for none.
-func median(xs []float64) float64 {
-	if len(xs) == 0 {
-		return 0
-	}
-	s := slices.Sorted(slices.Values(xs))
-	if len(s)%2 == 1 {
-		return s[len(s)/2]
-	}
-	return (s[len(s)/2-1] + s[len(s)/2]) / 2
-}
+func median(xs []float64) float64 { return steadystate.Median(xs) }

@@ -6,34 +6,18 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"math"
-	"math/bits"
-	"slices"
-	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/plenumdb/plenum/core"
 	"github.com/plenumdb/plenum/internal/cmd/cmdline"
+	"github.com/plenumdb/plenum/internal/steadystate"
 	"github.com/plenumdb/plenum/worker"
 )
 
-// The steady state: users run producers and workers at once, where every
-// other figure drains a full table. A producer keeps about steadyDepth
-// items available, inserting steadyInsert whenever fewer are (available:
-// inserted and not yet started by a handler, as the producer counts
-// them); steadyHandlers handlers each do steadyWork of work (a sleep);
-// after a warm-up, the completions are counted in windows of
-// steadyWindow, and each handler's start is timed from just before the
-// enqueue of its batch. bench/river runs the same scenario on River and
-// Plenum side by side.
-const (
-	steadyDepth    = 4000
-	steadyInsert   = 128
-	steadyHandlers = 64
-	steadyWork     = time.Millisecond
-	steadyWindow   = 5 * time.Second
-)
+// The steady state (package steadystate): a producer and
+// steadystate.Handlers handlers on Plenum's runtime at once, where every
+// other figure drains a full table. bench/river runs the same scenario on
+// River and Plenum side by side.
 
 // steadyOptions configure the steady state, behind --steady.
 type steadyOptions struct {
@@ -62,22 +46,11 @@ func (o steadyOptions) validate() error {
 }
 
 // windows returns how many windows the measured period holds and how long
-// each is: steadyWindow, or the whole period when it is shorter.
-func (o steadyOptions) windows() (int, time.Duration) {
-	n := max(1, int(o.Measure/steadyWindow))
-	return n, o.Measure / time.Duration(n)
-}
+// each is.
+func (o steadyOptions) windows() (int, time.Duration) { return steadystate.Windows(o.Measure) }
 
 // steadyRound is what one round of the steady state measured.
-type steadyRound struct {
-	// Rate is the median of the windows' completion rates, per second.
-	Rate    float64
-	Windows []float64
-	// P50, P95 and P99 are the pickup latency, enqueue to handler start,
-	// of the handlers that started in the measured period.
-	P50, P95, P99 time.Duration
-	Pickups       int64
-}
+type steadyRound = steadystate.Round
 
 // steadyReport is what --steady measured.
 type steadyReport struct {
@@ -90,96 +63,7 @@ func (r steadyReport) Rate() float64 {
 	for i, x := range r.Rounds {
 		rates[i] = x.Rate
 	}
-	return medianOf(rates)
-}
-
-// medianOf is the median of xs, 0 for none.
-func medianOf(xs []float64) float64 {
-	if len(xs) == 0 {
-		return 0
-	}
-	s := slices.Clone(xs)
-	slices.Sort(s)
-	if len(s)%2 == 1 {
-		return s[len(s)/2]
-	}
-	return (s[len(s)/2-1] + s[len(s)/2]) / 2
-}
-
-// latencyHist is a histogram of durations in microseconds, safe for
-// concurrent use: exact below 1,024 µs, then 512 buckets per power of two
-// (within 0.2%), so that minutes of pickups at tens of thousands a second
-// take a fixed 300 KiB.
-type latencyHist struct {
-	counts [42 << histBits]atomic.Int64
-}
-
-const histBits = 10
-
-func histBucket(us int64) int {
-	if us < 0 {
-		us = 0
-	}
-	if us < 1<<histBits {
-		return int(us)
-	}
-	e := bits.Len64(uint64(us)) - histBits
-	return min(e<<histBits|int(us>>e), len(latencyHist{}.counts)-1)
-}
-
-// histValue is the middle of bucket i, in microseconds.
-func histValue(i int) int64 {
-	e, m := i>>histBits, int64(i&(1<<histBits-1))
-	if e == 0 {
-		return m
-	}
-	return m<<e + 1<<(e-1)
-}
-
-func (h *latencyHist) add(d time.Duration) { h.counts[histBucket(d.Microseconds())].Add(1) }
-
-// quantiles returns the durations at qs (each in (0, 1]) and how many
-// were added.
-func (h *latencyHist) quantiles(qs ...float64) ([]time.Duration, int64) {
-	var total int64
-	for i := range h.counts {
-		total += h.counts[i].Load()
-	}
-	out := make([]time.Duration, len(qs))
-	if total == 0 {
-		return out, 0
-	}
-	for k, q := range qs {
-		rank := int64(math.Ceil(q * float64(total)))
-		var seen int64
-		for i := range h.counts {
-			if seen += h.counts[i].Load(); seen >= rank {
-				out[k] = time.Duration(histValue(i)) * time.Microsecond
-				break
-			}
-		}
-	}
-	return out, total
-}
-
-// steadyMeter counts one round's pickups and completions; the side's
-// handlers and hooks report to it.
-type steadyMeter struct {
-	inserted, started, completed atomic.Int64
-	// picked counts the pickups recorded while measuring.
-	picked    atomic.Int64
-	measuring atomic.Bool
-	hist      latencyHist
-}
-
-// start records a handler starting on an item enqueued at stamp (Unix
-// nanoseconds).
-func (m *steadyMeter) start(stamp int64) {
-	m.started.Add(1)
-	if m.measuring.Load() {
-		m.hist.add(time.Since(time.Unix(0, stamp)))
-		m.picked.Add(1)
-	}
+	return steadystate.Median(rates)
 }
 
 // steadyArgs is the payload of a steady-state item: when its batch was
@@ -192,14 +76,14 @@ type steadyArgs struct {
 type steadySide struct {
 	// start starts the side's handlers, which report to m, and returns
 	// what stops them.
-	start func(ctx context.Context, m *steadyMeter) (stop func(context.Context) error, err error)
+	start func(ctx context.Context, m *steadystate.Meter) (stop func(context.Context) error, err error)
 	// insert enqueues n items stamped with stamp.
-	insert func(ctx context.Context, n int, stamp int64) error
+	insert steadystate.InsertFunc
 }
 
 // runSteady runs one round of the steady state on side.
 func runSteady(ctx context.Context, side steadySide, o steadyOptions) (r steadyRound, err error) {
-	m := &steadyMeter{}
+	m := &steadystate.Meter{}
 	stop, err := side.start(ctx, m)
 	if err != nil {
 		return r, err
@@ -209,112 +93,21 @@ func runSteady(ctx context.Context, side steadySide, o steadyOptions) (r steadyR
 			err = errors.Join(err, fmt.Errorf("stop: %w", serr))
 		}
 	}()
-	pctx, cancel := context.WithCancel(ctx)
-	var wg sync.WaitGroup
-	var perr error
-	wg.Go(func() {
-		if perr = produce(pctx, side, m); perr != nil {
-			cancel()
-		}
-	})
-	defer func() {
-		cancel()
-		wg.Wait()
-		err = errors.Join(err, perr)
-	}()
-
-	wait := func(d time.Duration) error {
-		t := time.NewTimer(d)
-		defer t.Stop()
-		select {
-		case <-t.C:
-			return nil
-		case <-pctx.Done():
-			if err := ctx.Err(); err != nil {
-				return err
-			}
-			return errors.New("the producer stopped") // its error joins on return
-		}
-	}
-	if err := wait(o.Warmup); err != nil {
-		return r, err
-	}
-	m.measuring.Store(true)
-	n, win := o.windows()
-	prev, at := m.completed.Load(), time.Now()
-	for i := range n {
-		if err := wait(win - time.Since(at)); err != nil {
-			return r, err
-		}
-		if err := waitFlowing(pctx, m, prev, i == n-1); err != nil {
-			return r, err
-		}
-		c, now := m.completed.Load(), time.Now()
-		r.Windows = append(r.Windows, float64(c-prev)/now.Sub(at).Seconds())
-		prev, at = c, now
-	}
-	m.measuring.Store(false)
-	r.Rate = medianOf(r.Windows)
-	qs, total := m.hist.quantiles(0.50, 0.95, 0.99)
-	r.P50, r.P95, r.P99, r.Pickups = qs[0], qs[1], qs[2], total
-	return r, nil
-}
-
-// waitFlowing returns once m counts a completion since it counted
-// prev, and, when last, a pickup in the measured period: a window that
-// saw none (a stalled side, or a very short --measure on a loaded machine)
-// runs on until it does, so that its rate is completions over the time
-// they took and the latency has a sample. It returns early only if ctx
-// ends (the producer stopped, or the run).
-func waitFlowing(ctx context.Context, m *steadyMeter, prev int64, last bool) error {
-	tick := time.NewTicker(5 * time.Millisecond)
-	defer tick.Stop()
-	for m.completed.Load() == prev || (last && m.picked.Load() == 0) {
-		select {
-		case <-ctx.Done():
-			return errors.New("the steady state stopped before its window saw a completion")
-		case <-tick.C:
-		}
-	}
-	return nil
-}
-
-// produce keeps about steadyDepth items available until ctx ends,
-// inserting steadyInsert whenever fewer are.
-func produce(ctx context.Context, side steadySide, m *steadyMeter) error {
-	tick := time.NewTicker(time.Millisecond)
-	defer tick.Stop()
-	for {
-		if m.inserted.Load()-m.started.Load() < steadyDepth {
-			if err := side.insert(ctx, steadyInsert, time.Now().UnixNano()); err != nil {
-				if ctx.Err() != nil {
-					return nil
-				}
-				return fmt.Errorf("producer: %w", err)
-			}
-			m.inserted.Add(steadyInsert)
-			continue
-		}
-		select {
-		case <-ctx.Done():
-			return nil
-		case <-tick.C:
-		}
-	}
+	return steadystate.Run(ctx, side.insert, m, o.Warmup, o.Measure)
 }
 
 // plenumSteady is Plenum's side of the steady state on queue: one worker
-// on the documented defaults with steadyHandlers handlers, and a
+// on the documented defaults with steadystate.Handlers handlers, and a
 // producer enqueuing through the same store.
 func plenumSteady(st *core.Store, queue string) steadySide {
 	const kind = "steady"
 	return steadySide{
-		start: func(ctx context.Context, m *steadyMeter) (func(context.Context) error, error) {
+		start: func(ctx context.Context, m *steadystate.Meter) (func(context.Context) error, error) {
 			cfg := worker.Config{
-				Queues: map[string]worker.QueueConfig{queue: {MaxWorkers: steadyHandlers}},
+				Queues: map[string]worker.QueueConfig{queue: {MaxWorkers: steadystate.Handlers}},
 				Hooks: worker.HookFunc(func(_ context.Context, e worker.Event) {
 					if e.Kind == worker.EventCompleted {
-						m.completed.Add(1)
+						m.Complete()
 					}
 				}),
 			}
@@ -324,8 +117,8 @@ func plenumSteady(st *core.Store, queue string) steadySide {
 				return nil, err
 			}
 			worker.Handle(w, kind, func(_ context.Context, job *worker.Job[steadyArgs]) error {
-				m.start(job.Args.T)
-				time.Sleep(steadyWork)
+				m.Start(job.Args.T)
+				time.Sleep(steadystate.Work)
 				return nil
 			})
 			if err := w.Start(ctx); err != nil {
@@ -352,7 +145,7 @@ func plenumSteady(st *core.Store, queue string) steadySide {
 func steadyAbout(o steadyOptions) string {
 	n, win := o.windows()
 	return fmt.Sprintf("a producer keeps about %s items available, inserting %d whenever fewer are; %d handlers each work %v; %v of warm-up, then %v measured in %d windows of %v",
-		cmdline.Commas(steadyDepth), steadyInsert, steadyHandlers, steadyWork, o.Warmup, o.Measure, n, win)
+		cmdline.Commas(steadystate.Depth), steadystate.Batch, steadystate.Handlers, steadystate.Work, o.Warmup, o.Measure, n, win)
 }
 
 // steadyLine formats a round.
@@ -365,7 +158,7 @@ func steadyLine(r steadyRound) string {
 // queue, and prints them.
 func runSteadyBench(ctx context.Context, w io.Writer, rep *benchReport, st *core.Store, o benchOptions, settle func() error) error {
 	so := o.Steady
-	fmt.Fprintf(w, "\nsteady state, Plenum's runtime (package worker on its documented defaults, one worker, MaxWorkers %d), %s:\n", steadyHandlers, cmdline.Plural(so.Rounds, "round"))
+	fmt.Fprintf(w, "\nsteady state, Plenum's runtime (package worker on its documented defaults, one worker, MaxWorkers %d), %s:\n", steadystate.Handlers, cmdline.Plural(so.Rounds, "round"))
 	fmt.Fprintf(w, "  %s\n", steadyAbout(so))
 	rep.Steady = &steadyReport{}
 	for i := range so.Rounds {

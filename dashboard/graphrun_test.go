@@ -43,19 +43,7 @@ func TestRunGraph_OverlaysEachStepsState(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for {
-		r, err := eng.Get(ctx, run)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if r.State == pipeline.StateWaiting {
-			break
-		}
-		if ctx.Err() != nil || r.State != pipeline.StateRunning {
-			t.Fatalf("the run is %s, want it waiting for its signal", r.State)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	awaitWaiting(t, ctx, eng, run)
 	g, err := pipeline.Describe(p)
 	if err != nil {
 		t.Fatal(err)
@@ -120,21 +108,7 @@ func TestRunGraph_OnlyOfTheRunsVersion(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, run := range []uuid.UUID{old, fresh} {
-		for {
-			r, err := eng.Get(ctx, run)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if r.State == pipeline.StateWaiting {
-				break
-			}
-			if ctx.Err() != nil || r.State != pipeline.StateRunning {
-				t.Fatalf("the run is %s, want it waiting for its signal", r.State)
-			}
-			time.Sleep(20 * time.Millisecond)
-		}
-	}
+	awaitWaiting(t, ctx, eng, old, fresh)
 	g, err := pipeline.Describe(v2)
 	if err != nil {
 		t.Fatal(err)
@@ -147,5 +121,26 @@ func TestRunGraph_OnlyOfTheRunsVersion(t *testing.T) {
 	_, body = c.get("/runs/" + fresh.String())
 	if !strings.Contains(body, `<dd id="run-version">2</dd>`) || !strings.Contains(body, `data-node="new" data-role="" data-kind="step" data-state="completed"`) {
 		t.Errorf("the run of version 2: want its version and its graph:\n%s", body)
+	}
+}
+
+// awaitWaiting waits until each of runs waits for its signal, failing t
+// if one ends otherwise or ctx ends first.
+func awaitWaiting(t *testing.T, ctx context.Context, eng *pipeline.Engine, runs ...uuid.UUID) {
+	t.Helper()
+	for _, run := range runs {
+		for {
+			r, err := eng.Get(ctx, run)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if r.State == pipeline.StateWaiting {
+				break
+			}
+			if ctx.Err() != nil || r.State != pipeline.StateRunning {
+				t.Fatalf("run %s is %s, want it waiting for its signal", run, r.State)
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
 	}
 }

@@ -7,7 +7,8 @@
 //	go run ./internal/cmd/gotest -race -count=1 ./...
 //
 // Its arguments go to "go test" as they are, with a -timeout of 25
-// minutes per package where they set none. It runs "go test -json",
+// minutes per package where they set none, and a lone "./..." listed as
+// its packages, longest first by the last run's times (order.go). It runs "go test -json",
 // prints what "go test" would print (the package lines, and the output of
 // failed tests and packages, and of the tests a timeout left running),
 // then the summary, and exits with go test's status. The summary ends, where
@@ -77,7 +78,8 @@ func testArgs(args []string) []string {
 }
 
 func run(args []string, stdout, stderr io.Writer) int {
-	cmd := exec.Command("go", testArgs(args)...)
+	times := timesFile()
+	cmd := exec.Command("go", testArgs(ordered(args, loadTimes(times)))...)
 	cmd.Stderr = stderr
 	cmd.Stdin = os.Stdin
 	out, err := cmd.StdoutPipe()
@@ -93,6 +95,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	r.verbose = verbose(args)
 	r.read(out)
 	err = cmd.Wait()
+	saveTimes(times, r.packageTimes)
 	r.summary()
 	var ee *exec.ExitError
 	switch {
@@ -151,10 +154,12 @@ type report struct {
 	left unfinished
 	// slow is the top-level tests' times, for the summary.
 	slow slowest
+	// packageTimes is each package's time, for the next run's order.
+	packageTimes map[string]float64
 }
 
 func newReport(w io.Writer) *report {
-	return &report{w: w, lines: map[string][]string{}, failed: map[string][]string{}, suites: map[string]*suite{}, seen: map[string][]string{}, left: newUnfinished()}
+	return &report{w: w, packageTimes: map[string]float64{}, lines: map[string][]string{}, failed: map[string][]string{}, suites: map[string]*suite{}, seen: map[string][]string{}, left: newUnfinished()}
 }
 
 func (r *report) suite(name string) *suite {
@@ -195,6 +200,9 @@ func (r *report) handle(e event) {
 		r.left.watch(e.Package, e.Output)
 	case "skip", "pass", "fail":
 		if e.Test == "" {
+			if e.Action != "skip" {
+				r.packageTimes[e.Package] = e.Elapsed
+			}
 			r.endPackage(e)
 			return
 		}

@@ -1,0 +1,51 @@
+package main
+
+import (
+	"path/filepath"
+	"slices"
+	"testing"
+)
+
+func TestLongestFirst_UnknownThenLongest(t *testing.T) {
+	t.Parallel()
+	times := map[string]float64{"p/a": 1, "p/b": 300, "p/c": 20}
+	got := longestFirst([]string{"p/a", "p/b", "p/new", "p/c", "p/new2"}, times)
+	want := []string{"p/new", "p/new2", "p/b", "p/c", "p/a"}
+	if !slices.Equal(got, want) {
+		t.Errorf("longestFirst = %v, want %v", got, want)
+	}
+}
+
+func TestOrdered_OnlyALoneDotDotDot(t *testing.T) {
+	t.Parallel()
+	times := map[string]float64{"x": 1}
+	for _, args := range [][]string{
+		{"-race", "./core", "./worker"},    // other patterns: as given
+		{"./...", "./cmd/..."},             // two patterns
+		{"-tags", "x", "./..."},            // build tags change go list's answer
+		{"./x/...", "-run", "TestA"},       // not ./...
+		{"-race", "./...", "--", "-v"},     // test binary flags
+		{"-count=1", "github.com/a/b/..."}, // an import path pattern
+	} {
+		if got := ordered(args, times); !slices.Equal(got, args) {
+			t.Errorf("ordered(%q) = %q, want it unchanged", args, got)
+		}
+	}
+	if got := ordered([]string{"-race", "./..."}, nil); !slices.Equal(got, []string{"-race", "./..."}) {
+		t.Errorf("without recorded times ordered changed the arguments: %q", got)
+	}
+}
+
+func TestTimes_RoundTripAndMerge(t *testing.T) {
+	t.Parallel()
+	path := filepath.Join(t.TempDir(), "d", "times.json")
+	saveTimes(path, map[string]float64{"p/a": 2, "p/b": 3})
+	saveTimes(path, map[string]float64{"p/b": 5})
+	got := loadTimes(path)
+	if got["p/a"] != 2 || got["p/b"] != 5 || len(got) != 2 {
+		t.Errorf("times after two runs = %v, want p/a 2 and p/b 5", got)
+	}
+	if got := loadTimes(filepath.Join(t.TempDir(), "none.json")); len(got) != 0 {
+		t.Errorf("no file: %v", got)
+	}
+}

@@ -95,7 +95,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 	r.verbose = verbose(args)
 	r.read(out)
 	err = cmd.Wait()
-	saveTimes(times, r.packageTimes)
+	if whole(args) {
+		saveTimes(times, r.packageTimes)
+	}
 	r.summary()
 	var ee *exec.ExitError
 	switch {

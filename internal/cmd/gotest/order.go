@@ -85,6 +85,19 @@ func longestFirst(pkgs []string, times map[string]float64) []string {
 	return out
 }
 
+// whole reports whether args run every test of their packages: the
+// times of a run that chooses some tests (-run, -skip, -short, -list)
+// would mislead the next run's order, so they are not recorded.
+func whole(args []string) bool {
+	for _, a := range args { // the binaries' own flags, after "--", too
+		name, _, _ := strings.Cut(strings.TrimLeft(a, "-"), "=")
+		if strings.HasPrefix(a, "-") && slices.Contains([]string{"run", "skip", "short", "list", "test.run", "test.skip", "test.short", "test.list"}, name) {
+			return false
+		}
+	}
+	return true
+}
+
 // ordered returns args with a lone "./..." replaced by its packages,
 // longest first; args as they are otherwise (other patterns, or flags
 // that change which packages or files go list would see).

@@ -3,6 +3,7 @@ package main
 import (
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -47,5 +48,22 @@ func TestTimes_RoundTripAndMerge(t *testing.T) {
 	}
 	if got := loadTimes(filepath.Join(t.TempDir(), "none.json")); len(got) != 0 {
 		t.Errorf("no file: %v", got)
+	}
+}
+
+func TestWhole_OnlyRunsOfEveryTestAreRecorded(t *testing.T) {
+	t.Parallel()
+	for args, want := range map[string]bool{
+		"-race -count=1 ./...":       true,
+		"-run TestX ./...":           false,
+		"-run=TestX ./...":           false,
+		"-short ./...":               false,
+		"-skip TestY ./...":          false,
+		"./... -- -test.run TestX":   false,
+		"-count=1 -timeout 5m ./...": true,
+	} {
+		if got := whole(strings.Fields(args)); got != want {
+			t.Errorf("whole(%q) = %v, want %v", args, got, want)
+		}
 	}
 }

@@ -67,3 +67,15 @@ func TestWhole_OnlyRunsOfEveryTestAreRecorded(t *testing.T) {
 		}
 	}
 }
+
+// With recorded times, a lone "./..." becomes the packages go list gives
+// for it (here, in this package's directory, this package alone), in
+// its place among the other arguments.
+func TestOrdered_ListsTheDotDotDotPackages(t *testing.T) {
+	t.Parallel()
+	got := ordered([]string{"-race", "./...", "-count=1"}, map[string]float64{"x": 1})
+	want := []string{"-race", "github.com/plenumdb/plenum/internal/cmd/gotest", "-count=1"}
+	if !slices.Equal(got, want) {
+		t.Errorf("ordered = %q, want %q", got, want)
+	}
+}

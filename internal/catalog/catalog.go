@@ -60,6 +60,12 @@ type Catalog struct {
 	mostKinds map[string]int
 	mu        sync.Mutex
 	matched   map[string]match
+	// lengths remembers the lengths of a template's statements at a
+	// size (by template index, then size): Match's search by length
+	// asks for the same few sizes of every template again and again,
+	// and rendering one at its largest size builds thousands of
+	// placeholders.
+	lengths map[[2]int][]int
 }
 
 type match struct {
@@ -83,7 +89,7 @@ func New(d dialect.Dialect, opts core.Options) (*Catalog, error) {
 	if !ok {
 		return nil, errors.New("plenum: catalog: the browse package exposes no statement templates")
 	}
-	c := &Catalog{templates: append(templates, browseTemplates(s)...), matched: map[string]match{}, mostKinds: map[string]int{}}
+	c := &Catalog{templates: append(templates, browseTemplates(s)...), matched: map[string]match{}, lengths: map[[2]int][]int{}, mostKinds: map[string]int{}}
 	for _, t := range c.templates {
 		c.shapes = append(c.shapes, shapeOf(t))
 		if t.Kinds > 0 {
@@ -181,8 +187,46 @@ func (c *Catalog) find(sql string) (Statement, bool) {
 			}
 			continue
 		}
-		for _, n := range c.sizesFor(k, sql) {
-			if slices.Contains(e.Render(n), sql) {
+		shaped := c.shapedAs(k, sql)
+		if len(shaped) == 0 {
+			continue
+		}
+		var tried []int
+		renders := func(n int) bool {
+			if slices.Contains(tried, n) {
+				return false
+			}
+			tried = append(tried, n)
+			return slices.Contains(c.render(k, n), sql)
+		}
+		// The numbers written in sql first (a LIMIT names its size), then
+		// the size at which each statement of the shape is as long as sql.
+		for _, n := range countsIn(sql) {
+			if n >= 1 && n <= e.Largest && renders(n) {
+				return Statement{Name: e.Name, Size: n, Kinds: e.Kinds, SQL: sql}, true
+			}
+		}
+		// Most statements grow by the same text for each one more (a
+		// placeholder and a comma): their size follows from their length
+		// at 1 and 2 without a search.
+		for _, i := range shaped {
+			if n, ok := c.sizeIfEvenSteps(k, i, len(sql)); ok && renders(n) {
+				return Statement{Name: e.Name, Size: n, Kinds: e.Kinds, SQL: sql}, true
+			}
+		}
+		for _, i := range shaped {
+			switch c.growth(k, i) {
+			case growsEvenly:
+				continue // its one size by length was tried above
+			case growsInDigits:
+				// Its size is written in it, as a number (tried above),
+				// or not at all: then every size renders it.
+				if renders(1) {
+					return Statement{Name: e.Name, Size: 1, Kinds: e.Kinds, SQL: sql}, true
+				}
+				continue
+			}
+			if n := c.sizeByLength(k, i, len(sql)); renders(n) {
 				return Statement{Name: e.Name, Size: n, Kinds: e.Kinds, SQL: sql}, true
 			}
 		}
@@ -216,50 +260,116 @@ func shapeOf(e storesql.Template) shape {
 	return sh
 }
 
-// sizesFor are the sizes at which entry k might render sql: the numbers
-// written in it (a LIMIT), and, for each statement the entry renders whose
-// shape sql has, the size at which that statement is as long as sql (a
-// statement grows with its size).
-func (c *Catalog) sizesFor(k int, sql string) []int {
-	e, sh := c.templates[k], c.shapes[k]
+// shapedAs returns the positions of the statements entry k renders
+// whose shape sql has: the text before and after what the size changes.
+func (c *Catalog) shapedAs(k int, sql string) []int {
+	sh := c.shapes[k]
 	var out []int
 	for i := range sh.prefixes {
-		if len(sql) < len(sh.prefixes[i])+len(sh.suffixes[i]) || !strings.HasPrefix(sql, sh.prefixes[i]) || !strings.HasSuffix(sql, sh.suffixes[i]) {
-			continue
-		}
-		if len(out) == 0 {
-			for _, n := range countsIn(sql) {
-				if n >= 1 && n <= sh.largest && !slices.Contains(out, n) {
-					out = append(out, n)
-				}
-			}
-		}
-		length := func(n int) int {
-			qs := e.Render(n)
-			if i >= len(qs) {
-				return -1
-			}
-			return len(qs[i])
-		}
-		// The smallest n whose statement is at least as long as sql.
-		hi := 1
-		for hi < sh.largest && length(hi) < len(sql) {
-			hi = min(2*hi, sh.largest)
-		}
-		lo := max(1, hi/2)
-		for lo < hi {
-			mid := (lo + hi) / 2
-			if length(mid) < len(sql) {
-				lo = mid + 1
-			} else {
-				hi = mid
-			}
-		}
-		if !slices.Contains(out, hi) {
-			out = append(out, hi)
+		if len(sql) >= len(sh.prefixes[i])+len(sh.suffixes[i]) && strings.HasPrefix(sql, sh.prefixes[i]) && strings.HasSuffix(sql, sh.suffixes[i]) {
+			out = append(out, i)
 		}
 	}
 	return out
+}
+
+// sizeByLength returns the smallest size at which the i-th statement of
+// entry k is at least length long (a statement grows with its size).
+func (c *Catalog) sizeByLength(k, i, length int) int {
+	largest := c.shapes[k].largest
+	at := func(n int) int {
+		ls := c.lengthsAt(k, n)
+		if i >= len(ls) {
+			return -1
+		}
+		return ls[i]
+	}
+	hi := 1
+	for hi < largest && at(hi) < length {
+		hi = min(2*hi, largest)
+	}
+	lo := max(1, hi/2)
+	for lo < hi {
+		mid := (lo + hi) / 2
+		if at(mid) < length {
+			lo = mid + 1
+		} else {
+			hi = mid
+		}
+	}
+	return hi
+}
+
+// sizeIfEvenSteps returns the size at which the i-th statement of entry
+// k is length long if each size adds to it what size 2 adds to size 1,
+// and whether there is such a size within the entry's largest.
+func (c *Catalog) sizeIfEvenSteps(k, i, length int) (int, bool) {
+	one, two := c.lengthsAt(k, 1), c.lengthsAt(k, 2)
+	if i >= len(one) || i >= len(two) || two[i] <= one[i] {
+		return 0, false
+	}
+	step := two[i] - one[i]
+	if length < one[i] || (length-one[i])%step != 0 {
+		return 0, false
+	}
+	n := 1 + (length-one[i])/step
+	return n, n <= c.shapes[k].largest
+}
+
+// How a statement's length follows its size, as far as its lengths at 1,
+// 2 and its entry's largest size tell.
+const (
+	growsOtherwise = iota // found by a search on its length
+	// growsEvenly: each size adds the same text (a placeholder and a
+	// comma), so that sizeIfEvenSteps is the only size at which it is a
+	// given length.
+	growsEvenly
+	// growsInDigits: the same length at 1 and 2, so that its size is
+	// written in it as a number (a LIMIT) or not at all.
+	growsInDigits
+)
+
+func (c *Catalog) growth(k, i int) int {
+	largest := c.shapes[k].largest
+	one, two, most := c.lengthsAt(k, 1), c.lengthsAt(k, 2), c.lengthsAt(k, largest)
+	switch {
+	case i >= len(one) || i >= len(two) || i >= len(most):
+		return growsOtherwise
+	case two[i] == one[i]:
+		return growsInDigits
+	case two[i] > one[i] && most[i] == one[i]+(largest-1)*(two[i]-one[i]):
+		return growsEvenly
+	}
+	return growsOtherwise
+}
+
+// render renders entry k at size n, and remembers the statements'
+// lengths for sizeByLength.
+func (c *Catalog) render(k, n int) []string {
+	qs := c.templates[k].Render(n)
+	ls := make([]int, len(qs))
+	for i, q := range qs {
+		ls[i] = len(q)
+	}
+	c.mu.Lock()
+	c.lengths[[2]int{k, n}] = ls
+	c.mu.Unlock()
+	return qs
+}
+
+// lengthsAt returns the lengths of entry k's statements at size n,
+// rendering them only the first time.
+func (c *Catalog) lengthsAt(k, n int) []int {
+	c.mu.Lock()
+	ls, ok := c.lengths[[2]int{k, n}]
+	c.mu.Unlock()
+	if ok {
+		return ls
+	}
+	c.render(k, n)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.lengths[[2]int{k, n}]
 }
 
 // countsIn are the numbers written in sql as words of their own (after a

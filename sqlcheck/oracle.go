@@ -28,6 +28,13 @@ func (l *errorList) SyntaxError(_ antlr.Recognizer, _ any, line, column int, msg
 // github.com/bytebase/parser, and returns its syntax errors: none when it
 // parses.
 func OracleSyntax(text string) []string {
+	// Two stages: SLL prediction, which ignores the parser's context,
+	// decides most statements many times faster, and gives up at the
+	// first error; only then does the full LL parse decide, and its
+	// errors are the answer. A statement SLL accepts, LL accepts too.
+	if oracleParsesSLL(text) {
+		return nil
+	}
 	lexer := plsql.NewPlSqlLexer(antlr.NewInputStream(text))
 	p := plsql.NewPlSqlParser(antlr.NewCommonTokenStream(lexer, antlr.TokenDefaultChannel))
 	p.SetVersion12(true)
@@ -36,9 +43,49 @@ func OracleSyntax(text string) []string {
 	lexer.AddErrorListener(errs)
 	p.RemoveErrorListeners()
 	p.AddErrorListener(errs)
-	p.BuildParseTrees = true
+	p.BuildParseTrees = false
 	p.Sql_script()
 	return errs.errs
+}
+
+// oracleParsesSLL reports whether text parses with SLL prediction and no
+// error recovery (the first stage of OracleSyntax).
+func oracleParsesSLL(text string) bool {
+	lexer := plsql.NewPlSqlLexer(antlr.NewInputStream(text))
+	p := plsql.NewPlSqlParser(antlr.NewCommonTokenStream(lexer, antlr.TokenDefaultChannel))
+	p.SetVersion12(true)
+	errs := &errorList{DefaultErrorListener: antlr.NewDefaultErrorListener()}
+	lexer.RemoveErrorListeners()
+	lexer.AddErrorListener(errs)
+	p.RemoveErrorListeners()
+	p.AddErrorListener(errs)
+	bail := &bailStrategy{BailErrorStrategy: antlr.NewBailErrorStrategy()}
+	p.SetErrorHandler(bail)
+	p.GetInterpreter().SetPredictionMode(antlr.PredictionModeSLL)
+	p.BuildParseTrees = false
+	p.Sql_script()
+	return !bail.failed && len(errs.errs) == 0
+}
+
+// bailStrategy ends the parse at its first error and remembers that
+// there was one. antlr's BailErrorStrategy alone does not end it here:
+// each rule clears the error it leaves after recovering, and its caller
+// goes on parsing (and reports the cancellation as an error of its own,
+// which the default reporting cannot describe). Consuming the input to
+// its end stops every rule.
+type bailStrategy struct {
+	*antlr.BailErrorStrategy
+	failed bool
+}
+
+func (b *bailStrategy) ReportError(antlr.Parser, antlr.RecognitionException) { b.failed = true }
+
+func (b *bailStrategy) Recover(p antlr.Parser, e antlr.RecognitionException) {
+	b.failed = true
+	b.BailErrorStrategy.Recover(p, e)
+	for p.GetTokenStream().LA(1) != antlr.TokenEOF {
+		p.Consume()
+	}
 }
 
 // CheckOracle checks one statement as the oracle dialect sends it (SQL

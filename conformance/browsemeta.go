@@ -73,6 +73,7 @@ func testBrowseItemsByMeta(e *env) {
 		_, ok := md.Values[m.key]
 		return ok
 	}
+	combo := 0
 	for _, m := range []mf{{tag: "red"}, {tag: "even"}, {tag: "tenant"}, {tag: "none"}, {key: "tenant"}, {key: "tenant", value: "acme"}, {key: "tenant", value: "globex"}, {key: "other", value: "globex"}, {key: "none"}} {
 		for _, queue := range []string{"", "bm-one"} {
 			for _, state := range []core.State{"", core.StateAvailable, core.StateCompleted} {
@@ -86,14 +87,14 @@ func testBrowseItemsByMeta(e *env) {
 								want = append(want, it.ID)
 							}
 						}
-						for _, limit := range []int{1, 4, 0} {
-							f.Limit = limit
-							for _, search := range []int{0, 3} {
-								f.SearchRows = search
-								if got := e.pageItems(f); !slices.Equal(got, want) {
-									e.t.Fatalf("Items(%+v) in pages = %v, want %v", f, got, want)
-								}
-							}
+						// One way of paging per filter, in turn: each
+						// filter of metadata meets all six over its 24
+						// combinations, at a sixth of the reads.
+						f.Limit = []int{1, 4, 0}[combo%3]
+						f.SearchRows = []int{0, 3}[combo/3%2]
+						combo++
+						if got := e.pageItems(f); !slices.Equal(got, want) {
+							e.t.Fatalf("Items(%+v) in pages = %v, want %v", f, got, want)
 						}
 					}
 				}

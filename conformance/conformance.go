@@ -149,6 +149,7 @@ var guarantees = []guarantee{
 	{"Flow_ConcurrencyLimitHoldsAcrossClaimers", testFlowConcurrencyLimit},
 	{"Flow_PerProcessLimitPerOwner", testFlowPerProcess},
 	{"Flow_RateLimitWithinEveryWindow", testFlowRateLimit},
+	{"Flow_NextTurnCountsOneJustPassed", testFlowNextClaimSince},
 	{"Flow_FairSharesBetweenKeys", testFlowFairShares},
 	{"Flow_LimitChangeAppliesAtNextClaim", testFlowLimitChange},
 	{"Flow_EveryEndOfAClaimFreesOnePlace", testFlowEveryEndFreesOnePlace},

@@ -152,6 +152,7 @@ func qLanesServed(n int) string {
 	return b.String()
 }
 
-// qLanesNext reads the earliest turn of queue's lanes still to come: when
-// a claim that found nothing may find some.
-const qLanesNext = "SELECT MIN(next_at) FROM {lanes} WHERE queue = ? AND next_at > {now}"
+// qLanesNext reads the earliest turn of queue's lanes still to come, or
+// come since {now+?} (a negative offset): when a claim that found nothing
+// may find some.
+const qLanesNext = "SELECT MIN(next_at) FROM {lanes} WHERE queue = ? AND next_at > {now+?}"

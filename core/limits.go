@@ -3,6 +3,7 @@ package core
 import (
 	"context"
 	"database/sql"
+	"fmt"
 	"math"
 	"strconv"
 	"strings"
@@ -271,15 +272,32 @@ func (l Limit) rateAllows(now, tat int64) int {
 // it now (its rate spent, or its items not yet due) may next give it, on
 // the database clock, or the zero time when none waits so. A runtime
 // whose claim came back short waits no longer than until then, rather
-// than polling a rate-limited key faster than its limit allows.
+// than polling a rate-limited key faster than its limit allows; it asks
+// with NextClaimSince, so as not to miss a turn that came while it asked.
 func (s *Store) NextClaimAt(ctx context.Context, queue string) (time.Time, error) {
+	return s.NextClaimSince(ctx, queue, 0)
+}
+
+// NextClaimSince is NextClaimAt counting also the turns that came within
+// the last since, which it may then return, in the past. A runtime passes
+// the time since it sent the claim that came back short: a turn that came
+// between that claim and this read (on a loaded host, a lane's turn a few
+// milliseconds after the claim looked may have passed before this read
+// runs) is then its next claim's, at once, not left to its poll interval.
+// Since counts from that claim, so the next claim's question no longer
+// counts a turn the claim came after: a runtime does not claim in a loop
+// for one turn. A negative since is an *InputError.
+func (s *Store) NextClaimSince(ctx context.Context, queue string, since time.Duration) (time.Time, error) {
 	if err := lookupName("queue", queue, migrations.MaxQueueLen, true); err != nil {
 		return time.Time{}, err
+	}
+	if since < 0 {
+		return time.Time{}, &InputError{Field: "since", Reason: fmt.Sprintf("%v: a time since is not negative", since)}
 	}
 	var at time.Time
 	err := s.read(ctx, "next claim", func() error {
 		v := timeValue{d: s.d}
-		if err := s.db.QueryRowContext(ctx, s.sql(qLanesNext), queue).Scan(&v); err != nil {
+		if err := s.db.QueryRowContext(ctx, s.sql(qLanesNext), queue, -micros(since)).Scan(&v); err != nil {
 			return err
 		}
 		at = v.t

@@ -20,7 +20,7 @@ type Config struct {
 
 	// PollInterval is how often a queue that was found empty is asked
 	// again (sooner when a wake-up comes, see PollOnly, and, for a queue
-	// with flow keys, at their next turn: see core.Store.NextClaimAt),
+	// with flow keys, at their next turn: see core.Store.NextClaimSince),
 	// and how often the worker checks whether the items its handlers run
 	// on were cancelled (each handler from one interval after its claim
 	// on: within two intervals of its start, within one after that).

@@ -55,7 +55,7 @@
 // KindOptions.FlowKey computed from its args) puts it in its key's lane of
 // the queue, under the key's limits (core.Store.SetLimit). A queue's loop
 // that has met a flow key waits after a short claim no longer than until
-// its lanes' next turn (core.Store.NextClaimAt), so that a rate-limited
+// its lanes' next turn (core.Store.NextClaimSince), so that a rate-limited
 // key runs at its rate without being polled in a tight loop, and claims
 // again as its slots free. EventHeld reports the keys a claim held back.
 //

@@ -10,7 +10,7 @@ import (
 
 // The claim loop of a queue with flow keys (core.ItemSpec.FlowKey) waits
 // after a short claim no longer than until the next turn of its lanes
-// (core.Store.NextClaimAt): a key whose rate is spent gives its next
+// (core.Store.NextClaimSince): a key whose rate is spent gives its next
 // item then, and polling it sooner would take nothing, while waiting a
 // whole poll interval would run it slower than its limit allows.
 
@@ -72,14 +72,15 @@ const flowLag = time.Millisecond
 // pollWait is how long the loop of a queue whose last claim came back
 // short waits for a wake-up before it claims again: a poll interval, or
 // less, until just after the next turn of the queue's lanes where that
-// comes sooner.
-func (w *Worker) pollWait(queue string, f *flowState) time.Duration {
+// comes sooner. claimed is when the loop sent that claim: a turn that
+// came since then counts, and makes the wait none (see
+// core.Store.NextClaimSince).
+func (w *Worker) pollWait(queue string, f *flowState, claimed time.Time) time.Duration {
 	wait := w.cfg.PollInterval
 	if !f.keyed {
 		return wait
 	}
-	asked := time.Now()
-	at, err := w.store.NextClaimAt(w.claims, queue)
+	at, err := w.store.NextClaimSince(w.claims, queue, time.Since(claimed))
 	if err != nil {
 		if w.claims.Err() == nil {
 			w.log.Warn("plenum/worker: next turn of the queue's flow keys", "queue", queue, "err", err)
@@ -89,7 +90,7 @@ func (w *Worker) pollWait(queue string, f *flowState) time.Duration {
 	if at.IsZero() {
 		return wait
 	}
-	d, err := w.clock.until(w.claims, w.store, at, time.Since(asked))
+	d, err := w.clock.until(w.claims, w.store, at, time.Since(claimed))
 	if err != nil {
 		if w.claims.Err() == nil {
 			w.log.Warn("plenum/worker: read the database clock", "err", err)
@@ -114,8 +115,8 @@ type dbClock struct {
 const clockFresh = time.Minute
 
 // until returns how long from now until at, a time on the database
-// clock that the database put in the future within took (the time its
-// answer took) ago. An answer that puts at well in the past on the
+// clock that was still to come within took ago (since the claim that
+// came back short). An answer that puts at well in the past on the
 // host's reading means the offset went stale: it is measured again.
 func (c *dbClock) until(ctx context.Context, s *core.Store, at time.Time, took time.Duration) (time.Duration, error) {
 	c.mu.Lock()

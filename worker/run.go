@@ -169,7 +169,7 @@ func (w *Worker) claimLoop(queue string, q QueueConfig) {
 		if flow.keyed {
 			freed = sl.freed
 		}
-		poll.Reset(w.pollWait(queue, &flow))
+		poll.Reset(w.pollWait(queue, &flow, requested))
 		select {
 		case <-w.claimStop:
 			return

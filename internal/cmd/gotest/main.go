@@ -79,7 +79,7 @@ func testArgs(args []string) []string {
 
 func run(args []string, stdout, stderr io.Writer) int {
 	times := timesFile()
-	cmd := exec.Command("go", testArgs(ordered(args, loadTimes(times)))...)
+	cmd := exec.Command("go", testArgs(ordered(args, timesOr(loadTimes(times))))...)
 	cmd.Stderr = stderr
 	cmd.Stdin = os.Stdin
 	out, err := cmd.StdoutPipe()

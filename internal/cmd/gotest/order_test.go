@@ -79,3 +79,16 @@ func TestOrdered_ListsTheDotDotDotPackages(t *testing.T) {
 		t.Errorf("ordered = %q, want %q", got, want)
 	}
 }
+
+// The seed stands in for recorded times on a fresh machine: it parses,
+// names the long packages, and gives way to recorded times.
+func TestTimesOr_SeedWhereNoneRecorded(t *testing.T) {
+	seed := timesOr(nil)
+	if len(seed) < 20 || seed["github.com/plenumdb/plenum/sqlite"] <= seed["github.com/plenumdb/plenum/dialect"] {
+		t.Fatalf("seed times = %v: want every package, SQLite's among the long", seed)
+	}
+	got := timesOr(map[string]float64{"p/a": 1})
+	if len(got) != 1 || got["p/a"] != 1 {
+		t.Fatalf("timesOr with recorded times = %v, want them", got)
+	}
+}

@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"os"
 	"slices"
 	"strings"
 	"sync"
@@ -436,10 +437,23 @@ var errInjected = errors.New("injected failure")
 // its statements in turn. Where DDL is transactional the failure changes
 // nothing; elsewhere the version shows as partly applied (or partly rolled
 // back), is not taken as current, and the next run completes it.
+//
+// Each statement costs its own schema brought up to the version before,
+// so the sweep grows with the square of the versions. A landed version
+// never changes, and was swept whole when it landed: the two newest are
+// swept whole, older ones before their first and their last statement of
+// each direction, and all of every version with PLENUM_UPGRADE_SWEEP=all
+// (docs/migrations.md).
 func failureHalfWay(t *testing.T, c Config) {
 	for v := 2; v <= migrations.LatestVersion; v++ {
 		t.Run(fmt.Sprintf("Version%d", v), func(t *testing.T) { failureHalfWayAt(t, c, v) })
 	}
+}
+
+// swept reports whether failureHalfWay fails version v before its
+// statement k of n.
+func swept(v, k, n int) bool {
+	return v >= migrations.LatestVersion-1 || k == 0 || k == n-1 || os.Getenv("PLENUM_UPGRADE_SWEEP") == "all"
 }
 
 // statusWith is the status of every version when those before v are
@@ -494,6 +508,9 @@ func failureHalfWayAt(t *testing.T, c Config, v int) {
 		down bool
 	}{{"Up", false}, {"Down", true}} {
 		for k := range statements(migrations.DefaultPrefix, dir.down) {
+			if !swept(v, k, len(statements(migrations.DefaultPrefix, dir.down))) {
+				continue
+			}
 			t.Run(fmt.Sprintf("%sBeforeStatement%d", dir.name, k+1), func(t *testing.T) {
 				ctx := t.Context()
 				p := Prefix(t, db, d)

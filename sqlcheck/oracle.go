@@ -35,15 +35,7 @@ func OracleSyntax(text string) []string {
 	if oracleParsesSLL(text) {
 		return nil
 	}
-	lexer := plsql.NewPlSqlLexer(antlr.NewInputStream(text))
-	p := plsql.NewPlSqlParser(antlr.NewCommonTokenStream(lexer, antlr.TokenDefaultChannel))
-	p.SetVersion12(true)
-	errs := &errorList{DefaultErrorListener: antlr.NewDefaultErrorListener()}
-	lexer.RemoveErrorListeners()
-	lexer.AddErrorListener(errs)
-	p.RemoveErrorListeners()
-	p.AddErrorListener(errs)
-	p.BuildParseTrees = false
+	p, errs := newOracleParser(text)
 	p.Sql_script()
 	return errs.errs
 }
@@ -51,6 +43,17 @@ func OracleSyntax(text string) []string {
 // oracleParsesSLL reports whether text parses with SLL prediction and no
 // error recovery (the first stage of OracleSyntax).
 func oracleParsesSLL(text string) bool {
+	p, errs := newOracleParser(text)
+	bail := &bailStrategy{BailErrorStrategy: antlr.NewBailErrorStrategy()}
+	p.SetErrorHandler(bail)
+	p.GetInterpreter().SetPredictionMode(antlr.PredictionModeSLL)
+	p.Sql_script()
+	return !bail.failed && len(errs.errs) == 0
+}
+
+// newOracleParser returns a parser of text, with no parse tree, whose
+// lexer's and parser's syntax errors go to the list it returns.
+func newOracleParser(text string) (*plsql.PlSqlParser, *errorList) {
 	lexer := plsql.NewPlSqlLexer(antlr.NewInputStream(text))
 	p := plsql.NewPlSqlParser(antlr.NewCommonTokenStream(lexer, antlr.TokenDefaultChannel))
 	p.SetVersion12(true)
@@ -59,12 +62,8 @@ func oracleParsesSLL(text string) bool {
 	lexer.AddErrorListener(errs)
 	p.RemoveErrorListeners()
 	p.AddErrorListener(errs)
-	bail := &bailStrategy{BailErrorStrategy: antlr.NewBailErrorStrategy()}
-	p.SetErrorHandler(bail)
-	p.GetInterpreter().SetPredictionMode(antlr.PredictionModeSLL)
 	p.BuildParseTrees = false
-	p.Sql_script()
-	return !bail.failed && len(errs.errs) == 0
+	return p, errs
 }
 
 // bailStrategy ends the parse at its first error and remembers that

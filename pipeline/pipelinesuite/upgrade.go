@@ -157,6 +157,23 @@ func (e *env) storeAt(offset time.Duration) *core.Store {
 	return s
 }
 
+// stepItems reads the items of r's step named step.
+func (e *env) stepItems(r pipeline.Run, step string) []core.Item {
+	e.t.Helper()
+	var out []core.Item
+	for _, s := range r.Steps {
+		if s.Step != step {
+			continue
+		}
+		it, err := e.store.Get(e.ctx, s.Item)
+		if err != nil {
+			e.t.Fatal(err)
+		}
+		out = append(out, it)
+	}
+	return out
+}
+
 // sleeping waits until the step of run sleeps: its item unclaimed, due
 // at least d after it was made.
 func (e *env) sleeping(eng *pipeline.Engine, run uuid.UUID, step string, d time.Duration) {
@@ -169,14 +186,7 @@ func (e *env) sleeping(eng *pipeline.Engine, run uuid.UUID, step string, d time.
 		if r.State != pipeline.StateRunning {
 			e.t.Fatalf("run %s is %s, want its step %s asleep; steps:\n%s", run, r.State, step, steps(r))
 		}
-		for _, s := range r.Steps {
-			if s.Step != step {
-				continue
-			}
-			it, err := e.store.Get(e.ctx, s.Item)
-			if err != nil {
-				e.t.Fatal(err)
-			}
+		for _, it := range e.stepItems(r, step) {
 			if it.State == core.StateAvailable && it.AvailableAt.Sub(it.CreatedAt) >= d {
 				return
 			}
@@ -211,14 +221,7 @@ func (e *env) woke(eng *pipeline.Engine, store *core.Store, run uuid.UUID, step 
 		if err != nil {
 			e.t.Fatal(err)
 		}
-		for _, s := range r.Steps {
-			if s.Step != step {
-				continue
-			}
-			it, err := e.store.Get(e.ctx, s.Item)
-			if err != nil {
-				e.t.Fatal(err)
-			}
+		for _, it := range e.stepItems(r, step) {
 			if it.State == core.StateAvailable && it.AvailableAt.After(now.Add(time.Minute)) {
 				e.t.Fatalf("run %s: step %s sleeps again, until %v, past its end (now %v)", run, step, it.AvailableAt, now)
 			}

@@ -45,12 +45,25 @@ type completion struct {
 	// store's error, or a lost claim.
 	answered sync.WaitGroup
 	err      error
+	// ends is set where nobody waits for the answer: the flight ends
+	// the run itself (Worker.ended), reporting the outcome on queue for
+	// a handler that ran for took.
+	ends  bool
+	queue string
+	took  time.Duration
 }
 
-// handing prepares c to be handed to the completer for r.
+// handing prepares c to be handed to the completer for r, for a waiter.
 func (c *completion) handing(r *run) {
-	c.r, c.err = r, nil
+	c.r, c.err, c.ends = r, nil, false
 	c.answered.Add(1)
+}
+
+// ending prepares c to be handed to the completer for r, whose run the
+// flight ends: r's goroutine does not wait for it.
+func (c *completion) ending(r *run, queue string, took time.Duration) {
+	c.r, c.err, c.ends = r, nil, true
+	c.queue, c.took = queue, took
 }
 
 // answer gives c's waiter the flight's answer.
@@ -73,12 +86,33 @@ func (w *Worker) complete(ctx context.Context, r *run) error {
 	}
 	c := &r.completion
 	c.handing(r)
-	r.left = true // the completer counts it out when it takes it
-	if r.slots != nil {
-		r.slots.landing.Add(1) // until the flight frees its slot
+	w.handOver(c)
+	return c.wait()
+}
+
+// completeAndEnd hands r's completion to the completer, whose flight
+// then reports the outcome and ends the run (Worker.ended), and returns
+// at once: the run's goroutine ends with nothing left on its stack. It
+// returns false, having handed nothing over, if the fault injected
+// before a completion refused it; the caller then records err as the
+// outcome.
+func (w *Worker) completeAndEnd(queue string, r *run, took time.Duration) (err error, handed bool) {
+	if err := fault.Hit(w.base, fault.BeforeCompletion); err != nil {
+		return err, false
+	}
+	c := &r.completion
+	c.ending(r, queue, took)
+	w.handOver(c)
+	return nil, true
+}
+
+// handOver gives c to the completer.
+func (w *Worker) handOver(c *completion) {
+	c.r.left = true // the completer counts it out when it takes it
+	if c.r.slots != nil {
+		c.r.slots.landing.Add(1) // until the flight frees its slot
 	}
 	w.completions <- c
-	return c.wait()
 }
 
 // completer completes in batches of up to CompleteBatch, each in one
@@ -153,10 +187,10 @@ func (w *Worker) completer() {
 	}
 }
 
-// flush completes batch in one CompleteMany, answers each completion, and
-// then says so on landed.
+// flush completes batch in one CompleteMany, answers each completion,
+// says so on landed, and then ends the runs that do not wait for their
+// answer.
 func (w *Worker) flush(batch []*completion, landed chan<- struct{}) {
-	defer func() { landed <- struct{}{} }()
 	cs := make([]core.Completion, len(batch))
 	for i, c := range batch {
 		cs[i] = core.Completion{Claim: *c.r.claim, Result: c.r.result}
@@ -179,15 +213,33 @@ func (w *Worker) flush(batch []*completion, landed chan<- struct{}) {
 	}
 	wakeSlots(batch)
 	for _, c := range batch {
-		switch {
-		case err != nil:
-			c.answer(err)
-		case gone[c.r.claim.ID]:
-			c.answer(fmt.Errorf("plenum/worker: complete %s: %w", c.r.claim.ID, core.ErrClaimLost))
-		default:
-			c.answer(nil)
+		answer := err
+		if err == nil && gone[c.r.claim.ID] {
+			answer = fmt.Errorf("plenum/worker: complete %s: %w", c.r.claim.ID, core.ErrClaimLost)
+		}
+		if c.ends {
+			c.err = answer
+			continue
+		}
+		c.answer(answer)
+	}
+	// The next flight need not wait for the runs' hooks.
+	landed <- struct{}{}
+	for _, c := range batch {
+		if c.ends {
+			w.ended(c)
 		}
 	}
+}
+
+// ended reports the outcome of c's run, whose goroutine handed c over
+// and left (Worker.completeAndEnd), and ends the run. Its slot is free
+// already: the flight freed it.
+func (w *Worker) ended(c *completion) {
+	r := c.r
+	ev := Event{Queue: c.queue, Item: r.claim.Item, Duration: c.took}
+	w.record(w.base, &ev, EventCompleted, nil, c.err)
+	w.handlersRun.Done()
 }
 
 // wakeSlots wakes the claim loop of each queue whose slots batch freed.

@@ -361,12 +361,6 @@ func (w *Worker) finish(r *run) error {
 // execute runs the handler on r's item, records the outcome, and frees
 // the run's slot (unless the flight that completed it did).
 func (w *Worker) execute(queue string, r *run) {
-	defer w.handlersRun.Done()
-	defer func() {
-		if !r.slotFreed {
-			r.slots.release()
-		}
-	}()
 	h := r.h
 	var err error
 	start := time.Now()
@@ -388,8 +382,24 @@ func (w *Worker) execute(queue string, r *run) {
 	if r.late || cause == nil && time.Now().After(r.deadline) {
 		cause = ErrDeadline
 	}
-	w.settle(queue, h, r, err, cause, took)
+	if err == nil && cause == nil && !r.fenced && !r.settled {
+		// The common case: the completer's flight bounds the store call,
+		// reports the outcome and ends the run, so that this goroutine
+		// ends now rather than wait for the flight, and has not grown
+		// its stack for the outcome's report.
+		var handed bool
+		if err, handed = w.completeAndEnd(queue, r, took); handed {
+			return
+		}
+		w.record(w.base, &Event{Queue: queue, Item: r.claim.Item, Duration: took}, EventCompleted, nil, err)
+	} else {
+		w.settle(queue, h, r, err, cause, took)
+	}
 	w.leave(r)
+	if !r.slotFreed {
+		r.slots.release()
+	}
+	w.handlersRun.Done()
 }
 
 // leave stops counting r as on its way to the completer, once: before a
@@ -422,11 +432,6 @@ const outcomeTimeout = 30 * time.Second
 // context ended with cause (nil if it did not).
 func (w *Worker) settle(queue string, h *handler, r *run, err, cause error, took time.Duration) {
 	ev := Event{Queue: queue, Item: r.claim.Item, Duration: took}
-	if err == nil && cause == nil && !r.fenced && !r.settled {
-		// The common case: the completer's flight bounds the store call.
-		w.record(w.base, &ev, EventCompleted, nil, w.complete(w.base, r))
-		return
-	}
 	ctx, cancel := context.WithTimeout(w.base, outcomeTimeout)
 	defer cancel()
 	switch {

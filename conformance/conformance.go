@@ -120,6 +120,7 @@ var guarantees = []guarantee{
 	{"Fence_OnlyOwnLossIsNotHeld", testFenceOnlyOwnLossNotHeld},
 	{"Fence_PastClaimDeadlineChangesNothing", testFenceDeadline},
 	{"Complete_IdempotentWithSameToken", testCompleteIdempotent},
+	{"Complete_CountsAtTheBarrierOfTheRow", testCompleteCountsByTheRow},
 	{"FinishMany_MixedOutcomesFencedEachInOneTransaction", testFinishMany},
 	{"Recovery_OwnerStopsHeartbeating", testRecoveryOwnerStops},
 	{"Recovery_PoisonItemDeadLettered", testRecoveryPoison},

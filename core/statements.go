@@ -166,6 +166,18 @@ func (s *Store) qHeldCompleted(n int) string {
 // qComplete completes n items of one token: with one result for all
 // (same), or a CASE of one result each; returning adds RETURNING.
 func (s *Store) qComplete(n int, same, returning bool) string {
+	return s.qCompleteWhere(n, same, returning, "")
+}
+
+// qCompleteMemberless completes those of n items of one token that
+// belong to no barrier: a completion that counts nowhere, made without
+// reading the rows first (completeMemberless).
+func (s *Store) qCompleteMemberless(n int, same bool) string {
+	return s.qCompleteWhere(n, same, false, " AND barrier_id IS NULL")
+}
+
+// qCompleteWhere is qComplete with and appended to its condition.
+func (s *Store) qCompleteWhere(n int, same, returning bool, and string) string {
 	var b strings.Builder
 	b.WriteString("UPDATE {items} SET state = 'completed', finished_at = {now}, lease_expires_at = NULL, result = ")
 	if same {
@@ -179,6 +191,7 @@ func (s *Store) qComplete(n int, same, returning bool) string {
 	}
 	b.WriteString(" WHERE ")
 	b.WriteString(s.heldBy(n, StateClaimed))
+	b.WriteString(and)
 	if returning {
 		b.WriteString(" RETURNING id, barrier_id")
 	}

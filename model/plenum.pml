@@ -257,7 +257,10 @@ inline settle(i, ok) {
 /* The item ends DONE under the claim: the fenced update (id, token,
  * state), whose row lock is taken before the token is compared.
  * catalog: complete.one-result-returning complete.each-result-returning
- * catalog: complete.one-result complete.each-result */
+ * catalog: complete.one-result complete.each-result
+ * The memberless forms are the same update, for items of no barrier
+ * (their settle counts nowhere), made without the locking read first.
+ * catalog: complete.one-result-memberless complete.each-result-memberless */
 inline completeHeld(i) {
 	assert(ncomp[i] == 0);
 	ncomp[i]++;

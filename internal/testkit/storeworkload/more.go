@@ -13,7 +13,7 @@ import (
 
 // workloadMore reaches, after workload on the same tables, the paths
 // workload does not: completions of differing results with a claim lost
-// among them, a child key added twice, barriers that fire (a join made,
+// among them and of a barrier's members, a child key added twice, barriers that fire (a join made,
 // and one made dead under FailBarrier), a failure taken back by Revive, the
 // reaper's crashes (retried and dead) and timeouts that kill, and the purge
 // of a fired barrier. It uses stores at clock offsets 0 and 4h only.
@@ -40,6 +40,22 @@ func workloadMore(t *testing.T, db *sql.DB, d dialect.Dialect) {
 	cs := claim("m", 3)
 	must(s.Cancel(ctx, cs[1].ID))
 	_, err = s.CompleteMany(ctx, []core.Completion{{Claim: cs[0], Result: json.RawMessage(`1`)}, {Claim: cs[1], Result: json.RawMessage(`2`)}, {Claim: cs[2], Result: json.RawMessage(`3`)}})
+	must(err)
+
+	// Differing results of a barrier's members, whose completion counts
+	// their arrivals.
+	_, err = s.Enqueue(ctx, core.ItemSpec{Queue: "mp"})
+	must(err)
+	_, err = s.Expand(ctx, claim("mp", 1)[0], core.ExpandParams{
+		Barrier: core.BarrierSpec{Name: "results", Join: core.JoinSpec{Queue: "mpj"}},
+		Next: func(context.Context, string) (core.ChildPage, error) {
+			return core.ChildPage{Children: []core.ChildSpec{{Key: "a", Queue: "mpc"}, {Key: "b", Queue: "mpc"}}, Done: true}, nil
+		},
+		CompleteParent: true,
+	})
+	must(err)
+	cs = claim("mpc", 2)
+	_, err = s.CompleteMany(ctx, []core.Completion{{Claim: cs[0], Result: json.RawMessage(`1`)}, {Claim: cs[1], Result: json.RawMessage(`2`)}})
 	must(err)
 
 	// A batch's outcomes in one transaction: completed, failed, released,

@@ -14,7 +14,8 @@ type EventKind string
 const (
 	// EventClaimed: the worker claimed Item (one event per item).
 	EventClaimed EventKind = "claimed"
-	// EventStarted: Item's handler started.
+	// EventStarted: Item's handler starts next: the claim loop reports
+	// it as it hands the run to the goroutine that calls the handler.
 	EventStarted EventKind = "started"
 	// EventCompleted: Item completed; Duration is the handler's run time.
 	EventCompleted EventKind = "completed"

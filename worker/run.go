@@ -252,6 +252,11 @@ func (w *Worker) handOut(queue string, sl *slots, cs []core.Claim, requested tim
 		r.metadata = metadata
 		w.event(w.base, Event{Kind: EventClaimed, Queue: queue, Item: r.claim.Item})
 		if r.h == nil || r.h.batch == nil {
+			if r.h != nil {
+				// Here rather than on the run's goroutine: an event is
+				// large, and reporting it there grew each run's stack.
+				w.event(r.ctx, Event{Kind: EventStarted, Queue: queue, Item: r.claim.Item})
+			}
 			go w.execute(queue, r)
 			continue
 		}
@@ -368,7 +373,6 @@ func (w *Worker) execute(queue string, r *run) {
 	if h == nil {
 		err = fmt.Errorf("no handler registered for kind %q", r.claim.Kind)
 	} else if err = fault.Hit(r.ctx, fault.AfterClaim); err == nil {
-		w.event(r.ctx, Event{Kind: EventStarted, Queue: queue, Item: r.claim.Item})
 		w.flow.inHandler.Add(1)
 		err = call(h, r)
 		w.flow.inHandler.Add(-1)

@@ -236,6 +236,19 @@ func batchCrashWorker(cfg KilledConfig, dsn, prefix string) error {
 		return err
 	}
 	<-inTx
+	// The first batch's transaction passed the fault point before the
+	// second met it, but may not have committed yet: on a loaded machine
+	// the kill could come first.
+	for {
+		counts, err := store.Counts(context.Background(), batchCrashQueue)
+		if err != nil {
+			return err
+		}
+		if counts[core.StateCompleted] == batchCrashSize-1 && counts[core.StateDead] == 1 {
+			break
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
 	fmt.Println("holding two batches: one in its handler, one in its outcomes' transaction")
 	select {}
 }

@@ -32,7 +32,9 @@
 // n rows reads n rows and locks 2n index records (each row in the claim index
 // and in the primary key). Capabilities.ReturningUpdate is false, so the
 // core, too, locks rows with a SELECT ... FOR UPDATE before its other
-// updates. The EXISTS test of the owner in the claim's filter does not lock
+// updates, but for a completion of items in no barrier: one UPDATE, its
+// rows taken through the primary key in id order, whose row count says
+// whether every item was still held. The EXISTS test of the owner in the claim's filter does not lock
 // the owner's row (a locking clause does not reach a subquery on either
 // server), so a heartbeat of the same owner does not block or empty a claim.
 //

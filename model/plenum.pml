@@ -26,7 +26,10 @@
 
 /* Bounds of the bounded model; -D on the command line overrides them. */
 #ifndef NW
-#define NW 3          /* workers */
+#define NW 3          /* workers: 3, or 2 for the progress check with faults */
+#endif
+#if NW != 2 && NW != 3
+#error "NW is 2 or 3"
 #endif
 #ifndef NINC
 #define NINC 2        /* owner rows a worker may register in turn */
@@ -129,6 +132,9 @@ byte nfire[NB];        /* ghost: fires in the barrier's generation */
 byte gen[NB];          /* generation: re-arms */
 
 #define NOWN (NW*NINC) /* no owner: a worker that has died for good */
+#if NOWN != 4 && NOWN != 6
+#error "NW*NINC is 4 or 6"
+#endif
 bool alive[NOWN + 1];  /* processes row exists */
 bool stale[NOWN + 1];  /* last_heartbeat_at < now - StaleAfter */
 bool gonestale[NOWN + 1]; /* ghost: the owner was stale when reaped */
@@ -149,6 +155,21 @@ byte awaits = AWAITS;
 #define OWNEXP(i) (st[i] == CLAIMED && own[i] == wo[w] && exp[i])
 #define UNEXP(i) (st[i] == CLAIMED && !exp[i])
 #define FRESH(w) (alive[wo[w]] && !stale[wo[w]])
+#if NW == 3
+#define ANYFRESH (FRESH(0) || FRESH(1) || FRESH(2))
+#else
+#define ANYFRESH (FRESH(0) || FRESH(1))
+#endif
+/* Some owner row exists; some is stale. */
+#if NOWN == 6
+#define ANYALIVE (alive[0] || alive[1] || alive[2] || alive[3] || alive[4] || alive[5])
+#define ANYSTALE (alive[0] && stale[0] || alive[1] && stale[1] || alive[2] && stale[2] || \
+	alive[3] && stale[3] || alive[4] && stale[4] || alive[5] && stale[5])
+#else
+#define ANYALIVE (alive[0] || alive[1] || alive[2] || alive[3])
+#define ANYSTALE (alive[0] && stale[0] || alive[1] && stale[1] || alive[2] && stale[2] || \
+	alive[3] && stale[3])
+#endif
 #define HELD(i, t) (st[i] == CLAIMED && tok[i] == (t))
 #define JOIN(b) ((b) == X1 -> J1 : J2)
 
@@ -736,15 +757,17 @@ end:
 	:: atomic {
 #ifdef BUG_REAP_LIVE
 		/* The reaper removes an owner without checking it is stale. */
-		(alive[0] || alive[1] || alive[2] || alive[3] || alive[4] || alive[5]) ->
+		ANYALIVE ->
 		if
 		:: alive[0] -> o = 0 :: alive[1] -> o = 1 :: alive[2] -> o = 2
-		:: alive[3] -> o = 3 :: alive[4] -> o = 4 :: alive[5] -> o = 5
+		:: alive[3] -> o = 3
+#if NOWN == 6
+		:: alive[4] -> o = 4 :: alive[5] -> o = 5
+#endif
 		fi;
 		gonestale[o] = stale[o]; alive[o] = 0
 #else
-		(alive[0] && stale[0] || alive[1] && stale[1] || alive[2] && stale[2] ||
-		 alive[3] && stale[3] || alive[4] && stale[4] || alive[5] && stale[5]) ->
+		ANYSTALE ->
 		o = 0;
 		do
 		:: o < NW * NINC -> if :: alive[o] && stale[o] -> gonestale[o] = 1; alive[o] = 0 :: else fi; o++
@@ -847,11 +870,13 @@ end:
 	 * (were it due, its handler would Await again and find any signal). */
 	:: atomic { wn[C] && wd[C] && !wdue[C] -> wdue[C] = 1; pk[C] = 0 }
 	:: atomic { wn[B2] && wd[B2] && !wdue[B2] -> wdue[B2] = 1; pk[B2] = 0 }
-	:: atomic { stalls > 0 && (FRESH(0) || FRESH(1) || FRESH(2)) ->
+	:: atomic { stalls > 0 && ANYFRESH ->
 		if
 		:: alive[wo[0]] && !stale[wo[0]] -> stale[wo[0]] = 1; stalls--
 		:: alive[wo[1]] && !stale[wo[1]] -> stale[wo[1]] = 1; stalls--
+#if NW == 3
 		:: alive[wo[2]] && !stale[wo[2]] -> stale[wo[2]] = 1; stalls--
+#endif
 		fi }
 	:: atomic { expires > 0 && (UNEXP(R) || UNEXP(A) || UNEXP(B) || UNEXP(C) || UNEXP(B2) || UNEXP(J2) || UNEXP(J1)) ->
 		expires--;
@@ -1063,14 +1088,19 @@ init {
 		st[R] = AVAIL; bar[R] = NOB; bar[A] = NOB; bar[B] = NOB; bar[C] = NOB;
 		bar[B2] = NOB; bar[J2] = NOB; bar[J1] = NOB;
 		bpar[X1] = NOB; bpar[X2] = NOB;
-		wo[0] = 0; wo[1] = NINC; wo[2] = 2 * NINC;
+		wo[0] = 0; wo[1] = NINC;
+#if NW == 3
+		wo[2] = 2 * NINC;
+#endif
 		run Reaper();
 		run Env();
 		run Admin();
 		run Final();
 		run Worker(0); run Heart(0);
-		run Worker(1); run Heart(1);
-		run Worker(2); run Heart(2)
+		run Worker(1); run Heart(1)
+#if NW == 3
+		; run Worker(2); run Heart(2)
+#endif
 	}
 }
 

@@ -200,14 +200,17 @@ func TestCheck_CatchesPlantedViolations(t *testing.T) {
 			got = f.check(t)
 			wantViolation(t, got, InvAttempts, "crash count differs")
 
-			// A key over its concurrency limit: a third run of a key
-			// limited to two, as long as every other run of it.
-			f.copyRuns(t, flowKey(0), "")
+			// A key over its concurrency limit: two more runs of a key
+			// limited to two, each as long as every run of it, so that
+			// wherever one of its runs was held three were (one copy
+			// gives a third only where two of its runs overlapped, which
+			// the workload does not make sure of).
+			f.copyRuns(t, flowKey(0), "", 2)
 			wantViolation(t, f.check(t), InvConcurrency, "key "+flowKey(0)+" had ")
 
 			// A key over its rate: all its claims again, an hour later and
 			// at once.
-			f.copyRuns(t, rateKey(0), f.d.Now(time.Hour))
+			f.copyRuns(t, rateKey(0), f.d.Now(time.Hour), 1)
 			wantViolation(t, f.check(t), InvRate, "key "+rateKey(0)+" had ")
 
 			// A claim held by an owner that is not registered.
@@ -217,10 +220,10 @@ func TestCheck_CatchesPlantedViolations(t *testing.T) {
 	}
 }
 
-// copyRuns plants a copy of the flow audit's rows of key, under other
-// item ids, stamped with the expression at instead of their own time
-// when given.
-func (f *finished) copyRuns(t *testing.T, key, at string) {
+// copyRuns plants copies (at most 4) of the flow audit's rows of key,
+// each under other item ids, stamped with the expression at instead of
+// their own time when given.
+func (f *finished) copyRuns(t *testing.T, key, at string, copies int) {
 	t.Helper()
 	table := flowAudit(f.prefix).Name
 	rows, err := f.db.Query(f.d.Rebind("SELECT item, token, event FROM "+table+" WHERE flow_key = ?"), key)
@@ -241,8 +244,10 @@ func (f *finished) copyRuns(t *testing.T, key, at string) {
 	if at != "" {
 		stamp = at
 	}
-	for _, r := range rs {
-		f.exec(t, "INSERT INTO "+table+" (item, token, event, flow_key, at) SELECT ?, token, event, flow_key, "+stamp+
-			" FROM "+table+" WHERE item = ? AND token = ? AND event = ?", "p"+r.item[1:], r.item, r.token, r.event)
+	for _, mark := range "pqrs"[:copies] {
+		for _, r := range rs {
+			f.exec(t, "INSERT INTO "+table+" (item, token, event, flow_key, at) SELECT ?, token, event, flow_key, "+stamp+
+				" FROM "+table+" WHERE item = ? AND token = ? AND event = ?", string(mark)+r.item[1:], r.item, r.token, r.event)
+		}
 	}
 }

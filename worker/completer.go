@@ -96,14 +96,14 @@ func (w *Worker) complete(ctx context.Context, r *run) error {
 // returns false, having handed nothing over, if the fault injected
 // before a completion refused it; the caller then records err as the
 // outcome.
-func (w *Worker) completeAndEnd(queue string, r *run, took time.Duration) (err error, handed bool) {
+func (w *Worker) completeAndEnd(queue string, r *run, took time.Duration) (handed bool, err error) {
 	if err := fault.Hit(w.base, fault.BeforeCompletion); err != nil {
-		return err, false
+		return false, err
 	}
 	c := &r.completion
 	c.ending(r, queue, took)
 	w.handOver(c)
-	return nil, true
+	return true, nil
 }
 
 // handOver gives c to the completer.

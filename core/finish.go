@@ -216,24 +216,8 @@ func (s *Store) completeGroup(ctx context.Context, tx dialect.Querier, token uui
 		}
 	}
 
-	var args []any
 	same := sameResult(group)
-	if same {
-		args = append(args, s.jsonArg(group[0].Result))
-	} else {
-		// A CASE branch for each held item only: the statement's shape
-		// then depends on one count, the catalog's size.
-		keep := make(map[uuid.UUID]bool, len(held))
-		for _, id := range held {
-			keep[id] = true
-		}
-		for _, c := range group {
-			if keep[c.Claim.ID] {
-				args = append(args, s.d.UUID(c.Claim.ID), s.jsonArg(c.Result))
-			}
-		}
-	}
-	args = append(args, s.heldArgs(held, token)...)
+	args := s.completeArgs(group, held, token, same)
 	if !s.caps.ReturningUpdate {
 		_, err := tx.ExecContext(ctx, s.sql(s.qComplete(len(held), same, false)), args...)
 		return changed, err
@@ -244,6 +228,28 @@ func (s *Store) completeGroup(ctx context.Context, tx dialect.Querier, token uui
 	}
 	_, err = readBarriers(rows, changed)
 	return changed, err
+}
+
+// completeArgs are the arguments of qComplete (and qCompleteMemberless)
+// for the items of group that are in held (sorted ids): one result for
+// all (same), or a CASE branch for each held item only, so that the
+// statement's shape depends on one count, the catalog's size.
+func (s *Store) completeArgs(group []Completion, held []uuid.UUID, token uuid.UUID, same bool) []any {
+	var args []any
+	if same {
+		args = append(args, s.jsonArg(group[0].Result))
+	} else {
+		keep := make(map[uuid.UUID]bool, len(held))
+		for _, id := range held {
+			keep[id] = true
+		}
+		for _, c := range group {
+			if keep[c.Claim.ID] {
+				args = append(args, s.d.UUID(c.Claim.ID), s.jsonArg(c.Result))
+			}
+		}
+	}
+	return append(args, s.heldArgs(held, token)...)
 }
 
 // memberless reports whether no claim of group belongs to a barrier. An
@@ -269,16 +275,7 @@ func memberless(group []Completion) bool {
 // rest.
 func (s *Store) completeMemberless(ctx context.Context, tx dialect.Querier, token uuid.UUID, group []Completion, ids []uuid.UUID) (all bool, err error) {
 	same := sameResult(group)
-	args := make([]any, 0, len(ids)*3+2)
-	if same {
-		args = append(args, s.jsonArg(group[0].Result))
-	} else {
-		for _, c := range group {
-			args = append(args, s.d.UUID(c.Claim.ID), s.jsonArg(c.Result))
-		}
-	}
-	args = append(args, s.heldArgs(ids, token)...)
-	res, err := tx.ExecContext(ctx, s.sql(s.qCompleteMemberless(len(ids), same)), args...)
+	res, err := tx.ExecContext(ctx, s.sql(s.qCompleteMemberless(len(ids), same)), s.completeArgs(group, ids, token, same)...)
 	if err != nil {
 		return false, err
 	}

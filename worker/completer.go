@@ -46,11 +46,10 @@ type completion struct {
 	answered sync.WaitGroup
 	err      error
 	// ends is set where nobody waits for the answer: the flight ends
-	// the run itself (Worker.ended), reporting the outcome on queue for
-	// a handler that ran for took.
-	ends  bool
-	queue string
-	took  time.Duration
+	// the run itself (Worker.ended), reporting the outcome of a handler
+	// that ran for took.
+	ends bool
+	took time.Duration
 }
 
 // handing prepares c to be handed to the completer for r, for a waiter.
@@ -61,9 +60,8 @@ func (c *completion) handing(r *run) {
 
 // ending prepares c to be handed to the completer for r, whose run the
 // flight ends: r's goroutine does not wait for it.
-func (c *completion) ending(r *run, queue string, took time.Duration) {
-	c.r, c.err, c.ends = r, nil, true
-	c.queue, c.took = queue, took
+func (c *completion) ending(r *run, took time.Duration) {
+	c.r, c.err, c.ends, c.took = r, nil, true, took
 }
 
 // answer gives c's waiter the flight's answer.
@@ -96,12 +94,12 @@ func (w *Worker) complete(ctx context.Context, r *run) error {
 // returns false, having handed nothing over, if the fault injected
 // before a completion refused it; the caller then records err as the
 // outcome.
-func (w *Worker) completeAndEnd(queue string, r *run, took time.Duration) (handed bool, err error) {
+func (w *Worker) completeAndEnd(r *run, took time.Duration) (handed bool, err error) {
 	if err := fault.Hit(w.base, fault.BeforeCompletion); err != nil {
 		return false, err
 	}
 	c := &r.completion
-	c.ending(r, queue, took)
+	c.ending(r, took)
 	w.handOver(c)
 	return true, nil
 }
@@ -237,7 +235,7 @@ func (w *Worker) flush(batch []*completion, landed chan<- struct{}) {
 // already: the flight freed it.
 func (w *Worker) ended(c *completion) {
 	r := c.r
-	ev := Event{Queue: c.queue, Item: r.claim.Item, Duration: c.took}
+	ev := Event{Queue: r.claim.Queue, Item: r.claim.Item, Duration: c.took}
 	w.record(w.base, &ev, EventCompleted, nil, c.err)
 	w.handlersRun.Done()
 }

@@ -392,7 +392,7 @@ func (w *Worker) execute(queue string, r *run) {
 		// ends now rather than wait for the flight, and has not grown
 		// its stack for the outcome's report.
 		var handed bool
-		if handed, err = w.completeAndEnd(queue, r, took); handed {
+		if handed, err = w.completeAndEnd(r, took); handed {
 			return
 		}
 		w.record(w.base, &Event{Queue: queue, Item: r.claim.Item, Duration: took}, EventCompleted, nil, err)

@@ -13,10 +13,11 @@ import (
 
 // workloadMore reaches, after workload on the same tables, the paths
 // workload does not: completions of differing results with a claim lost
-// among them and of a barrier's members, a child key added twice, barriers that fire (a join made,
-// and one made dead under FailBarrier), a failure taken back by Revive, the
-// reaper's crashes (retried and dead) and timeouts that kill, and the purge
-// of a fired barrier. It uses stores at clock offsets 0 and 4h only.
+// among them and of a barrier's members, a child key added twice,
+// barriers that fire (a join made, and one made dead under FailBarrier),
+// a failure taken back by Revive, the reaper's crashes (retried and dead)
+// and timeouts that kill, and the purge of a fired barrier. It uses
+// stores at clock offsets 0 and 4h only.
 func workloadMore(t *testing.T, db *sql.DB, d dialect.Dialect) {
 	ctx := context.Background()
 	must := fatal(t)

@@ -380,7 +380,7 @@ func killConfig(store *core.Store, reap time.Duration) worker.Config {
 		Queues:            map[string]worker.QueueConfig{fkQueue: {MaxWorkers: 4}},
 		PollInterval:      20 * time.Millisecond,
 		HeartbeatInterval: 400 * time.Millisecond,
-		StaleAfter:        max(3*time.Second, 2*store.MinLease()),
+		StaleAfter:        killedStale(store),
 		ReapInterval:      reap,
 	}
 }

@@ -32,13 +32,22 @@ const (
 	crashSlots = 8
 )
 
+// killedStale is StaleAfter for the processes of the killed-worker tests.
+// A survivor counts itself lost when no heartbeat has succeeded for
+// StaleAfter minus two intervals; on a loaded machine one heartbeat has
+// taken more than two seconds, so the margin is wide. Each recovery waits
+// about this long for the dead process to turn stale.
+func killedStale(store *core.Store) time.Duration {
+	return max(8*time.Second, 2*store.MinLease())
+}
+
 // crashConfig is what both processes' workers run with.
 func crashConfig(store *core.Store, hooks worker.Hooks, reap time.Duration) worker.Config {
 	return worker.Config{
 		Queues:            map[string]worker.QueueConfig{crashQueue: {MaxWorkers: crashSlots}},
 		PollInterval:      20 * time.Millisecond,
 		HeartbeatInterval: 400 * time.Millisecond,
-		StaleAfter:        max(3*time.Second, 2*store.MinLease()),
+		StaleAfter:        killedStale(store),
 		ReapInterval:      reap,
 		Hooks:             hooks,
 	}

@@ -560,14 +560,16 @@ func (k *killEnv) wantHeld() {
 }
 
 // recoverWorker runs the scenario's handlers in this process, with a
-// reaper, until done holds.
+// reaper, until done holds: a survivor whose clock reads the dead
+// process's claims as stale at once (survivorStore).
 func (k *killEnv) recoverWorker(what string, done func() bool) {
 	k.t.Helper()
-	w, err := worker.New(k.store, killConfig(k.store, 300*time.Millisecond))
+	later := survivorStore(k.ctx, k.t, k.store)
+	w, err := worker.New(later, killConfig(later, 300*time.Millisecond))
 	if err != nil {
 		k.t.Fatal(err)
 	}
-	registerKillHandlers(w, k.store, k.d, k.audit)
+	registerKillHandlers(w, later, k.d, k.audit)
 	if err := w.Start(k.ctx); err != nil {
 		k.t.Fatal(err)
 	}

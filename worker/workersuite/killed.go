@@ -32,13 +32,28 @@ const (
 	crashSlots = 8
 )
 
-// killedStale is StaleAfter for the processes of the killed-worker tests.
-// A survivor counts itself lost when no heartbeat has succeeded for
-// StaleAfter minus two intervals; on a loaded machine one heartbeat has
-// taken more than two seconds, so the margin is wide. Each recovery waits
-// about this long for the dead process to turn stale.
+// killedStale is StaleAfter for the processes of the killed-worker
+// tests: far from what a loaded machine's delays reach, since a survivor
+// counts itself lost when no heartbeat has succeeded for StaleAfter less
+// two intervals. No test waits it out: the survivor reads the database
+// clock later (survivorStore).
 func killedStale(store *core.Store) time.Duration {
-	return max(8*time.Second, 2*store.MinLease())
+	return max(30*time.Second, 2*store.MinLease())
+}
+
+// survivorStore opens a store on store's tables whose database clock
+// reads later than the killed process's by more than killedStale: the
+// killed owner's last heartbeat is stale to the survivor's reaper at
+// once, as it would be once the threshold had passed. The survivor's own
+// heartbeats are written on the same later clock, so they stay fresh,
+// and the reaper still decides by the owners' heartbeats alone.
+func survivorStore(ctx context.Context, t *testing.T, store *core.Store) *core.Store {
+	t.Helper()
+	later, err := core.Open(ctx, store.DB(), store.Dialect(), core.Options{Prefix: store.Prefix(), ClockOffset: killedStale(store) + 5*time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return later
 }
 
 // crashConfig is what both processes' workers run with.
@@ -151,7 +166,8 @@ func runKilledWorker(t *testing.T, d dialect.Dialect, open func(string) (*sql.DB
 
 	// The survivor: a worker of this process, with its reaper.
 	var crashed atomic.Int64
-	w, err := worker.New(store, crashConfig(store, worker.HookFunc(func(_ context.Context, e worker.Event) {
+	later := survivorStore(ctx, t, store)
+	w, err := worker.New(later, crashConfig(later, worker.HookFunc(func(_ context.Context, e worker.Event) {
 		if e.Kind == worker.EventReaped {
 			crashed.Add(int64(e.Reap.Crashed))
 		}

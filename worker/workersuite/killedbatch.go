@@ -117,7 +117,8 @@ func runKilledBatch(t *testing.T, cfg KilledConfig) {
 	var mu sync.Mutex
 	handled := map[uuid.UUID]int{}
 	completed := map[uuid.UUID]int{}
-	w, err := worker.New(store, batchCrashConfig(store, worker.HookFunc(func(_ context.Context, e worker.Event) {
+	later := survivorStore(ctx, t, store)
+	w, err := worker.New(later, batchCrashConfig(later, worker.HookFunc(func(_ context.Context, e worker.Event) {
 		switch e.Kind {
 		case worker.EventReaped:
 			crashed.Add(int64(e.Reap.Crashed))

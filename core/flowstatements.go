@@ -136,7 +136,14 @@ func qLaneCandidates(d dialect.Dialect, m, f int) string {
 // each lane's next_at is {now+?} (NULL for an idle lane, bound as a
 // NULL offset), its tat {now+?}, or unchanged where the offset is NULL;
 // updated_at is when a lane went idle, retention's age.
-func qLanesServed(n int) string {
+func qLanesServed(n int) string { return lanesServed(n, "") }
+
+// qLanesTaken is qLanesServed for lanes a claim only locked
+// (dialect.RowLocker): it sets served_at too, as a claim of lanes would.
+func qLanesTaken(n int) string { return lanesServed(n, ", served_at = {now}") }
+
+// lanesServed is qLanesServed with more, assignments of its own.
+func lanesServed(n int, more string) string {
 	var b strings.Builder
 	b.WriteString("UPDATE {lanes} SET next_at = CASE id")
 	for range n {
@@ -146,7 +153,9 @@ func qLanesServed(n int) string {
 	for range n {
 		b.WriteString(" WHEN ? THEN COALESCE({now+?}, tat)")
 	}
-	b.WriteString(" END, updated_at = {now} WHERE id IN (")
+	b.WriteString(" END, updated_at = {now}")
+	b.WriteString(more)
+	b.WriteString(" WHERE id IN (")
 	b.WriteString(sqlkit.Placeholders(n))
 	b.WriteString(")")
 	return b.String()

@@ -27,8 +27,10 @@ var flowTemplates = []entry{
 	sized("lanes.ready", func(s *Store) int { return s.inListMax(3) }, func(_ *Store, n int) string { return qLanesReady(n) }),
 	sized("lanes.counts", func(s *Store) int { return s.inListMax(2) }, func(_ *Store, n int) string { return qLaneCounts(n) }),
 	sized("lanes.first", func(s *Store) int { return s.inListMax(1) }, func(_ *Store, n int) string { return qLaneFirst(n) }),
-	sized("lanes.served", func(*Store) int { return maxClaimLanes }, func(_ *Store, n int) string { return qLanesServed(n) }),
-	{name: "lanes.claim", max: func(*Store) int { return maxClaimLanes }, render: (*Store).laneClaimStatements},
+	withLocker(false, sized("lanes.served", func(*Store) int { return maxClaimLanes }, func(_ *Store, n int) string { return qLanesServed(n) })),
+	withLocker(false, entry{name: "lanes.claim", max: func(*Store) int { return maxClaimLanes }, render: (*Store).laneClaimStatements}),
+	withLocker(true, sized("lanes.taken", func(*Store) int { return maxClaimLanes }, func(_ *Store, n int) string { return qLanesTaken(n) })),
+	withLocker(true, entry{name: "lanes.lock", max: func(*Store) int { return maxClaimLanes }, render: (*Store).laneLockStatements}),
 	{name: "claim.chosen", max: (*Store).claimMax, render: func(s *Store, n int) []string { return s.chosenStatementsWith(n, 0) }},
 }
 
@@ -61,6 +63,23 @@ func chosenLimitTemplates() []entry {
 		})
 	}
 	return out
+}
+
+// withLocker is e, sent only by a store whose dialect has (locks) or
+// lacks a dialect.RowLocker: lanes are claimed and served, or locked and
+// taken (queryLanes).
+func withLocker(locks bool, e entry) entry {
+	e.when = func(s *Store) bool { return (s.locker != nil) == locks }
+	return e
+}
+
+// laneLockStatements is the statement LockRows returns for m lanes.
+func (s *Store) laneLockStatements(m int) []string {
+	stmt, _, err := s.locker.LockRows(s.laneLockSpec(s.laneClaimSpec(ClaimParams{Queue: "q"}, Limit{}, m)))
+	if err != nil {
+		return nil
+	}
+	return []string{stmt}
 }
 
 // laneClaimStatements are the statements the dialect's Claim sends for a

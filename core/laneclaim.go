@@ -213,7 +213,7 @@ func (h *laneHint) learn(base, m int, lanes []*laneRow, k, n int) {
 // takeLanes takes, with the dialect's claim, up to m lanes of p.Queue
 // whose turn has come and that have room, in turn order.
 func (s *Store) takeLanes(ctx context.Context, q dialect.Querier, p ClaimParams, def Limit, m int) ([]*laneRow, error) {
-	rows, err := s.d.Claim(ctx, q, s.laneClaimSpec(p, def, m))
+	rows, err := s.queryLanes(ctx, q, s.laneClaimSpec(p, def, m))
 	if err != nil {
 		return nil, err
 	}
@@ -244,6 +244,34 @@ func (s *Store) takeLanes(ctx context.Context, q dialect.Querier, p ClaimParams,
 	// order of their ids (rows come back in no promised order).
 	slices.SortFunc(out, func(a, b *laneRow) int { return bytes.Compare(a.id[:], b.id[:]) })
 	return out, nil
+}
+
+// queryLanes takes the lanes spec asks for. Where the dialect can, it
+// only locks them, reading the database clock in place of served_at, and
+// serveLanes writes each once; elsewhere it claims them, which sends each
+// to the back of the line, and serveLanes writes again only those whose
+// turn or rate state is otherwise. A lane the claim empties is written
+// either way, so where most lanes give their last items (many keys of
+// few items each) locking halves the lanes' writes.
+func (s *Store) queryLanes(ctx context.Context, q dialect.Querier, spec dialect.ClaimSpec) (*sql.Rows, error) {
+	if s.locker == nil {
+		return s.d.Claim(ctx, q, spec)
+	}
+	stmt, args, err := s.locker.LockRows(s.laneLockSpec(spec))
+	if err != nil {
+		return nil, err
+	}
+	return q.QueryContext(ctx, stmt, args...)
+}
+
+// laneLockSpec is spec, a claim of lanes, as LockRows takes it: the same
+// rows, with the database clock read in place of served_at, which the
+// claim would have set to it.
+func (s *Store) laneLockSpec(spec dialect.ClaimSpec) dialect.ClaimSpec {
+	cols := slices.Clone(spec.Returning)
+	cols[slices.Index(cols, "served_at")] = s.expand.Replace("{now}")
+	spec.Returning = cols
+	return spec
 }
 
 // laneClaimSpec is the claim of up to m lanes of p.Queue under the
@@ -558,11 +586,12 @@ func (s *Store) serveLanes(ctx context.Context, q dialect.Querier, queue string,
 			plan[i].next = max(plan[i].next.(int64), at.UnixMicro()-l.now)
 		}
 	}
-	// The lanes claim sent every lane it took to the back of the line:
+	// A claim of lanes sent every lane it took to the back of the line:
 	// only those whose turn or rate state is otherwise are written again.
+	// Lanes only locked (queryLanes) are all written, once.
 	var apart []int
 	for i := range lanes {
-		if plan[i].next != int64(0) || plan[i].tat != nil {
+		if s.locker != nil || plan[i].next != int64(0) || plan[i].tat != nil {
 			apart = append(apart, i)
 		}
 	}
@@ -579,7 +608,11 @@ func (s *Store) serveLanes(ctx context.Context, q dialect.Querier, queue string,
 	for _, i := range apart {
 		args = append(args, s.d.UUID(lanes[i].id))
 	}
-	_, err := q.ExecContext(ctx, s.sql(qLanesServed(len(apart))), args...)
+	write := qLanesServed(len(apart))
+	if s.locker != nil {
+		write = qLanesTaken(len(apart))
+	}
+	_, err := q.ExecContext(ctx, s.sql(write), args...)
 	return err
 }
 

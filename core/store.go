@@ -32,6 +32,9 @@ type Store struct {
 	seek *dialect.Index
 	// lister binds a batch's ids as one parameter, where the dialect can.
 	lister dialect.UUIDLister
+	// locker locks the lanes a claim takes without writing them, where
+	// the dialect can (laneclaim.go).
+	locker dialect.RowLocker
 	// purger deletes a retention batch in one statement, where the
 	// dialect can.
 	purger dialect.Purger
@@ -131,6 +134,7 @@ func Open(ctx context.Context, db *sql.DB, d dialect.Dialect, opts Options) (*St
 
 	s.seek = migrations.ClaimIndex(opts.Prefix)
 	s.lister, _ = d.(dialect.UUIDLister)
+	s.locker, _ = d.(dialect.RowLocker)
 	s.purger, _ = d.(dialect.Purger)
 	s.expand = strings.NewReplacer(expansions(d, s.names, opts.ClockOffset)...)
 	s.claimFilter, s.claimSet = s.expand.Replace(claimFilter), s.expand.Replace(claimSet)

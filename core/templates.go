@@ -32,6 +32,7 @@ func catalogTemplates(d dialect.Dialect, opts Options, claims storesql.ClaimReco
 	}
 	s := &Store{d: d, caps: d.Capabilities(), opts: opts, log: opts.Logger, names: migrations.NamesFor(opts.Prefix), claims: claims}
 	s.lister, _ = d.(dialect.UUIDLister)
+	s.locker, _ = d.(dialect.RowLocker)
 	s.purger, _ = d.(dialect.Purger)
 	s.expand = strings.NewReplacer(expansions(d, s.names, opts.ClockOffset)...)
 	s.claimFilter, s.claimSet = s.expand.Replace(claimFilter), s.expand.Replace(claimSet)

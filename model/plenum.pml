@@ -488,7 +488,9 @@ end_idle:
 	 * with the dialect's claim (FOR UPDATE SKIP LOCKED; the filter counts
 	 * claimed items without a lock, only to pass over full lanes); from
 	 * then on no other claim of the lane's items can run until this one
-	 * commits, so the count in its next statement is exact.
+	 * commits, so the count in its next statement is exact. Where the
+	 * dialect can, the lane's row is only locked (lanes.lock, a read with
+	 * FOR UPDATE SKIP LOCKED), and the write at the end sets its turn.
 	 * catalog: lanes.claim */
 	:: atomic { alive[o] && lready && LANECLAIMED < LIMIT &&
 #ifdef BUG_LANE_NOLOCK
@@ -522,7 +524,8 @@ end_idle:
 		 * claimed items and then of its first available one, each a
 		 * statement of its own, sees neither. An item that fails back
 		 * meanwhile was claimed at the first read, or is available at the
-		 * second. catalog: lanes.served */
+		 * second. lanes.taken is the same write for a lane only locked:
+		 * it sets served_at too. catalog: lanes.served lanes.taken */
 		if
 		:: !gotone && running == 0 && !LANEAVAIL ->
 			running = LANEREALLY;

@@ -361,6 +361,17 @@ func claimSelect(spec dialect.ClaimSpec) string {
 	return spec.Candidates(" LIMIT "+strconv.Itoa(spec.Limit)) + " FOR UPDATE SKIP LOCKED"
 }
 
+// LockRows returns the first statement of Claim reading spec.Returning
+// in place of the key, with no update (dialect.RowLocker): it must read
+// the rows through an index in claim order too, or InnoDB locks every
+// row it sorts.
+func (d *mysqlDialect) LockRows(spec dialect.ClaimSpec) (string, []any, error) {
+	if err := spec.ValidateLock(); err != nil {
+		return "", nil, fmt.Errorf("mysql: lock rows: %w", err)
+	}
+	return spec.Locked(" LIMIT "+strconv.Itoa(spec.Limit), " FOR UPDATE SKIP LOCKED"), spec.FilterArgs, nil
+}
+
 // InsertIgnore returns INSERT ... VALUES (row), ... ON DUPLICATE KEY UPDATE
 // c = c, where c is the first column. A row that hits any unique index is
 // left as it was; without the CLIENT_FOUND_ROWS flag (clientFoundRows=true,

@@ -19,6 +19,9 @@ func TestBench_CountingDialectKeepsStatementShapes(t *testing.T) {
 	if _, ok := d.(dialect.Purger); !ok {
 		t.Error("the counting dialect over postgres is no dialect.Purger: retention would delete through a read and a transaction no user's store runs")
 	}
+	if _, ok := d.(dialect.RowLocker); !ok {
+		t.Error("the counting dialect over postgres is no dialect.RowLocker: a claim of keyed items would write its lanes twice, as no user's store does")
+	}
 	if _, ok := d.(dialect.Notifier); ok {
 		t.Error("the counting dialect over postgres is a dialect.Notifier, want it hidden")
 	}

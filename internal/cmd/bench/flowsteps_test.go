@@ -33,17 +33,37 @@ type stepDialect struct {
 	text map[string]string // a statement of each step
 }
 
-// stepListerDialect keeps the UUIDLister of a dialect that has one, as
-// countingDialectOf does, so that completions are the ones users run.
-type stepListerDialect struct {
-	*stepDialect
-	dialect.UUIDLister
-}
+// stepListerDialect, stepLockerDialect and stepListerLockerDialect keep
+// the UUIDLister and the RowLocker of a dialect that has them, as
+// countingDialectOf does, so that completions and claims of lanes are the
+// ones users run.
+type (
+	stepListerDialect struct {
+		*stepDialect
+		dialect.UUIDLister
+	}
+	stepLockerDialect struct {
+		*stepDialect
+		dialect.RowLocker
+	}
+	stepListerLockerDialect struct {
+		*stepDialect
+		dialect.UUIDLister
+		dialect.RowLocker
+	}
+)
 
 func newStepDialect(d dialect.Dialect, prefix string) (*stepDialect, dialect.Dialect) {
 	sd := &stepDialect{Dialect: d, names: migrations.NamesFor(prefix), took: map[string]time.Duration{}, runs: map[string]int{}, text: map[string]string{}}
-	if l, ok := d.(dialect.UUIDLister); ok {
+	l, isLister := d.(dialect.UUIDLister)
+	k, isLocker := d.(dialect.RowLocker)
+	switch {
+	case isLister && isLocker:
+		return sd, stepListerLockerDialect{sd, l, k}
+	case isLister:
 		return sd, stepListerDialect{sd, l}
+	case isLocker:
+		return sd, stepLockerDialect{sd, k}
 	}
 	return sd, sd
 }
@@ -82,7 +102,7 @@ func (d *stepDialect) flowStep(q string) string {
 		return "1 queue default read"
 	case strings.Contains(q, lanes) && strings.Contains(q, "CASE id"):
 		return "6 lanes update"
-	case strings.Contains(q, lanes) && (strings.Contains(q, "served_at") || strings.Contains(q, "SKIP LOCKED")):
+	case strings.Contains(q, lanes) && (strings.Contains(q, "served_at") || strings.Contains(q, "SKIP LOCKED") || strings.HasPrefix(q, "SELECT id, lane_key")):
 		return "2 lanes claim"
 	case strings.Contains(q, "SUM(CASE WHEN claimed_by"):
 		return "3 count claimed"

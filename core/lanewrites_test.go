@@ -1,0 +1,86 @@
+package core_test
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/plenumdb/plenum/core"
+	"github.com/plenumdb/plenum/dialect"
+	"github.com/plenumdb/plenum/internal/testkit/storeworkload"
+	"github.com/plenumdb/plenum/internal/testkit/wiretap"
+	"github.com/plenumdb/plenum/sqlite"
+)
+
+// TestClaimLanes_WritesEachLaneOnce claims and completes the one item of
+// each of ten keys, then claims again: the second claim takes the ten
+// lanes, finds them empty and sets them idle. Where the dialect can lock rows without
+// writing them (dialect.RowLocker), each claim writes its lanes in one
+// statement, at its end, each lane once; without it (the same dialect
+// with the capability hidden), the second claim writes each lane twice,
+// when it claims it and when it sets it idle. Either way every lane ends
+// idle, served at the claim.
+func TestClaimLanes_WritesEachLaneOnce(t *testing.T) {
+	for _, c := range []struct {
+		d      dialect.Dialect
+		writes int // statements of the second claim that write the lanes
+	}{
+		{sqlite.Dialect(), 1},
+		{storeworkload.NoReturning{Dialect: sqlite.Dialect()}, 2},
+	} {
+		_, locks := c.d.(dialect.RowLocker)
+		t.Run(fmt.Sprintf("RowLocker=%v", locks), func(t *testing.T) {
+			ctx := context.Background()
+			var tap wiretap.Tap
+			db := wiretap.Open(t, &tap, filepath.Join(t.TempDir(), "lanes.db"))
+			st, err := core.Open(ctx, db, c.d, core.Options{Prefix: "lw_", Migrate: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			owner, err := st.RegisterOwner(ctx, core.RegisterOwnerParams{Host: "test"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			const keys = 10
+			specs := make([]core.ItemSpec, keys)
+			for i := range specs {
+				specs[i] = core.ItemSpec{Queue: "q", Kind: "k", FlowKey: fmt.Sprint("key", i)}
+			}
+			if _, err := st.Enqueue(ctx, specs...); err != nil {
+				t.Fatal(err)
+			}
+			for i, want := range []struct{ claimed, writes int }{{keys, 1}, {0, c.writes}} {
+				tap.Take() // the enqueue's, then the completions'
+				claims, err := st.Claim(ctx, core.ClaimParams{Queue: "q", Owner: owner, Limit: keys, Lease: time.Minute})
+				if err != nil || len(claims) != want.claimed {
+					t.Fatalf("claim %d = %d claims, %v; want %d", i+1, len(claims), err, want.claimed)
+				}
+				for _, cl := range claims {
+					if err := st.Complete(ctx, cl, nil); err != nil {
+						t.Fatal(err)
+					}
+				}
+				var writes []string
+				for _, s := range tap.Take() {
+					if strings.HasPrefix(s.Query, "UPDATE lw_lanes ") {
+						writes = append(writes, s.Query)
+					}
+				}
+				if len(writes) != want.writes {
+					t.Errorf("claim %d wrote the lanes in %d statements, want %d:\n%s", i+1, len(writes), want.writes, strings.Join(writes, "\n"))
+				}
+			}
+			var idle, served int
+			err = db.QueryRowContext(ctx, "SELECT SUM(CASE WHEN next_at IS NULL THEN 1 ELSE 0 END), COUNT(served_at) FROM lw_lanes").Scan(&idle, &served)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if idle != keys || served != keys {
+				t.Errorf("after the claims: %d lanes idle and %d served, want all %d both", idle, served, keys)
+			}
+		})
+	}
+}

@@ -246,13 +246,12 @@ func (s *Store) takeLanes(ctx context.Context, q dialect.Querier, p ClaimParams,
 	return out, nil
 }
 
-// queryLanes takes the lanes spec asks for. Where the dialect can, it
-// only locks them, reading the database clock in place of served_at, and
-// serveLanes writes each once; elsewhere it claims them, which sends each
-// to the back of the line, and serveLanes writes again only those whose
-// turn or rate state is otherwise. A lane the claim empties is written
-// either way, so where most lanes give their last items (many keys of
-// few items each) locking halves the lanes' writes.
+// queryLanes takes the lanes spec asks for. Where the dialect has a
+// dialect.RowLocker (its Claim is several statements), it only locks
+// them, reading the database clock in place of served_at, and serveLanes
+// writes each once; elsewhere it claims them, which sends each to the
+// back of the line in the same statement, and serveLanes writes again
+// only those whose turn or rate state is otherwise.
 func (s *Store) queryLanes(ctx context.Context, q dialect.Querier, spec dialect.ClaimSpec) (*sql.Rows, error) {
 	if s.locker == nil {
 		return s.d.Claim(ctx, q, spec)

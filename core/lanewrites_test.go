@@ -4,13 +4,13 @@ import (
 	"context"
 	"fmt"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/plenumdb/plenum/core"
 	"github.com/plenumdb/plenum/dialect"
-	"github.com/plenumdb/plenum/internal/testkit/storeworkload"
 	"github.com/plenumdb/plenum/internal/testkit/wiretap"
 	"github.com/plenumdb/plenum/sqlite"
 )
@@ -18,9 +18,9 @@ import (
 // TestClaimLanes_WritesEachLaneOnce claims and completes the one item of
 // each of ten keys, then claims again: the second claim takes the ten
 // lanes, finds them empty and sets them idle. Where the dialect can lock rows without
-// writing them (dialect.RowLocker), each claim writes its lanes in one
-// statement, at its end, each lane once; without it (the same dialect
-// with the capability hidden), the second claim writes each lane twice,
+// writing them (dialect.RowLocker, here SQLite's dialect given one as
+// MySQL's has), each claim writes its lanes in one statement, at its end,
+// each lane once; without it, the second claim writes each lane twice,
 // when it claims it and when it sets it idle. Either way every lane ends
 // idle, served at the claim.
 func TestClaimLanes_WritesEachLaneOnce(t *testing.T) {
@@ -28,8 +28,8 @@ func TestClaimLanes_WritesEachLaneOnce(t *testing.T) {
 		d      dialect.Dialect
 		writes int // statements of the second claim that write the lanes
 	}{
-		{sqlite.Dialect(), 1},
-		{storeworkload.NoReturning{Dialect: sqlite.Dialect()}, 2},
+		{lockingSQLite{sqlite.Dialect()}, 1},
+		{sqlite.Dialect(), 2},
 	} {
 		_, locks := c.d.(dialect.RowLocker)
 		t.Run(fmt.Sprintf("RowLocker=%v", locks), func(t *testing.T) {
@@ -83,4 +83,15 @@ func TestClaimLanes_WritesEachLaneOnce(t *testing.T) {
 			}
 		})
 	}
+}
+
+// lockingSQLite is SQLite's dialect with a dialect.RowLocker: a plain
+// SELECT locks, since SQLite's write transactions exclude each other.
+type lockingSQLite struct{ dialect.Dialect }
+
+func (lockingSQLite) LockRows(spec dialect.ClaimSpec) (string, []any, error) {
+	if err := spec.ValidateLock(); err != nil {
+		return "", nil, err
+	}
+	return spec.Locked(" LIMIT "+strconv.Itoa(spec.Limit), ""), spec.FilterArgs, nil
 }

@@ -9,14 +9,17 @@ import (
 // locks the rows a claim would take without writing them. The core finds
 // it by type assertion (d.(RowLocker)).
 //
-// A claim of flow control's lanes writes each lane it takes a second time
-// at its end, with the lane's next turn. Taken with Claim, a lane costs
-// two row versions (on PostgreSQL each with its index entries) where one
-// would do; taken with LockRows, the only write is the last. Without it
-// the core takes the lanes with Claim.
+// A claim of flow control's lanes writes each lane it takes again at its
+// end where the lane's turn differs from the back of the line (a lane it
+// found empty, one whose rate is spent). Where the database has UPDATE
+// ... RETURNING, Claim takes and marks the lanes in one statement, and
+// locking them instead would cost a statement more whenever no lane needs
+// writing again. Where it has not, Claim is three statements (a locking
+// read, the update, a read of the rows as updated) and LockRows one: the
+// core then locks the lanes and writes each once, at the claim's end.
+// Without it the core takes the lanes with Claim.
 //
-// PostgreSQL, MySQL and SQLite implement it; CockroachDB and Oracle
-// claim their lanes with Claim.
+// MySQL (and MariaDB) implement it.
 type RowLocker interface {
 	// LockRows returns the statement, with its arguments in order, that
 	// reads spec.Returning (columns or expressions, evaluated before any

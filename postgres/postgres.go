@@ -199,18 +199,6 @@ func claimStatement(spec dialect.ClaimSpec) (string, []any, error) {
 	return sqlkit.RebindNumbered(stmt, "$"), args, nil
 }
 
-// LockRows returns the SELECT of the rows Claim would take, with FOR
-// UPDATE SKIP LOCKED and no update, rebound (dialect.RowLocker). At READ
-// COMMITTED a row changed after the snapshot is checked again against
-// the filter before it is locked, as in Claim.
-func (d *pgDialect) LockRows(spec dialect.ClaimSpec) (string, []any, error) {
-	if err := spec.ValidateLock(); err != nil {
-		return "", nil, fmt.Errorf("postgres: lock rows: %w", err)
-	}
-	stmt := spec.Locked(" LIMIT "+strconv.Itoa(spec.Limit), " FOR UPDATE SKIP LOCKED")
-	return sqlkit.RebindNumbered(stmt, "$"), spec.FilterArgs, nil
-}
-
 // InsertIgnore returns INSERT ... VALUES (row), ... ON CONFLICT DO NOTHING,
 // rebound. Without a conflict target every unique index is covered, as the
 // contract asks; the command tag counts only the rows inserted. The core

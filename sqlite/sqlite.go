@@ -261,16 +261,6 @@ func (d *sqliteDialect) Claim(ctx context.Context, q dialect.Querier, spec diale
 	return q.QueryContext(ctx, stmt, args...)
 }
 
-// LockRows returns the SELECT of the rows Claim would take
-// (dialect.RowLocker). It needs no locking clause: the caller's
-// transaction is immediate, so no other writer runs until it ends.
-func (d *sqliteDialect) LockRows(spec dialect.ClaimSpec) (string, []any, error) {
-	if err := spec.ValidateLock(); err != nil {
-		return "", nil, fmt.Errorf("sqlite: lock rows: %w", err)
-	}
-	return spec.Locked(d.Limit(spec.Limit), ""), spec.FilterArgs, nil
-}
-
 // InsertIgnore returns INSERT ... VALUES (row), ... ON CONFLICT DO NOTHING.
 // Without a conflict target SQLite skips a row that violates any unique
 // index, and counts only the rows it inserted as affected. n below 1 gives a

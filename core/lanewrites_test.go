@@ -17,12 +17,12 @@ import (
 
 // TestClaimLanes_WritesEachLaneOnce claims and completes the one item of
 // each of ten keys, then claims again: the second claim takes the ten
-// lanes, finds them empty and sets them idle. Where the dialect can lock rows without
-// writing them (dialect.RowLocker, here SQLite's dialect given one as
-// MySQL's has), each claim writes its lanes in one statement, at its end,
-// each lane once; without it, the second claim writes each lane twice,
-// when it claims it and when it sets it idle. Either way every lane ends
-// idle, served at the claim.
+// lanes, finds them empty and sets them idle. Where the dialect can lock
+// rows without writing them (dialect.RowLocker, here SQLite's dialect
+// given one as MySQL's has), each claim writes its lanes in one
+// statement, at its end, each lane once; without it, the second claim
+// writes each lane twice, when it claims it and when it sets it idle.
+// Either way every lane ends idle, served at the claim.
 func TestClaimLanes_WritesEachLaneOnce(t *testing.T) {
 	for _, c := range []struct {
 		d      dialect.Dialect

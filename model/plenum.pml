@@ -31,6 +31,12 @@
 #if NW != 2 && NW != 3
 #error "NW is 2 or 3"
 #endif
+#ifndef FANOUT
+#define FANOUT 2      /* fan-out levels: 2, or 1 (A a plain item, no X2) */
+#endif
+#if FANOUT != 1 && FANOUT != 2
+#error "FANOUT is 1 or 2"
+#endif
 #ifndef NINC
 #define NINC 2        /* owner rows a worker may register in turn */
 #endif
@@ -556,7 +562,13 @@ end_idle:
 
 work:
 	if
+#if FANOUT == 2
 	:: ci == R || ci == A -> goto expand
+#else
+	/* One level: A ends like B2, with handle(); C, J2 and X2 never
+	 * exist. */
+	:: ci == R -> goto expand
+#endif
 	:: ci == B -> goto then
 	:: else -> handle()
 	fi;

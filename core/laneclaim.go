@@ -210,8 +210,8 @@ func (h *laneHint) learn(base, m int, lanes []*laneRow, k, n int) {
 	}
 }
 
-// takeLanes takes, with the dialect's claim, up to m lanes of p.Queue
-// whose turn has come and that have room, in turn order.
+// takeLanes takes (queryLanes) up to m lanes of p.Queue whose turn has
+// come and that have room, in turn order.
 func (s *Store) takeLanes(ctx context.Context, q dialect.Querier, p ClaimParams, def Limit, m int) ([]*laneRow, error) {
 	rows, err := s.queryLanes(ctx, q, s.laneClaimSpec(p, def, m))
 	if err != nil {

@@ -19,9 +19,9 @@ import (
 //
 //  1. read the queue's default limit (and whether it is paused);
 //  2. take up to m lanes whose turn has come, with room under their
-//     concurrency limits, in turn order, with the dialect's claim (rows
-//     held by another claim are passed over): from here to the commit
-//     no other claim takes these lanes;
+//     concurrency limits, in turn order, with the dialect's claim or,
+//     where it has one, its lock (rows held by another claim are passed
+//     over): from here to the commit no other claim takes these lanes;
 //  3. count the lanes' claimed items, now that no other claim can add
 //     to them, and work out what each lane may give: room under its
 //     limits, what its rate allows, and its share of the claim;

@@ -99,12 +99,15 @@ func TestSeal_TamperingAndContextAreDetected(t *testing.T) {
 	if _, err := r.Open([]byte("payload:sms"), env); !errors.Is(err, seal.ErrTampered) {
 		t.Fatalf("opened in another context: %v", err)
 	}
-	// Flip one bit of the ciphertext, through its base64.
+	// Change the ciphertext's first base64 digit to another digit, so
+	// that it still decodes: flipping a bit of any digit could give a
+	// character outside the alphabet ('+' ^ 3 is '('), which fails as
+	// not a sealed value instead.
 	i := bytes.Index(env, []byte(`"ct":"`)) + len(`"ct":"`)
 	bad := bytes.Clone(env)
-	bad[i] ^= 'A' ^ 'B'
-	if bad[i] == env[i] {
-		bad[i] = 'C'
+	bad[i] = 'A'
+	if env[i] == 'A' {
+		bad[i] = 'B'
 	}
 	if _, err := r.Open([]byte("payload:email"), bad); !errors.Is(err, seal.ErrTampered) {
 		t.Fatalf("opened a changed ciphertext: %v", err)

@@ -47,9 +47,20 @@ func signalBeforeWait(e *env) {
 }
 
 // signalAfterWait: the run waits (Get says so) until the signal comes;
-// a signal sent twice is delivered once.
+// a signal sent twice is delivered once. The step that takes the signal
+// finishes only once both are sent: a run already finished refuses the
+// second, which would leave the duplicate unsent.
 func signalAfterWait(e *env) {
-	p := define(e, "late", pipeline.Then(add("first", 0), approve(0)))
+	sent := make(chan struct{})
+	approveAfterBoth := pipeline.Await("approve", "approve", 0, func(ctx context.Context, _ int, a approval, _ bool) (string, error) {
+		select {
+		case <-sent:
+			return "approved by " + a.By, nil
+		case <-ctx.Done():
+			return "", ctx.Err()
+		}
+	})
+	p := define(e, "late", pipeline.Then(add("first", 0), approveAfterBoth))
 	eng := e.engine(pipeline.EngineOptions{}, p)
 	run := e.trigger(eng, p, 1)
 	e.waitRun(eng, run, pipeline.StateWaiting)
@@ -58,6 +69,7 @@ func signalAfterWait(e *env) {
 			e.t.Fatal(err)
 		}
 	}
+	close(sent)
 	r := e.waitRun(eng, run, pipeline.StateCompleted)
 	if got := output[string](e, r); got != "approved by grace" {
 		e.t.Errorf("output %q", got)

@@ -230,9 +230,15 @@ func wantRecorded(t *testing.T, shapes map[string]int, prefixes ...string) {
 	}
 }
 
-// mysqlWrapped passes the migrator's optional interfaces through, as the
-// dialect itself has them.
+// mysqlWrapped passes the migrator's optional interfaces and the
+// claim's (dialect.RowLocker) through, as the dialect itself has them:
+// without the latter, claims of lanes would send statements no user's
+// store sends, which the catalog rightly does not have.
 type mysqlWrapped struct{ dialect.Dialect }
+
+func (w mysqlWrapped) LockRows(spec dialect.ClaimSpec) (string, []any, error) {
+	return w.Dialect.(dialect.RowLocker).LockRows(spec)
+}
 
 func (w mysqlWrapped) TableExists(ctx context.Context, q dialect.Querier, table string) (bool, error) {
 	return w.Dialect.(dialect.TableProber).TableExists(ctx, q, table)

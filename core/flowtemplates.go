@@ -50,6 +50,28 @@ func laneCandidateTemplates() []entry {
 	return out
 }
 
+// laneFuseTemplates are the claims of lanes' items in one statement
+// (claim.lanes: lanefuse.go), one entry for each count of lanes (the
+// template's second count); the items taken of each lane are bound.
+func laneFuseTemplates() []entry {
+	out := make([]entry, 0, maxClaimLanes)
+	for m := 1; m <= maxClaimLanes; m++ {
+		out = append(out, entry{
+			name:   "claim.lanes",
+			kinds:  m,
+			render: func(s *Store, _ int) []string { return s.fusedStatements(m) },
+		}.on(returning))
+	}
+	return out
+}
+
+// fusedStatements are the statements the dialect's Claim sends for a
+// claim of the items of m lanes.
+func (s *Store) fusedStatements(m int) []string {
+	p := ClaimParams{Queue: "q", Owner: uuid.Nil, Limit: MaxClaimLimit, Lease: time.Minute}
+	return s.claims(s.d, s.fusedSpec(p, uuid.Nil, m, make([]any, 3*m)))
+}
+
 // chosenLimitTemplates are claim.chosen with attempt limits, as
 // claimLimitTemplates are the claim's.
 func chosenLimitTemplates() []entry {

@@ -92,20 +92,29 @@ func (s *Store) claimLanes(ctx context.Context, q dialect.Querier, p ClaimParams
 		seen, _ = s.lanesSeen.LoadOrStore(p.Queue, &laneHint{})
 	}
 	hint := seen.(*laneHint)
+	hint.rotate(lanes)
 	if err := s.countLanes(ctx, q, p, lanes); err != nil {
 		return nil, err
 	}
 	offer := shareLanes(lanes, n)
-	if err := s.laneCandidates(ctx, q, p.Queue, lanes, offer); err != nil {
-		return nil, err
-	}
-	ids := fillFromLanes(lanes, n)
-	hint.learn(base, m, lanes, len(ids), n)
 	var out []Claim
-	if len(ids) > 0 {
-		out, err = s.claimChosen(ctx, q, p, token, ids)
+	if s.fuses(p, lanes) {
+		out, err = s.claimFromLanes(ctx, q, p, token, lanes, laneParts(lanes, n))
 		if err != nil {
 			return nil, err
+		}
+		hint.learn(base, m, lanes, len(out), n)
+	} else {
+		if err := s.laneCandidates(ctx, q, p.Queue, lanes, offer); err != nil {
+			return nil, err
+		}
+		ids := fillFromLanes(lanes, n)
+		hint.learn(base, m, lanes, len(ids), n)
+		if len(ids) > 0 {
+			out, err = s.claimChosen(ctx, q, p, token, ids)
+			if err != nil {
+				return nil, err
+			}
 		}
 	}
 	if err := s.serveLanes(ctx, q, p.Queue, lanes, out); err != nil {
@@ -174,8 +183,27 @@ func lanesFor(def Limit, n int) int {
 // claims: how many lanes a claim takes beyond lanesFor's count, when
 // lanes have held less work than that count assumes (many keys of a few
 // items each). Without it a claim of n items over keys of two items each
-// would come back with a fifth of n, and the claims with them.
-type laneHint struct{ more atomic.Int32 }
+// would come back with a fifth of n, and the claims with them. claims
+// counts this store's claims of the queue's lanes, which turn the order
+// the lanes give in (rotate).
+type laneHint struct {
+	more   atomic.Int32
+	claims atomic.Uint32
+}
+
+// rotate turns lanes, in the order of their ids, so that the claims of
+// one store begin with each lane in turn: a claim's rounds give the
+// first lanes first, and a lane whose weight fills a claim on its own
+// would otherwise take every claim it is in, the lanes after it in id
+// order none, however long their turns had waited.
+func (h *laneHint) rotate(lanes []*laneRow) {
+	if len(lanes) > 1 {
+		k := int(h.claims.Add(1) % uint32(len(lanes)))
+		slices.Reverse(lanes[:k])
+		slices.Reverse(lanes[k:])
+		slices.Reverse(lanes)
+	}
+}
 
 // lanes is how many lanes a claim of n takes: at least base, more when
 // claims have found the lanes short of work.
@@ -241,7 +269,8 @@ func (s *Store) takeLanes(ctx context.Context, q dialect.Querier, p ClaimParams,
 		return nil, err
 	}
 	// The claim took them in turn order; within it, they give in the
-	// order of their ids (rows come back in no promised order).
+	// order of their ids (rows come back in no promised order), turned
+	// by one each claim (laneHint.rotate).
 	slices.SortFunc(out, func(a, b *laneRow) int { return bytes.Compare(a.id[:], b.id[:]) })
 	return out, nil
 }

@@ -71,7 +71,8 @@ type entry struct {
 	when func(s *Store) bool
 	// kinds, when positive, is the statements' second count: the kinds
 	// they carry attempt limits for (a claim's ClaimParams.MaxAttempts),
-	// or the lanes a claim of keyed items reads (lanes.candidates).
+	// or the lanes a claim of keyed items reads (lanes.candidates) or
+	// claims the items of (claim.lanes).
 	kinds int
 }
 
@@ -117,7 +118,7 @@ func (s *Store) keysLookupMax() int {
 
 // templates is every template the core sends. Adding a statement to the
 // core means adding its entry here: see statements.go.
-var templates = slices.Concat(baseTemplates, claimLimitTemplates(), flowTemplates, laneCandidateTemplates(), chosenLimitTemplates())
+var templates = slices.Concat(baseTemplates, claimLimitTemplates(), flowTemplates, laneCandidateTemplates(), laneFuseTemplates(), chosenLimitTemplates())
 
 // claimLimitTemplates are the claim's statements with attempt limits
 // (ClaimParams.MaxAttempts), one entry for each count of kinds: the

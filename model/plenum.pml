@@ -508,10 +508,13 @@ end_idle:
 		/* The lane's claimed items counted under its lock (qLaneCounts),
 		 * its first available ones read, and those chosen claimed
 		 * (claim.chosen: the item rows locked, their state checked
-		 * again): the statements read items they do not lock, but no
+		 * again), or, where no lane of the claim has a rate limit, its
+		 * first available ones, up to its room, claimed in the
+		 * statement that finds them (claim.lanes, the same locks and
+		 * checks): the statements read items they do not lock, but no
 		 * item of the lane becomes claimed meanwhile (every such claim
 		 * holds the lane's row), and one that stops being claimed only
-		 * leaves more room. catalog: claim.chosen claim.chosen.max-attempts */
+		 * leaves more room. catalog: claim.chosen claim.chosen.max-attempts claim.lanes */
 		atomic {
 #ifndef BUG_LANE_NOLOCK
 			running = LANECLAIMED;

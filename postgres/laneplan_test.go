@@ -1,11 +1,15 @@
 package postgres_test
 
 import (
+	"database/sql"
 	"fmt"
 	"regexp"
 	"strconv"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/google/uuid"
 
 	"github.com/plenumdb/plenum/core"
 	"github.com/plenumdb/plenum/internal/catalog"
@@ -13,42 +17,40 @@ import (
 	"github.com/plenumdb/plenum/postgres"
 )
 
-// laneCandidatesSQL is the core's read of the first f available items of
-// each of m lanes (the lanes claim's "lanes.candidates"), as the store
-// under prefix sends it, from the statement catalog.
-func laneCandidatesSQL(t *testing.T, prefix string, m, f int) string {
+// laneCatalogSQL is the statement name of the catalog at size f with m
+// lanes (the template's second count, Kinds), as the store under prefix
+// sends it: the lanes claim's read of the first f available items of
+// each of m lanes ("lanes.candidates"), or its claim of their first
+// items, as many of each as bound ("claim.lanes", one statement for any
+// f).
+func laneCatalogSQL(t *testing.T, prefix, name string, m, f int) string {
 	t.Helper()
 	c, err := catalog.New(postgres.Dialect(), core.Options{Prefix: prefix})
 	if err != nil {
 		t.Fatal(err)
 	}
-	sts, err := c.Statements(f, m) // m lanes: the template's second count (Kinds)
+	sts, err := c.Statements(f, m)
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, st := range sts {
-		if st.Name == "lanes.candidates" && st.Size == f && st.Kinds == m {
+		if st.Name == name && (st.Size == f || st.Size == 0) && st.Kinds == m {
 			return st.SQL
 		}
 	}
-	t.Fatalf("no lanes.candidates of %d lanes at size %d in the catalog", m, f)
+	t.Fatalf("no %s of %d lanes at size %d in the catalog", name, m, f)
 	return ""
 }
 
-var actualRows = regexp.MustCompile(`actual rows=(\d+) loops=(\d+)`)
-
-// TestLaneCandidatesPlan_FlatInKeys has the server run the lanes claim's
-// read of 10 lanes' first 3 items each, in a queue of 10,000 keys of 4
-// items and in one of 10 keys of 4,000: in both, each lane is read along
-// items_flow (queue, flow_key, priority, available_at, id WHERE state =
-// 'available' AND flow_key IS NOT NULL) in order, stopping after its 3
-// rows, with no sort and no scan of the table; what it reads does not
-// grow with the keys of the queue or the items of a key.
-func TestLaneCandidatesPlan_FlatInKeys(t *testing.T) {
+// laneTables are new tables holding two queues of keyed items: "many",
+// 10,000 keys of 4 available items, and "few", 10 keys of 4,000; of each
+// key's rows one in five more is completed. Priorities and times vary,
+// so that a lane's claim order is not its insertion order.
+func laneTables(t *testing.T) (*sql.DB, string) {
+	t.Helper()
 	db, prefix := explainTables(t)
 	ctx := t.Context()
 	names := migrations.NamesFor(prefix)
-	const m, f = 10, 3
 	for _, q := range []struct {
 		name       string
 		keys, each int
@@ -63,7 +65,24 @@ func TestLaneCandidatesPlan_FlatInKeys(t *testing.T) {
 	if _, err := db.ExecContext(ctx, "ANALYZE "+names.Items); err != nil {
 		t.Fatal(err)
 	}
-	query := laneCandidatesSQL(t, prefix, m, f)
+	return db, prefix
+}
+
+var actualRows = regexp.MustCompile(`actual rows=(\d+) loops=(\d+)`)
+
+// TestLaneCandidatesPlan_FlatInKeys has the server run the lanes claim's
+// read of 10 lanes' first 3 items each, in a queue of 10,000 keys of 4
+// items and in one of 10 keys of 4,000: in both, each lane is read along
+// items_flow (queue, flow_key, priority, available_at, id WHERE state =
+// 'available' AND flow_key IS NOT NULL) in order, stopping after its 3
+// rows, with no sort and no scan of the table; what it reads does not
+// grow with the keys of the queue or the items of a key.
+func TestLaneCandidatesPlan_FlatInKeys(t *testing.T) {
+	db, prefix := laneTables(t)
+	ctx := t.Context()
+	names := migrations.NamesFor(prefix)
+	const m, f = 10, 3
+	query := laneCatalogSQL(t, prefix, "lanes.candidates", m, f)
 	index := prefix + "items_flow"
 	for _, queue := range []string{"many", "few"} {
 		var args []any
@@ -97,6 +116,73 @@ func TestLaneCandidatesPlan_FlatInKeys(t *testing.T) {
 			t.Errorf("queue %s: %d scans of %s reading %d rows, want %d reading %d:\n%s", queue, scans, index, read, m, m*f, plan)
 		}
 		for _, bad := range []string{"Seq Scan", "Sort", "Bitmap Heap Scan"} {
+			if strings.Contains(plan, bad) {
+				t.Errorf("queue %s: the plan has %q:\n%s", queue, bad, plan)
+			}
+		}
+	}
+}
+
+// TestLaneClaimPlan_FlatInKeys has the server run, and roll back, the
+// lanes claim's claim of 10 lanes' items, at most 3 of each
+// ("claim.lanes"), in the queues of TestLaneCandidatesPlan_FlatInKeys:
+// in both, each lane is read along items_flow in order, stopping after
+// its 3 rows, and the items are then found by their primary key, with no
+// scan of the table; what the claim reads does not grow with the keys of
+// the queue or the items of a key.
+func TestLaneClaimPlan_FlatInKeys(t *testing.T) {
+	db, prefix := laneTables(t)
+	ctx := t.Context()
+	names := migrations.NamesFor(prefix)
+	const m, f = 10, 3
+	query := laneCatalogSQL(t, prefix, "claim.lanes", m, f)
+	index := prefix + "items_flow"
+	for _, queue := range []string{"many", "few"} {
+		var args []any
+		for k := range m {
+			args = append(args, queue, fmt.Sprint("k", k), f)
+		}
+		// The claim's own arguments follow the filter's: token, owner,
+		// lease in microseconds.
+		args = append(args, uuid.New(), uuid.New(), int64(time.Minute/time.Microsecond))
+		tx, err := db.BeginTx(ctx, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rows, err := tx.QueryContext(ctx, "EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF) "+query, args...)
+		if err != nil {
+			tx.Rollback()
+			t.Fatal(err)
+		}
+		plan := planText(t, rows)
+		if err := tx.Rollback(); err != nil {
+			t.Fatal(err)
+		}
+		t.Logf("the claim of %d lanes' first %d items in queue %s:\n%s", m, f, queue, plan)
+		scans, read := 0, 0
+		for _, line := range strings.Split(plan, "\n") {
+			if !strings.Contains(line, "Scan using "+index+" on "+names.Items) {
+				continue
+			}
+			scans++
+			got := actualRows.FindStringSubmatch(line)
+			if got == nil {
+				t.Fatalf("no actual rows on %q", line)
+			}
+			n, _ := strconv.Atoi(got[1])
+			loops, _ := strconv.Atoi(got[2])
+			if n*loops > f {
+				t.Errorf("queue %s: a lane's scan read %d rows for a part of %d: %s", queue, n*loops, f, line)
+			}
+			read += n * loops
+		}
+		if scans != m || read != m*f {
+			t.Errorf("queue %s: %d scans of %s reading %d rows, want %d reading %d:\n%s", queue, scans, index, read, m, m*f, plan)
+		}
+		if got := actualRows.FindStringSubmatch(plan[strings.Index(plan, "Update on "):]); got == nil || got[1] != strconv.Itoa(m*f) {
+			t.Errorf("queue %s: the update did not claim %d rows:\n%s", queue, m*f, plan)
+		}
+		for _, bad := range []string{"Seq Scan", "Bitmap Heap Scan"} {
 			if strings.Contains(plan, bad) {
 				t.Errorf("queue %s: the plan has %q:\n%s", queue, bad, plan)
 			}

@@ -47,21 +47,37 @@ func CheckCockroach(sql string) (claim bool, err error) {
 // from a SELECT of the same table with ORDER BY and LIMIT (the candidates,
 // wherever they stand: a CTE, a subquery). Every such SELECT must lock FOR
 // UPDATE SKIP LOCKED: without SKIP LOCKED, claimers queue behind each
-// other's locks; without the lock, two claimers take the same rows.
+// other's locks; without the lock, two claimers take the same rows. A
+// SELECT nested in the candidates of a SELECT that does lock them only
+// names rows for it (a claim of lanes' first items: each lane's read,
+// ordered and limited, inside the locking one, which checks the rows
+// again once locked), and needs no lock of its own.
 func cockroachClaim(ast tree.Statement) (bool, error) {
 	up, ok := ast.(*tree.Update)
 	if !ok {
 		return false, nil
 	}
 	target := tableNames(up.Table)
-	claim := false
-	for _, s := range collect[*tree.Select](up) {
+	candidates := func(s *tree.Select) bool {
 		sc, ok := s.Select.(*tree.SelectClause)
-		if !ok || s.Limit == nil || len(s.OrderBy) == 0 || !overlaps(tableNames(sc.From.Tables), target) {
+		return ok && s.Limit != nil && len(s.OrderBy) > 0 && overlaps(tableNames(sc.From.Tables), target)
+	}
+	selects := collect[*tree.Select](up)
+	naming := map[*tree.Select]bool{}
+	for _, s := range selects {
+		if candidates(s) && lockedSkipping(s.Locking) {
+			for _, in := range collect[*tree.Select](s.Select) {
+				naming[in] = true
+			}
+		}
+	}
+	claim := false
+	for _, s := range selects {
+		if !candidates(s) {
 			continue
 		}
 		claim = true
-		if !lockedSkipping(s.Locking) {
+		if !lockedSkipping(s.Locking) && !naming[s] {
 			return true, fmt.Errorf("the claim's candidates (SELECT ... ORDER BY ... LIMIT of %s) are not locked FOR UPDATE SKIP LOCKED: %s", strings.Join(target, ", "), tree.AsString(s))
 		}
 	}

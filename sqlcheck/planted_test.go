@@ -17,6 +17,8 @@ func TestCockroach_RefusesPlantedStatements(t *testing.T) {
 		{"a claim without a lock", "UPDATE plenum_items SET state = 'claimed' WHERE id IN (SELECT id FROM plenum_items WHERE state = 'available' ORDER BY priority, id LIMIT 10) RETURNING id", "not locked FOR UPDATE SKIP LOCKED"},
 		{"a claim that waits (NOWAIT is not SKIP LOCKED)", "WITH c AS (SELECT id FROM plenum_items ORDER BY id LIMIT 1 FOR UPDATE NOWAIT) UPDATE plenum_items SET state = 'claimed' WHERE id IN (SELECT id FROM c)", "not locked FOR UPDATE SKIP LOCKED"},
 		{"MySQL's ON DUPLICATE KEY", "INSERT INTO plenum_items (id) VALUES ($1) ON DUPLICATE KEY UPDATE id = id", "syntax error"},
+		{"lanes' reads under candidates that do not lock", "WITH c AS (SELECT id FROM plenum_items WHERE id IN (SELECT id FROM plenum_items WHERE flow_key = $1 ORDER BY priority, id LIMIT 3) ORDER BY id LIMIT 3) UPDATE plenum_items SET state = 'claimed' WHERE id IN (SELECT id FROM c) RETURNING id", "not locked FOR UPDATE SKIP LOCKED"},
+		{"a lane's read beside the locked candidates, not in them", "WITH l AS (SELECT id FROM plenum_items WHERE flow_key = $1 ORDER BY priority, id LIMIT 3), c AS (SELECT id FROM plenum_items WHERE state = 'available' ORDER BY id LIMIT 3 FOR UPDATE SKIP LOCKED) UPDATE plenum_items SET state = 'claimed' WHERE id IN (SELECT id FROM c) OR id IN (SELECT id FROM l) RETURNING id", "not locked FOR UPDATE SKIP LOCKED"},
 	} {
 		if _, err := CheckCockroach(c.sql); err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%s: CheckCockroach = %v, want an error with %q\n%s", c.name, err, c.want, c.sql)
@@ -26,6 +28,12 @@ func TestCockroach_RefusesPlantedStatements(t *testing.T) {
 	claim, err := CheckCockroach("WITH c AS (SELECT id FROM plenum_items WHERE state = 'available' ORDER BY priority, id LIMIT 10 FOR UPDATE SKIP LOCKED) UPDATE plenum_items SET state = 'claimed' WHERE id IN (SELECT id FROM c) RETURNING id")
 	if err != nil || !claim {
 		t.Errorf("the claim shape: claim %v, %v", claim, err)
+	}
+	// So does a claim of lanes' first items: each lane's read, ordered
+	// and limited, only names rows for the candidates, which lock them.
+	claim, err = CheckCockroach("WITH c AS (SELECT id FROM plenum_items WHERE state = 'available' AND id IN (SELECT id FROM (SELECT id FROM plenum_items WHERE flow_key = $1 ORDER BY priority, id LIMIT 3) p0) ORDER BY id LIMIT 3 FOR UPDATE SKIP LOCKED) UPDATE plenum_items SET state = 'claimed' WHERE id IN (SELECT id FROM c) RETURNING id")
+	if err != nil || !claim {
+		t.Errorf("the claim of lanes' items: claim %v, %v", claim, err)
 	}
 }
 

@@ -2,10 +2,13 @@ package sqlite_test
 
 import (
 	"fmt"
+	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/plenumdb/plenum/core"
+	"github.com/plenumdb/plenum/dialect"
 	"github.com/plenumdb/plenum/internal/catalog"
 	"github.com/plenumdb/plenum/migrations"
 	"github.com/plenumdb/plenum/sqlite"
@@ -20,6 +23,26 @@ import (
 // scan of the table and no sort.
 func TestLaneCandidatesPlan_SearchesItemsFlow(t *testing.T) {
 	t.Parallel()
+	lanePlans(t, "lanes.candidates", func(queue, key string, _ int) []any { return []any{queue, key} }, nil)
+}
+
+// TestLaneClaimPlan_SearchesItemsFlow is TestLaneCandidatesPlan_SearchesItemsFlow
+// for the lanes claim's claim of the 10 lanes' items, at most 3 of each
+// ("claim.lanes"): each lane a search of items_flow in claim order, the
+// items then found by their key, no scan of the table and no sort but
+// of the ids the lanes gave.
+func TestLaneClaimPlan_SearchesItemsFlow(t *testing.T) {
+	t.Parallel()
+	// The claim's own arguments come first: token, owner, lease.
+	lanePlans(t, "claim.lanes", func(queue, key string, f int) []any { return []any{queue, key, f} }, []any{[]byte("token"), []byte("owner"), int64(60e6)})
+}
+
+// lanePlans has SQLite plan the statement name of 10 lanes of at most 3
+// items each, in the two queues, the arguments of each lane from
+// laneArgs, after first, and checks that each lane is a search of
+// items_flow.
+func lanePlans(t *testing.T, name string, laneArgs func(queue, key string, f int) []any, first []any) {
+	t.Helper()
 	db, _ := openDB(t)
 	ctx := t.Context()
 	d := sqlite.Dialect()
@@ -45,27 +68,11 @@ func TestLaneCandidatesPlan_SearchesItemsFlow(t *testing.T) {
 	if _, err := db.ExecContext(ctx, "ANALYZE"); err != nil {
 		t.Fatal(err)
 	}
-	c, err := catalog.New(d, core.Options{Prefix: prefix})
-	if err != nil {
-		t.Fatal(err)
-	}
-	sts, err := c.Statements(f, m) // m lanes: the template's second count (Kinds)
-	if err != nil {
-		t.Fatal(err)
-	}
-	query := ""
-	for _, st := range sts {
-		if st.Name == "lanes.candidates" && st.Size == f && st.Kinds == m {
-			query = st.SQL
-		}
-	}
-	if query == "" {
-		t.Fatalf("no lanes.candidates of %d lanes at size %d in the catalog", m, f)
-	}
+	query := laneCatalogSQL(t, d, prefix, name, m, f)
 	for _, queue := range []string{"many", "few"} {
-		var args []any
+		args := slices.Clone(first)
 		for k := range m {
-			args = append(args, queue, fmt.Sprint("k", k))
+			args = append(args, laneArgs(queue, fmt.Sprint("k", k), f)...)
 		}
 		rows, err := db.QueryContext(ctx, "EXPLAIN QUERY PLAN "+query, args...)
 		if err != nil {
@@ -86,14 +93,42 @@ func TestLaneCandidatesPlan_SearchesItemsFlow(t *testing.T) {
 		rows.Close()
 		text := strings.Join(plan, "\n")
 		t.Logf("queue %s:\n%s", queue, text)
-		search := "SEARCH " + names.Items + " USING INDEX " + prefix + "items_flow (queue=? AND flow_key=?"
-		if got := strings.Count(text, search); got != m {
+		// A search of items_flow, covering (the lane's ids alone) or not.
+		search := regexp.MustCompile(`(?m)^SEARCH ` + names.Items + ` USING (COVERING )?INDEX ` + prefix + `items_flow \(queue=\? AND flow_key=\?`)
+		if got := len(search.FindAllString(text, -1)); got != m {
 			t.Errorf("queue %s: %d searches %q, want one a lane, %d:\n%s", queue, got, search, m, text)
 		}
-		for _, bad := range []string{"SCAN " + names.Items, "TEMP B-TREE"} {
+		bad := []string{"SCAN " + names.Items, "TEMP B-TREE"}
+		if name == "claim.lanes" {
+			// The claim orders the ids the lanes gave, a few.
+			bad = bad[:1]
+		}
+		for _, bad := range bad {
 			if strings.Contains(text, bad) {
 				t.Errorf("queue %s: the plan has %q:\n%s", queue, bad, text)
 			}
 		}
 	}
+}
+
+// laneCatalogSQL is the statement name of the catalog at size f with m
+// lanes (the template's second count, Kinds), as a store of d under
+// prefix sends it (a statement of no size, as "claim.lanes", for any f).
+func laneCatalogSQL(t *testing.T, d dialect.Dialect, prefix, name string, m, f int) string {
+	t.Helper()
+	c, err := catalog.New(d, core.Options{Prefix: prefix})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sts, err := c.Statements(f, m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, st := range sts {
+		if st.Name == name && (st.Size == f || st.Size == 0) && st.Kinds == m {
+			return st.SQL
+		}
+	}
+	t.Fatalf("no %s of %d lanes at size %d in the catalog", name, m, f)
+	return ""
 }

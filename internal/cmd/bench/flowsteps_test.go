@@ -108,6 +108,8 @@ func (d *stepDialect) flowStep(q string) string {
 		return "3 count claimed"
 	case strings.Contains(q, "SELECT * FROM (SELECT id, flow_key"):
 		return "4 UNION read of candidates"
+	case strings.Contains(q, ") p0"):
+		return "4+5 claim of the lanes' items (no rate limit)"
 	case strings.Contains(q, "MIN(available_at)"):
 		return "6a lanes' first item (idle lanes)"
 	case strings.Contains(q, items) && (strings.Contains(q, "claim_token = ?, claimed_by") || strings.Contains(q, "SKIP LOCKED") || strings.Contains(q, "state = 'claimed', claim_token")):

@@ -220,7 +220,13 @@ func (s *Store) claim(ctx context.Context, q dialect.Querier, p ClaimParams) ([]
 
 // claimPlain claims up to n items of p.Queue without a flow key.
 func (s *Store) claimPlain(ctx context.Context, q dialect.Querier, p ClaimParams, token uuid.UUID, n int) ([]Claim, error) {
-	rows, err := s.d.Claim(ctx, q, s.claimSpec(p, token, n))
+	return s.claimWith(ctx, q, p, token, s.claimSpec(p, token, n), n)
+}
+
+// claimWith claims with the dialect's claim of spec, for p under token,
+// and reads the claims it returns (at most n of them).
+func (s *Store) claimWith(ctx context.Context, q dialect.Querier, p ClaimParams, token uuid.UUID, spec dialect.ClaimSpec, n int) ([]Claim, error) {
+	rows, err := s.d.Claim(ctx, q, spec)
 	if err != nil {
 		return nil, err
 	}

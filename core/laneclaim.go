@@ -506,21 +506,7 @@ func (l *laneRow) canGive() bool {
 // claimChosen claims the chosen items, with the dialect's claim (an item
 // another transaction holds, a cancel say, is passed over).
 func (s *Store) claimChosen(ctx context.Context, q dialect.Querier, p ClaimParams, token uuid.UUID, ids []uuid.UUID) ([]Claim, error) {
-	rows, err := s.d.Claim(ctx, q, s.chosenSpec(p, token, ids))
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	out := make([]Claim, 0, len(ids))
-	scan := newClaimScanner(s.d, p.Queue, p.Owner, token)
-	for rows.Next() {
-		c, err := scan.scan(rows)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, c)
-	}
-	return out, rows.Err()
+	return s.claimWith(ctx, q, p, token, s.chosenSpec(p, token, ids), len(ids))
 }
 
 // chosenSpec is the claim of the items ids for p under token: the

@@ -78,21 +78,8 @@ func (s *Store) claimFromLanes(ctx context.Context, q dialect.Querier, p ClaimPa
 	if m == 0 {
 		return nil, nil
 	}
-	rows, err := s.d.Claim(ctx, q, s.fusedSpec(p, token, m, args))
+	out, err := s.claimWith(ctx, q, p, token, s.fusedSpec(p, token, m, args), p.Limit)
 	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	out := make([]Claim, 0, p.Limit)
-	scan := newClaimScanner(s.d, p.Queue, p.Owner, token)
-	for rows.Next() {
-		c, err := scan.scan(rows)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, c)
-	}
-	if err := rows.Err(); err != nil {
 		return nil, err
 	}
 	got := map[string]int{}

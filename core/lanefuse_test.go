@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/uuid"
 	"github.com/plenumdb/plenum/core"
 	"github.com/plenumdb/plenum/internal/catalog"
 	"github.com/plenumdb/plenum/internal/testkit/wiretap"
@@ -40,21 +41,8 @@ func TestClaimLanes_ClaimsItemsWhereItFindsThem(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			ctx := context.Background()
-			var tap wiretap.Tap
-			db := wiretap.Open(t, &tap, filepath.Join(t.TempDir(), "fuse.db"))
-			opts := core.Options{Prefix: "lf_", Migrate: true}
-			st, err := core.Open(ctx, db, sqlite.Dialect(), opts)
-			if err != nil {
-				t.Fatal(err)
-			}
-			cat, err := catalog.New(sqlite.Dialect(), opts)
-			if err != nil {
-				t.Fatal(err)
-			}
-			owner, err := st.RegisterOwner(ctx, core.RegisterOwnerParams{Host: "test"})
-			if err != nil {
-				t.Fatal(err)
-			}
+			lt := newLaneTap(t)
+			tap, st, cat, owner := &lt.tap, lt.st, lt.cat, lt.owner
 			if c.limit != (core.Limit{}) {
 				c.limit.Queue = "q"
 				if err := st.SetLimit(ctx, c.limit); err != nil {
@@ -122,21 +110,8 @@ func TestClaimLanes_ClaimsItemsWhereItFindsThem(t *testing.T) {
 // key's lane took every claim.
 func TestClaimLanes_WeightDoesNotStarveALane(t *testing.T) {
 	ctx := context.Background()
-	var tap wiretap.Tap
-	db := wiretap.Open(t, &tap, filepath.Join(t.TempDir(), "weight.db"))
-	opts := core.Options{Prefix: "lw_", Migrate: true}
-	st, err := core.Open(ctx, db, sqlite.Dialect(), opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cat, err := catalog.New(sqlite.Dialect(), opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	owner, err := st.RegisterOwner(ctx, core.RegisterOwnerParams{Host: "test"})
-	if err != nil {
-		t.Fatal(err)
-	}
+	lt := newLaneTap(t)
+	tap, db, st, cat, owner := &lt.tap, lt.db, lt.st, lt.cat, lt.owner
 	var specs []core.ItemSpec
 	for range 20 {
 		specs = append(specs, core.ItemSpec{Queue: "q", Kind: "k", FlowKey: "heavy"}, core.ItemSpec{Queue: "q", Kind: "k", FlowKey: "light"})
@@ -182,4 +157,33 @@ func TestClaimLanes_WeightDoesNotStarveALane(t *testing.T) {
 	if heavy <= light || light == 0 {
 		t.Errorf("four claims took %d of the heavy key, %d of the light: want both, the heavy more", heavy, light)
 	}
+}
+
+// laneTap is a store on a new SQLite file whose statements tap records,
+// the catalog that names them, and a registered owner.
+type laneTap struct {
+	tap   wiretap.Tap
+	db    *sql.DB
+	st    *core.Store
+	cat   *catalog.Catalog
+	owner uuid.UUID
+}
+
+func newLaneTap(t *testing.T) *laneTap {
+	t.Helper()
+	ctx := context.Background()
+	lt := &laneTap{}
+	lt.db = wiretap.Open(t, &lt.tap, filepath.Join(t.TempDir(), "lanes.db"))
+	opts := core.Options{Prefix: "lw_", Migrate: true}
+	var err error
+	if lt.st, err = core.Open(ctx, lt.db, sqlite.Dialect(), opts); err != nil {
+		t.Fatal(err)
+	}
+	if lt.cat, err = catalog.New(sqlite.Dialect(), opts); err != nil {
+		t.Fatal(err)
+	}
+	if lt.owner, err = lt.st.RegisterOwner(ctx, core.RegisterOwnerParams{Host: "test"}); err != nil {
+		t.Fatal(err)
+	}
+	return lt
 }

@@ -21,17 +21,11 @@ func laneCandidatesSQL(t *testing.T, prefix string, m, f int) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sts, err := c.Statements(f, m) // m lanes: the template's second count (Kinds)
-	if err != nil {
-		t.Fatal(err)
+	st, ok := c.Statement("lanes.candidates", f, m)
+	if !ok {
+		t.Fatalf("no lanes.candidates of %d lanes at size %d in the catalog", m, f)
 	}
-	for _, st := range sts {
-		if st.Name == "lanes.candidates" && st.Size == f && st.Kinds == m {
-			return st.SQL
-		}
-	}
-	t.Fatalf("no lanes.candidates of %d lanes at size %d in the catalog", m, f)
-	return ""
+	return st.SQL
 }
 
 // digits is 0 to 9, to count rows into an INSERT ... SELECT.

@@ -29,17 +29,11 @@ func laneCatalogSQL(t *testing.T, prefix, name string, m, f int) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sts, err := c.Statements(f, m)
-	if err != nil {
-		t.Fatal(err)
+	st, ok := c.Statement(name, f, m)
+	if !ok {
+		t.Fatalf("no %s of %d lanes at size %d in the catalog", name, m, f)
 	}
-	for _, st := range sts {
-		if st.Name == name && (st.Size == f || st.Size == 0) && st.Kinds == m {
-			return st.SQL
-		}
-	}
-	t.Fatalf("no %s of %d lanes at size %d in the catalog", name, m, f)
-	return ""
+	return st.SQL
 }
 
 // laneTables are new tables holding two queues of keyed items: "many",
@@ -95,26 +89,7 @@ func TestLaneCandidatesPlan_FlatInKeys(t *testing.T) {
 		}
 		plan := planText(t, rows)
 		t.Logf("the read of %d lanes' first %d items in queue %s:\n%s", m, f, queue, plan)
-		scans, read := 0, 0
-		for _, line := range strings.Split(plan, "\n") {
-			if !strings.Contains(line, "Index Scan using "+index+" on "+names.Items) {
-				continue
-			}
-			scans++
-			got := actualRows.FindStringSubmatch(line)
-			if got == nil {
-				t.Fatalf("no actual rows on %q", line)
-			}
-			n, _ := strconv.Atoi(got[1])
-			loops, _ := strconv.Atoi(got[2])
-			if n*loops > f {
-				t.Errorf("queue %s: a lane's scan read %d rows for a limit of %d: %s", queue, n*loops, f, line)
-			}
-			read += n * loops
-		}
-		if scans != m || read != m*f {
-			t.Errorf("queue %s: %d scans of %s reading %d rows, want %d reading %d:\n%s", queue, scans, index, read, m, m*f, plan)
-		}
+		checkLaneScans(t, plan, queue, index+" on "+names.Items, m, f)
 		for _, bad := range []string{"Seq Scan", "Sort", "Bitmap Heap Scan"} {
 			if strings.Contains(plan, bad) {
 				t.Errorf("queue %s: the plan has %q:\n%s", queue, bad, plan)
@@ -159,26 +134,7 @@ func TestLaneClaimPlan_FlatInKeys(t *testing.T) {
 			t.Fatal(err)
 		}
 		t.Logf("the claim of %d lanes' first %d items in queue %s:\n%s", m, f, queue, plan)
-		scans, read := 0, 0
-		for _, line := range strings.Split(plan, "\n") {
-			if !strings.Contains(line, "Scan using "+index+" on "+names.Items) {
-				continue
-			}
-			scans++
-			got := actualRows.FindStringSubmatch(line)
-			if got == nil {
-				t.Fatalf("no actual rows on %q", line)
-			}
-			n, _ := strconv.Atoi(got[1])
-			loops, _ := strconv.Atoi(got[2])
-			if n*loops > f {
-				t.Errorf("queue %s: a lane's scan read %d rows for a part of %d: %s", queue, n*loops, f, line)
-			}
-			read += n * loops
-		}
-		if scans != m || read != m*f {
-			t.Errorf("queue %s: %d scans of %s reading %d rows, want %d reading %d:\n%s", queue, scans, index, read, m, m*f, plan)
-		}
+		checkLaneScans(t, plan, queue, index+" on "+names.Items, m, f)
 		if got := actualRows.FindStringSubmatch(plan[strings.Index(plan, "Update on "):]); got == nil || got[1] != strconv.Itoa(m*f) {
 			t.Errorf("queue %s: the update did not claim %d rows:\n%s", queue, m*f, plan)
 		}
@@ -187,5 +143,33 @@ func TestLaneClaimPlan_FlatInKeys(t *testing.T) {
 				t.Errorf("queue %s: the plan has %q:\n%s", queue, bad, plan)
 			}
 		}
+	}
+}
+
+// checkLaneScans checks, in plan (EXPLAIN ANALYZE's text) of the reads
+// of m lanes of queue, that the lanes are m index scans (of the index
+// and table named by on, index-only or not), each reading at most f
+// rows, m*f in all.
+func checkLaneScans(t *testing.T, plan, queue, on string, m, f int) {
+	t.Helper()
+	scans, read := 0, 0
+	for _, line := range strings.Split(plan, "\n") {
+		if !strings.Contains(line, "Scan using "+on) {
+			continue
+		}
+		scans++
+		got := actualRows.FindStringSubmatch(line)
+		if got == nil {
+			t.Fatalf("no actual rows on %q", line)
+		}
+		n, _ := strconv.Atoi(got[1])
+		loops, _ := strconv.Atoi(got[2])
+		if n*loops > f {
+			t.Errorf("queue %s: a lane's scan read %d rows for a limit of %d: %s", queue, n*loops, f, line)
+		}
+		read += n * loops
+	}
+	if scans != m || read != m*f {
+		t.Errorf("queue %s: %d scans of %s reading %d rows, want %d reading %d:\n%s", queue, scans, on, read, m, m*f, plan)
 	}
 }

@@ -120,15 +120,9 @@ func laneCatalogSQL(t *testing.T, d dialect.Dialect, prefix, name string, m, f i
 	if err != nil {
 		t.Fatal(err)
 	}
-	sts, err := c.Statements(f, m)
-	if err != nil {
-		t.Fatal(err)
+	st, ok := c.Statement(name, f, m)
+	if !ok {
+		t.Fatalf("no %s of %d lanes at size %d in the catalog", name, m, f)
 	}
-	for _, st := range sts {
-		if st.Name == name && (st.Size == f || st.Size == 0) && st.Kinds == m {
-			return st.SQL
-		}
-	}
-	t.Fatalf("no %s of %d lanes at size %d in the catalog", name, m, f)
-	return ""
+	return st.SQL
 }

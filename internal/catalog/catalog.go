@@ -145,6 +145,29 @@ func (c *Catalog) Statements(sizes ...int) ([]Statement, error) {
 	return out, nil
 }
 
+// Statement returns the statement the template name renders at size
+// with kinds kinds (0 for a template that takes none), as the store
+// sends it, and whether the catalog has one: a fixed template's for any
+// size, and, of a template that renders several statements (a claim of
+// several), the first. A size above the template's largest is none.
+func (c *Catalog) Statement(name string, size, kinds int) (Statement, bool) {
+	for _, e := range c.templates {
+		if e.Name != name || e.Kinds != kinds {
+			continue
+		}
+		n := size
+		if e.Largest == 0 {
+			n = 0
+		} else if size < 1 || size > e.Largest {
+			continue
+		}
+		if qs := e.Render(n); len(qs) > 0 {
+			return Statement{Name: name, Size: n, Kinds: kinds, SQL: qs[0]}, true
+		}
+	}
+	return Statement{}, false
+}
+
 // kindsAmong reports whether e's count of kinds is one that sizes asks
 // for: one of them, or the most for LargestSize and the sizes above it.
 func (c *Catalog) kindsAmong(e storesql.Template, sizes []int) bool {

@@ -124,3 +124,35 @@ func TestCatalog_MatchTellsClaimsByKindsAndSize(t *testing.T) {
 		}
 	}
 }
+
+// TestCatalog_StatementByName finds a sized template's statement at a
+// size and count of kinds, a fixed one's at any size, and none for a
+// name, size or count of kinds the catalog does not have.
+func TestCatalog_StatementByName(t *testing.T) {
+	c, err := catalog.New(sqlite.Dialect(), core.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sts, err := c.Statements(3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range sts {
+		got, ok := c.Statement(want.Name, max(want.Size, 1), want.Kinds)
+		if !ok {
+			t.Errorf("no %s at size %d with %d kinds", want.Name, want.Size, want.Kinds)
+			continue
+		}
+		if got.Name != want.Name || got.Kinds != want.Kinds || got.Size != want.Size {
+			t.Errorf("Statement(%s, %d, %d) = %+v", want.Name, want.Size, want.Kinds, got)
+		}
+	}
+	for _, c2 := range []struct {
+		name        string
+		size, kinds int
+	}{{"no.such", 1, 0}, {"lanes.candidates", 1, 0}, {"lanes.candidates", core.MaxClaimLimit + 1, 1}} {
+		if st, ok := c.Statement(c2.name, c2.size, c2.kinds); ok {
+			t.Errorf("Statement(%s, %d, %d) = %+v, want none", c2.name, c2.size, c2.kinds, st)
+		}
+	}
+}

@@ -27,7 +27,9 @@ import (
 //     limits, what its rate allows, and its share of the claim;
 //  4. read each lane's first available items, one statement for all;
 //  5. share the claim between the lanes by weight, one round at a time,
-//     and claim the items chosen with the dialect's claim;
+//     and claim the items chosen with the dialect's claim (where no
+//     lane has a rate limit and the claim is one UPDATE ... RETURNING,
+//     4 and 5 are one statement: lanefuse.go);
 //  6. give each lane its next turn and its rate state.
 //
 // A lane's limit holds because every claim of its items runs 3 to 6

@@ -92,7 +92,8 @@ func (s *Store) claimFromLanes(ctx context.Context, q dialect.Querier, p ClaimPa
 		if parts[i] == 0 && l.room > 0 {
 			// Passed over, the claim full before its turn (weights):
 			// it may hold work, as a lane whose items were read and
-			// not taken does, and keeps its place ahead (serveLanes).
+			// not taken does, and keeps a turn (serveLanes) rather
+			// than be looked at as idle.
 			l.items = make([]laneItem, 1)
 		}
 	}

@@ -18,8 +18,8 @@ import (
 // its completer's flights landing when the test says (f). Handlers of
 // the items claimed first up to fast return at once; the next ones, up
 // to slotsN, when hold is closed; later ones at once. It returns the
-// number of items claimed so far.
-func landingWorker(t *testing.T, slotsN, batch, fast int, f *flightRecorder, hold chan struct{}) *atomic.Int64 {
+// number of items claimed so far, and the worker.
+func landingWorker(t *testing.T, slotsN, batch, fast int, f *flightRecorder, hold chan struct{}) (*atomic.Int64, *Worker) {
 	t.Helper()
 	ctx := context.Background()
 	db, err := sqlite.Open(filepath.Join(t.TempDir(), "claimloop.db"))
@@ -79,7 +79,7 @@ func landingWorker(t *testing.T, slotsN, batch, fast int, f *flightRecorder, hol
 		}()
 		_ = stoptest.Stop(t, w.Stop, stopGrace)
 	})
-	return claimed
+	return claimed, w
 }
 
 // stopGrace is how long a test's Stop gives running handlers to return.
@@ -94,12 +94,20 @@ func TestClaimLoop_WaitsForLandingSlotsBeforeClaiming(t *testing.T) {
 	const slotsN = 10
 	f := newFlightRecorder()
 	hold := make(chan struct{})
-	claimed := landingWorker(t, slotsN, 100, 6, f, hold)
+	claimed, w := landingWorker(t, slotsN, 100, 6, f, hold)
 	if got := len(receive(t, f.entered, "first flight")); got != 6 {
 		t.Fatalf("first flight of %d, want 6", got)
 	}
 	close(hold)
-	f.land(t, nil) // six slots free; four runs' completions are coming
+	// The four runs' completions are with the completer, gathered for the
+	// next flight, before the first lands: landed earlier, it would fly
+	// with those that had arrived.
+	for deadline := time.Now().Add(testWait); w.flow.coming() > 0; time.Sleep(time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the four held runs' completions were not handed over within %v", testWait)
+		}
+	}
+	f.land(t, nil) // six slots free; four runs' completions are landing
 	if got := len(receive(t, f.entered, "second flight")); got != 4 {
 		t.Fatalf("second flight of %d, want 4", got)
 	}

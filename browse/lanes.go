@@ -76,9 +76,10 @@ type Lane struct {
 	ClaimedCapped, WaitingCapped bool
 	// NextAt is the lane's turn on the database clock: when a claim may
 	// next take its items (after Now when its rate is spent or its first
-	// item is not due yet); zero when the lane has no work. A lane served
-	// its last item keeps a turn at or before Now until a claim finds it
-	// empty.
+	// item is not due yet); zero when the lane has no available work. A
+	// lane whose last items a claim took keeps a turn at or before Now
+	// until a claim finds it dry, which may be the claim that took them
+	// (when it asked for more).
 	NextAt time.Time
 }
 

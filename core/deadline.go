@@ -3,6 +3,7 @@ package core
 import (
 	"bytes"
 	"context"
+	"database/sql"
 	"fmt"
 	"slices"
 
@@ -35,18 +36,19 @@ func (s *Store) lockRow(ctx context.Context, tx dialect.Querier, c Claim) (locke
 		r       = lockedRow{inTime: true}
 		state   string
 		barrier uuid.NullUUID
+		key     sql.NullString
 		err     error
 	)
 	if c.Within > 0 {
 		var in int
 		err = tx.QueryRowContext(ctx, s.sql(qClaimLockWithin),
-			-micros(c.Within), s.d.UUID(c.ID)).Scan(&state, &r.token, &r.h.attempt, &r.h.maxAttempts, &barrier, &in)
+			-micros(c.Within), s.d.UUID(c.ID)).Scan(&state, &r.token, &r.h.attempt, &r.h.maxAttempts, &barrier, &r.h.queue, &key, &in)
 		r.inTime = in == 1
 	} else {
 		err = tx.QueryRowContext(ctx, s.sql(qClaimLock),
-			s.d.UUID(c.ID)).Scan(&state, &r.token, &r.h.attempt, &r.h.maxAttempts, &barrier)
+			s.d.UUID(c.ID)).Scan(&state, &r.token, &r.h.attempt, &r.h.maxAttempts, &barrier, &r.h.queue, &key)
 	}
-	r.state, r.h.barrier = State(state), barrier.UUID
+	r.state, r.h.barrier, r.h.flowKey = State(state), barrier.UUID, key.String
 	return r, err
 }
 

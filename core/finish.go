@@ -439,9 +439,11 @@ func (s *Store) failOnce(ctx context.Context, tx dialect.Querier, c Claim, p Fai
 	if delay == 0 {
 		delay = s.opts.backoff(h.attempt)
 	}
-	_, err = tx.ExecContext(ctx, s.sql(qFailRetry),
-		micros(delay), text, s.d.UUID(c.ID))
-	return false, err
+	if _, err := tx.ExecContext(ctx, s.sql(qFailRetry),
+		micros(delay), text, s.d.UUID(c.ID)); err != nil {
+		return false, err
+	}
+	return false, s.handBack(ctx, tx, []laneRef{h.lane(delay)})
 }
 
 // Release gives the item back without using an attempt, available again
@@ -466,12 +468,15 @@ func (s *Store) Release(ctx context.Context, c Claim, delay time.Duration) error
 // releaseClaim gives c's item back, available after delay, inside a
 // transaction: the fence, then the update. The caller wakes the queue.
 func (s *Store) releaseClaim(ctx context.Context, tx dialect.Querier, c Claim, delay time.Duration) error {
-	if _, err := s.lockClaim(ctx, tx, c); err != nil {
+	h, err := s.lockClaim(ctx, tx, c)
+	if err != nil {
 		return err
 	}
-	_, err := tx.ExecContext(ctx, s.sql(qRelease),
-		micros(delay), s.d.UUID(c.ID))
-	return err
+	if _, err := tx.ExecContext(ctx, s.sql(qRelease),
+		micros(delay), s.d.UUID(c.ID)); err != nil {
+		return err
+	}
+	return s.handBack(ctx, tx, []laneRef{h.lane(delay)})
 }
 
 // Extend moves the claim's lease to lease from now, on the database clock:
@@ -513,6 +518,13 @@ func (c Claim) incomplete() bool { return c.ID == uuid.Nil || c.Token == uuid.Ni
 type held struct {
 	attempt, maxAttempts int
 	barrier              uuid.UUID
+	queue, flowKey       string // the item's lane, where it has a flow key
+}
+
+// lane is h's item's lane, given work from delay on: for handBack, which
+// passes over an item without a flow key.
+func (h held) lane(delay time.Duration) laneRef {
+	return laneRef{h.queue, h.flowKey, delay}
 }
 
 // lockClaim locks the item row and checks that c is still its claim, and

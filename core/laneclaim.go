@@ -60,6 +60,7 @@ type laneRow struct {
 	room    int       // items it may give: under its limits and its share
 	units   int       // claims its rate allows now (room when no rate)
 	items   []laneItem
+	asked   int       // items the claim asked of it: its offer, or its part
 	taken   int       // items given to this claim
 	spent   int       // rate units those use
 	nextAt  time.Time // when its rate allows its next claim, if later than now
@@ -101,12 +102,19 @@ func (s *Store) claimLanes(ctx context.Context, q dialect.Querier, p ClaimParams
 	offer := shareLanes(lanes, n)
 	var out []Claim
 	if s.fuses(p, lanes) {
-		out, err = s.claimFromLanes(ctx, q, p, token, lanes, laneParts(lanes, n))
+		parts := laneParts(lanes, n)
+		for i, l := range lanes {
+			l.asked = parts[i]
+		}
+		out, err = s.claimFromLanes(ctx, q, p, token, lanes, parts)
 		if err != nil {
 			return nil, err
 		}
 		hint.learn(base, m, lanes, len(out), n)
 	} else {
+		for i, l := range lanes {
+			l.asked = offer[i]
+		}
 		if err := s.laneCandidates(ctx, q, p.Queue, lanes, offer); err != nil {
 			return nil, err
 		}
@@ -528,11 +536,11 @@ func (s *Store) chosenSpec(p ClaimParams, token uuid.UUID, ids []uuid.UUID) dial
 // serveLanes gives each lane a claim took its next turn and rate state:
 //
 //   - a lane whose rate is spent: when its next claim's units come back;
-//   - a lane with claimed items, or with room it did not use: now, at
-//     the back of the line (its items come back to it without a claim
-//     of it when their claims end);
-//   - a lane with nothing claimed and nothing available now: the time
-//     of its first available item, or none (NULL) when it has none.
+//   - a lane that gave what the claim asked of it, or was passed over:
+//     now, at the back of the line;
+//   - a lane that ran dry (dry), its items claimed or not: the time of
+//     its first available item, or none (NULL) when it has none; an item
+//     of it handed back wakes it (handBack).
 func (s *Store) serveLanes(ctx context.Context, q dialect.Querier, queue string, lanes []*laneRow, claimed []Claim) error {
 	got := map[string]int{}
 	spent := map[string]int{}
@@ -567,31 +575,25 @@ func (s *Store) serveLanes(ctx context.Context, q dialect.Querier, queue string,
 		if l.limit.Rate > 0 && next > 0 {
 			l.nextAt = time.UnixMicro(l.now + next).UTC()
 		}
-		if got[l.key] == 0 && l.running == 0 && l.room > 0 && len(l.items) == 0 {
+		if l.dry(got[l.key]) {
 			idle = append(idle, l.key)
 		}
 	}
 	if len(idle) > 0 {
-		// Claimed items first, then the first available one, each read
-		// in a statement of its own: a lane seen with no claimed item
-		// gets none before this transaction ends (its claims need its
-		// lock), so that no claim can come back to it unseen between the
-		// two reads; read the other way round, a claim that failed back
-		// to the lane in between was seen in neither, and the lane was
-		// set idle with work in it.
-		claimedNow, err := s.laneCounts(ctx, q, queue, uuid.Nil, idle)
-		if err != nil {
-			return err
-		}
-		if err := fault.Hit(ctx, fault.LaneIdleBetweenReads); err != nil {
-			return err
-		}
+		// The lanes that ran dry get the time of their first available
+		// item, or no turn. Their claimed items do not keep them in line:
+		// whatever hands one back wakes its lane (handBack), and waits
+		// for this claim's lock on it to do so, so that it cannot come
+		// back unseen between this read and the commit.
 		first, err := s.laneFirst(ctx, q, queue, idle)
 		if err != nil {
 			return err
 		}
+		if err := fault.Hit(ctx, fault.LaneIdleAfterRead); err != nil {
+			return err
+		}
 		for i, l := range lanes {
-			if !slices.Contains(idle, l.key) || claimedNow[l.key].running > 0 {
+			if !slices.Contains(idle, l.key) {
 				continue
 			}
 			at, ok := first[l.key]
@@ -630,6 +632,14 @@ func (s *Store) serveLanes(ctx context.Context, q dialect.Querier, queue string,
 	}
 	_, err := q.ExecContext(ctx, s.sql(write), args...)
 	return err
+}
+
+// dry reports whether l, which gave got items to the claim, has no
+// available item left that is due: it held fewer than the claim asked of
+// it (its offer or its part), and gave every one it held (an item passed
+// over, or held by another transaction, keeps the lane in line).
+func (l *laneRow) dry(got int) bool {
+	return len(l.items) < l.asked && got == len(l.items)
 }
 
 // laneFirst reads when the first available item of each of keys' lanes

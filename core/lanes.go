@@ -19,10 +19,11 @@ import (
 // keeps it true of what it saw under the lane's lock (laneclaim.go); what
 // gives a lane work without a claim of it moves its turn no later than
 // the work's time, locking the lane, in the same transaction: an
-// enqueue of keyed items (lanesReady), a revive (reviveLanes) or a
-// signal (wakeItemLane). Work a lane's own claims hand back (a failure,
-// a release, the reaper) needs nothing: a lane whose items are claimed
-// keeps a turn that has come.
+// enqueue of keyed items (lanesReady), a revive (reviveLanes), a
+// signal (wakeItemLane), or a claim's hand-back of its item (a failure,
+// a release, a parked Await, a clean stop, the reaper: handBack). So a
+// claim may set idle a lane in which it finds no available work, items
+// of it claimed or not: every way back to available wakes the lane.
 //
 // Retention deletes a lane that has been idle for its age and has no
 // available or claimed item (purgeLaneGone). What gives a lane work
@@ -42,6 +43,24 @@ func (s *Store) lanesReady(ctx context.Context, q dialect.Querier, specs []ItemS
 			lanes = append(lanes, laneRef{specs[i].Queue, specs[i].FlowKey, specs[i].Delay})
 		}
 	}
+	return s.readyRefs(ctx, q, lanes)
+}
+
+// handBack gives the lanes of keyed items their claims have just handed
+// back (a failure to retry, a release, a parked Await, a clean stop, the
+// reaper) a turn no later than each item's time, in the hand-back's
+// transaction, after the items' own update. A claim sets a lane idle
+// once it finds no available work there, whatever the lane's items held
+// by claims: without this, an item handed back to an idle lane would
+// wait for the lane's next enqueue.
+func (s *Store) handBack(ctx context.Context, q dialect.Querier, lanes []laneRef) error {
+	return s.readyRefs(ctx, q, slices.DeleteFunc(lanes, func(l laneRef) bool { return l.key == "" }))
+}
+
+// readyRefs moves the turns of lanes no later than their work's time,
+// opening those that have none, in key order so that transactions over
+// overlapping keys lock lanes in the same order.
+func (s *Store) readyRefs(ctx context.Context, q dialect.Querier, lanes []laneRef) error {
 	if len(lanes) == 0 {
 		return nil
 	}
@@ -87,7 +106,7 @@ func (s *Store) lanesReady(ctx context.Context, q dialect.Querier, specs []ItemS
 	return nil
 }
 
-// laneRef is a lane an enqueue gave work, from delay on.
+// laneRef is a lane given work, from delay on.
 type laneRef struct {
 	queue, key string
 	delay      time.Duration

@@ -2,11 +2,14 @@ package core
 
 import (
 	"context"
+	"database/sql"
+	"errors"
 	"fmt"
 	"os"
 
 	"github.com/google/uuid"
 	"github.com/plenumdb/plenum/dialect"
+	"github.com/plenumdb/plenum/internal/fault"
 )
 
 // MaxOwnerNameLen is the longest RegisterOwnerParams.Name, in characters: the
@@ -107,12 +110,72 @@ func (s *Store) Deregister(ctx context.Context, owner uuid.UUID) error {
 	if owner == uuid.Nil {
 		return invalid("owner", "must be a registered owner")
 	}
-	return s.inTx(ctx, "deregister", func(tx dialect.Tx) error {
-		if _, err := tx.ExecContext(ctx, s.sql(qOwnerReleaseItems),
-			s.d.UUID(owner)); err != nil {
+	for attempt := 1; ; attempt++ {
+		err := s.inTx(ctx, "deregister", func(tx dialect.Tx) error {
+			return s.deregister(ctx, tx, owner)
+		})
+		if !errors.Is(err, errClaimedMeanwhile) || attempt == maxDeregisterRounds {
 			return err
 		}
-		_, err := tx.ExecContext(ctx, s.sql(qOwnerDelete), s.d.UUID(owner))
+	}
+}
+
+// errClaimedMeanwhile is deregister's when a claim of the owner's own
+// committed between its count of the owner's claims and their hand-back:
+// the hand-back took items whose lanes it did not wake, and the
+// transaction is run again.
+var errClaimedMeanwhile = errors.New("plenum: the owner claimed items while it was deregistered")
+
+// maxDeregisterRounds bounds the transactions of one Deregister.
+const maxDeregisterRounds = 5
+
+// deregister hands owner's claims back, wakes their lanes and removes
+// the owner, in tx.
+func (s *Store) deregister(ctx context.Context, tx dialect.Tx, owner uuid.UUID) error {
+	lanes, claimed, err := s.ownerLanes(ctx, tx, owner)
+	if err != nil {
 		return err
-	})
+	}
+	if err := fault.Hit(ctx, fault.DeregisterAfterCount); err != nil {
+		return err
+	}
+	res, err := tx.ExecContext(ctx, s.sql(qOwnerReleaseItems), s.d.UUID(owner))
+	if err != nil {
+		return err
+	}
+	if n, err := res.RowsAffected(); err != nil {
+		return err
+	} else if int(n) != claimed {
+		return errClaimedMeanwhile
+	}
+	if err := s.handBack(ctx, tx, lanes); err != nil {
+		return err
+	}
+	_, err = tx.ExecContext(ctx, s.sql(qOwnerDelete), s.d.UUID(owner))
+	return err
+}
+
+// ownerLanes reads the lanes of owner's claimed items, and counts the
+// items.
+func (s *Store) ownerLanes(ctx context.Context, q dialect.Querier, owner uuid.UUID) ([]laneRef, int, error) {
+	rows, err := q.QueryContext(ctx, s.sql(qOwnerClaimedLanes), s.d.UUID(owner))
+	if err != nil {
+		return nil, 0, err
+	}
+	defer rows.Close()
+	var lanes []laneRef
+	total := 0
+	for rows.Next() {
+		var queue string
+		var key sql.NullString
+		var n int
+		if err := rows.Scan(&queue, &key, &n); err != nil {
+			return nil, 0, err
+		}
+		total += n
+		if key.String != "" {
+			lanes = append(lanes, laneRef{queue: queue, key: key.String})
+		}
+	}
+	return lanes, total, rows.Err()
 }

@@ -112,6 +112,9 @@ func (s *Store) reap(ctx context.Context, p ReapParams, r *ReapResult) error {
 		if err := s.updateIDs(ctx, tx, reapCrashRetry, []any{why}, again); err != nil {
 			return nil, err
 		}
+		if err := s.handBack(ctx, tx, handedBack(again)); err != nil {
+			return nil, err
+		}
 		if err := fault.Hit(ctx, fault.ReapBeforeCrashCount); err != nil {
 			return nil, err
 		}
@@ -149,6 +152,9 @@ func (s *Store) reap(ctx context.Context, p ReapParams, r *ReapResult) error {
 			if err := s.updateIDs(ctx, tx, reapTimeoutRetry(len(again)), append(args, why), again); err != nil {
 				return nil, err
 			}
+			if err := s.handBack(ctx, tx, handedBack(again)); err != nil {
+				return nil, err
+			}
 		}
 		if err := s.updateIDs(ctx, tx, reapTimeoutDead, []any{why}, dead); err != nil {
 			return nil, err
@@ -162,6 +168,22 @@ type reapCandidate struct {
 	id, token, barrier uuid.UUID
 	crashes, attempt   int
 	maxAttempts        int
+	queue, flowKey     string // the item's lane, where it has a flow key
+}
+
+// handedBack is the lanes of the items of cs, which a release hands
+// back, each given a turn now whatever its item's backoff: one statement
+// a queue, where turns at each item's time would be one a time, and a
+// turn early costs the lane's next claim a look (it turns the lane to
+// its first item's time).
+func handedBack(cs []reapCandidate) []laneRef {
+	var out []laneRef
+	for _, c := range cs {
+		if c.flowKey != "" {
+			out = append(out, laneRef{queue: c.queue, key: c.flowKey})
+		}
+	}
+	return out
 }
 
 // reapable lists up to limit claimed items meeting cond, in id order (the
@@ -191,10 +213,11 @@ func (s *Store) reapable(ctx context.Context, cond string, limit int) ([]reapCan
 func scanCandidate(rows *sql.Rows, extra ...any) (reapCandidate, error) {
 	var c reapCandidate
 	var token, barrier uuid.NullUUID
-	if err := rows.Scan(append([]any{&c.id, &token, &barrier, &c.crashes, &c.attempt, &c.maxAttempts}, extra...)...); err != nil {
+	var key sql.NullString
+	if err := rows.Scan(append([]any{&c.id, &token, &barrier, &c.crashes, &c.attempt, &c.maxAttempts, &c.queue, &key}, extra...)...); err != nil {
 		return c, err
 	}
-	c.token, c.barrier = token.UUID, barrier.UUID
+	c.token, c.barrier, c.flowKey = token.UUID, barrier.UUID, key.String
 	return c, nil
 }
 

@@ -248,16 +248,25 @@ func (f *Fenced) Await(ctx context.Context, p AwaitParams) (AwaitResult, error) 
 		}
 		return AwaitResult{Signal: sig, TimedOut: sig == nil}, nil
 	}
-	// Wait: give the claim back, claimable at the deadline.
+	// Wait: give the claim back, claimable at the deadline, and its lane
+	// a turn then (for a second Await, which keeps the first deadline, a
+	// turn now: the claim that finds the item not yet due turns the lane
+	// to the item's time).
+	var at time.Duration
 	switch {
 	case again && !until.t.IsZero():
 		_, err = f.tx.ExecContext(ctx, s.sql(qAwaitAgain), s.d.UUID(f.c.ID))
 	case p.Timeout > 0:
+		at = p.Timeout
 		_, err = f.tx.ExecContext(ctx, s.sql(qAwaitDeadline), micros(p.Timeout), p.Name, micros(p.Timeout), s.d.UUID(f.c.ID))
 	default:
+		at = MaxDelay
 		_, err = f.tx.ExecContext(ctx, s.sql(qAwaitNoDeadline), micros(MaxDelay), p.Name, s.d.UUID(f.c.ID))
 	}
 	if err != nil {
+		return AwaitResult{}, err
+	}
+	if err := s.handBack(ctx, f.tx, []laneRef{f.h.lane(at)}); err != nil {
 		return AwaitResult{}, err
 	}
 	f.waiting = true

@@ -36,7 +36,7 @@ const (
 	qCountsQueue      = "SELECT state, COUNT(*) FROM {items} WHERE queue = ? GROUP BY state"
 	qItemBarrier      = "SELECT barrier_id FROM {items} WHERE id = ?"
 	qItemLeaveBarrier = "UPDATE {items} SET barrier_id = NULL WHERE id = ?"
-	qClaimLock        = "SELECT state, claim_token, attempt, max_attempts, barrier_id FROM {items} WHERE id = ?{lock}"
+	qClaimLock        = "SELECT state, claim_token, attempt, max_attempts, barrier_id, queue, flow_key FROM {items} WHERE id = ?{lock}"
 	qFailDead         = "UPDATE {items} SET state = 'dead', finished_at = {now}, lease_expires_at = NULL, last_error = ? WHERE id = ?"
 	qFailRetry        = "UPDATE {items} SET state = 'available', available_at = {now+?}, lease_expires_at = NULL, last_error = ? WHERE id = ?"
 	qRelease          = "UPDATE {items} SET state = 'available', available_at = {now+?}, lease_expires_at = NULL, attempt = attempt - 1 WHERE id = ?"
@@ -46,7 +46,7 @@ const (
 // qClaimLockWithin is qClaimLock for a claim with a deadline (Claim.Within):
 // its last column says, on the database clock and while the row is locked,
 // whether the claim was taken less than Within ago (the bind is -Within).
-const qClaimLockWithin = "SELECT state, claim_token, attempt, max_attempts, barrier_id, CASE WHEN claimed_at > {now+?} THEN 1 ELSE 0 END FROM {items} WHERE id = ?{lock}"
+const qClaimLockWithin = "SELECT state, claim_token, attempt, max_attempts, barrier_id, queue, flow_key, CASE WHEN claimed_at > {now+?} THEN 1 ELSE 0 END FROM {items} WHERE id = ?{lock}"
 
 // Owners.
 const (
@@ -55,6 +55,10 @@ const (
 	qOwnerHeartbeat    = "UPDATE {processes} SET last_heartbeat_at = {now}, heartbeats = heartbeats + 1 WHERE id = ?"
 	qOwnerReleaseItems = "UPDATE {items} SET state = 'available', available_at = {now}, lease_expires_at = NULL, attempt = attempt - 1 WHERE claimed_by = ? AND state = 'claimed'"
 	qOwnerDelete       = "DELETE FROM {processes} WHERE id = ?"
+	// qOwnerClaimedLanes counts an owner's claimed items by lane (a NULL
+	// flow key for those without one), before a clean stop hands them
+	// back: on items_owner.
+	qOwnerClaimedLanes = "SELECT queue, flow_key, COUNT(*) FROM {items} WHERE claimed_by = ? AND state = 'claimed' GROUP BY queue, flow_key"
 	qReapOwners        = "DELETE FROM {processes} WHERE last_heartbeat_at < {now+?}"
 )
 
@@ -255,7 +259,7 @@ func reapTimeoutRetry(n int) string {
 
 // qReapable lists up to n claimed items meeting cond.
 func qReapable(d dialect.Dialect, cond string, n int) string {
-	return "SELECT id, claim_token, barrier_id, crash_count, attempt, max_attempts FROM {items} WHERE state = 'claimed' AND " + cond + d.Limit(n)
+	return "SELECT id, claim_token, barrier_id, crash_count, attempt, max_attempts, queue, flow_key FROM {items} WHERE state = 'claimed' AND " + cond + d.Limit(n)
 }
 
 // qUpdateIDs applies assign to n items.
@@ -265,7 +269,7 @@ func qUpdateIDs(assign string, n int) string {
 
 // qReapLock locks n items in id order, as the reaper rereads them.
 func qReapLock(n int) string {
-	return "SELECT id, claim_token, barrier_id, crash_count, attempt, max_attempts, state, CASE WHEN lease_expires_at < {now} THEN 1 ELSE 0 END FROM {items} WHERE id IN (" + sqlkit.Placeholders(n) + ") ORDER BY id{lock}"
+	return "SELECT id, claim_token, barrier_id, crash_count, attempt, max_attempts, queue, flow_key, state, CASE WHEN lease_expires_at < {now} THEN 1 ELSE 0 END FROM {items} WHERE id IN (" + sqlkit.Placeholders(n) + ") ORDER BY id{lock}"
 }
 
 // qPurgeSelect reads up to n ids of table meeting cond, lowest order

@@ -157,6 +157,7 @@ var baseTemplates = []entry{
 	fixed("owner.heartbeat", qOwnerHeartbeat),
 	fixed("owner.release-items", qOwnerReleaseItems),
 	fixed("owner.delete", qOwnerDelete),
+	fixed("owner.claimed-lanes", qOwnerClaimedLanes),
 	fixed("reap.owners", qReapOwners),
 	fixed("barrier.unfail", qBarrierUnfail),
 	fixed("barrier.by-name", qBarrierByName),

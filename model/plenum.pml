@@ -21,7 +21,8 @@
  * Planted bugs, one at a time: -DBUG_NO_TOKEN, -DBUG_HB_LEASE,
  * -DBUG_HANDOVER_EARLY, -DBUG_ARRIVAL_SPLIT, -DBUG_REAP_LIVE,
  * -DBUG_SLOT_EARLY, -DBUG_LANE_NOLOCK, -DBUG_REARM_COUNTS,
- * -DBUG_REVIVE_DONE, -DBUG_SIGNAL_NOLOCK (README.md says what each is).
+ * -DBUG_REVIVE_DONE, -DBUG_SIGNAL_NOLOCK, -DBUG_HANDBACK_NOWAKE (README.md
+ * says what each is).
  */
 
 /* Bounds of the bounded model; -D on the command line overrides them. */
@@ -72,7 +73,12 @@
 #endif
 #define MAXATT 2      /* an item's max_attempts */
 #define MAXCRASH 2    /* the reaper's MaxCrashes */
-#define LIMIT 1       /* the lane's max_running */
+#ifndef LIMIT
+#define LIMIT 1       /* the lane's max_running: 1, or 2 for a lane taken while it holds a claimed item */
+#endif
+#if LIMIT != 1 && LIMIT != 2
+#error "LIMIT is 1 or 2"
+#endif
 
 /* Items: the root R fans out (two pages, completing in its seal's
  * transaction) into X1 = {A, B}; A fans out (one page, completing later,
@@ -187,6 +193,16 @@ byte awaits = AWAITS;
 #define LANECLAIMED (COUNTED(B) + COUNTED(C) + COUNTED(B2))
 #define LANEREALLY ((st[B] == CLAIMED) + (st[C] == CLAIMED) + (st[B2] == CLAIMED))
 #define LANEAVAIL (st[B] == AVAIL || st[C] == AVAIL || st[B2] == AVAIL)
+/* A claimed item of the lane handed back (a failure to retry, a release,
+ * a parked Await, a clean stop, the reaper) gives the lane a turn in the
+ * same transaction (handBack: lanes.ready, which locks the lane row, so
+ * that a claim deciding to set the lane idle runs wholly before or
+ * after). */
+#ifdef BUG_HANDBACK_NOWAKE
+#define HANDBACK(i) skip
+#else
+#define HANDBACK(i) if :: INLANE(i) -> lready = 1 :: else fi
+#endif
 /* Claimable: available, and due (a waiting item's available_at is its
  * deadline, or MaxDelay ahead, until a signal moves it to now). */
 #define AV(i) (st[i] == AVAIL && !pk[i])
@@ -335,7 +351,7 @@ inline claimOne(i) {
  * ahead), its attempt given back, the wait's name set: the claim and the
  * lane's slot are given back in this transaction. A second Await of a
  * wait with a deadline keeps the first deadline (await.again).
- * catalog: signal.take item.wait-clear await.deadline await.no-deadline await.again */
+ * catalog: signal.take item.wait-clear await.deadline await.no-deadline await.again lanes.ready */
 inline await(i) {
 	if
 	:: !wn[i] -> awaits--
@@ -355,7 +371,7 @@ inline await(i) {
 			completeHeld(i);
 			settle(i, 1)
 		:: else ->
-			st[i] = AVAIL; att[i]--; exp[i] = 0; pk[i] = 1;
+			st[i] = AVAIL; att[i]--; exp[i] = 0; pk[i] = 1; HANDBACK(i);
 			if
 			:: wn[i] -> skip      /* again: the first deadline kept, or none again */
 			:: !wn[i] -> wd[i] = 1; wdue[i] = 0 /* a deadline */
@@ -413,8 +429,8 @@ inline handle() {
 		fi
 #endif
 	/* Fail: dead at its last attempt (counted at its barrier, the run
-	 * halted), else available again later.
-	 * catalog: fail.dead fail.retry */
+	 * halted), else available again later, its lane given a turn.
+	 * catalog: fail.dead fail.retry lanes.ready */
 	:: atomic { fails > 0 -> fails--;
 		if
 		:: FENCE(ci, mt) ->
@@ -422,16 +438,15 @@ inline handle() {
 			exp[ci] = 0;
 			if
 			:: att[ci] >= MAXATT -> st[ci] = DEAD; halt(); settle(ci, 0)
-			:: else -> st[ci] = AVAIL
+			:: else -> st[ci] = AVAIL; HANDBACK(ci)
 			fi
 		:: else
 		fi }
-	/* Release (a snooze): available again, the attempt given back; the
-	 * lane keeps its turn, as it held a claimed item.
-	 * catalog: release */
+	/* Release (a snooze): available again, the attempt given back, its
+	 * lane given a turn. catalog: release lanes.ready */
 	:: atomic { snoozes > 0 -> snoozes--;
 		if
-		:: FENCE(ci, mt) -> WRITEOK(ci, mt); st[ci] = AVAIL; exp[ci] = 0; att[ci]--
+		:: FENCE(ci, mt) -> WRITEOK(ci, mt); st[ci] = AVAIL; exp[ci] = 0; att[ci]--; HANDBACK(ci)
 		:: else
 		fi };
 		goto again
@@ -528,36 +543,33 @@ end_idle:
 			fi;
 			assert(LANEREALLY <= LIMIT)
 		};
-		/* A lane that gave nothing and had nothing claimed is set idle
-		 * (lanes.served with no turn) only if a second read, of its
-		 * claimed items and then of its first available one, each a
-		 * statement of its own, sees neither. An item that fails back
-		 * meanwhile was claimed at the first read, or is available at the
-		 * second. lanes.taken is the same write for a lane only locked:
-		 * it sets served_at too. catalog: lanes.served lanes.taken */
-		if
-		:: !gotone && running == 0 && !LANEAVAIL ->
-			running = LANEREALLY;
-			atomic {
-				if
-				:: running == 0 && !LANEAVAIL -> lready = 0
-				:: else
-				fi;
-				llock = 0 }
-		:: else -> llock = 0
-		fi;
+		/* A lane that ran dry, its items claimed or not, is set idle
+		 * (lanes.served with no turn) if a read of its first available
+		 * item finds none; a lane may also keep its turn (it gave what
+		 * the claim asked of it). Whatever gives the lane work, a
+		 * hand-back too, locks the lane row, and so runs wholly before
+		 * the read or after the commit: one step. lanes.taken is the
+		 * same write for a lane only locked: it sets served_at too.
+		 * catalog: lanes.served lanes.taken */
+		atomic {
+			if
+			:: !LANEAVAIL -> lready = 0
+			:: true
+			fi;
+			llock = 0 };
 		if
 		:: ci == NI -> goto again
 		:: else -> goto work
 		fi
 	/* A clean stop and start (Deregister, then Register): the owner's
 	 * claims go back and its row goes, in one transaction; it holds none
-	 * here, between handlers. catalog: owner.release-items owner.delete */
+	 * here, between handlers; their lanes are given a turn.
+	 * catalog: owner.release-items lanes.ready owner.delete */
 	:: atomic { alive[o] && o % NINC < NINC - 1 && crashes > 0 ->
 		crashes--;
 			i = 0;
 			do
-			:: i < NI -> if :: st[i] == CLAIMED && own[i] == o -> st[i] = AVAIL; att[i]-- :: else fi; i++
+			:: i < NI -> if :: st[i] == CLAIMED && own[i] == o -> st[i] = AVAIL; att[i]--; HANDBACK(i) :: else fi; i++
 			:: else -> break
 			od;
 			alive[o] = 0; o++; alive[o] = 1; wo[w] = o } /* catalog: owner.register */
@@ -798,7 +810,7 @@ end:
 	 * UPDATE) and kept only if it still holds the token read: back to
 	 * available, a crash counted, or dead at MaxCrashes, counted at its
 	 * barrier in the same transaction.
-	 * catalog: reap.crash-retry reap.crash-dead */
+	 * catalog: reap.crash-retry reap.crash-dead lanes.ready */
 	:: atomic {
 		if
 		:: st[R] == CLAIMED && !alive[own[R]] -> i = R
@@ -817,7 +829,7 @@ end:
 				exp[i] = 0;
 				if
 				:: cr[i] + 1 >= MAXCRASH -> cr[i]++; st[i] = DEAD; halt(); settle(i, 0)
-				:: else -> cr[i]++; st[i] = AVAIL; att[i]--
+				:: else -> cr[i]++; st[i] = AVAIL; att[i]--; HANDBACK(i)
 				fi
 			:: else
 			fi;
@@ -825,7 +837,8 @@ end:
 	/* Timeouts: expired leases of live owners read, then each locked and
 	 * kept only if it still holds the token and its lease is still
 	 * expired (an Extend since saves it): an attempt used, or dead at
-	 * max_attempts. catalog: reap.timeout-retry reap.timeout-dead */
+	 * max_attempts; a lane handed an item back given a turn.
+	 * catalog: reap.timeout-retry reap.timeout-dead lanes.ready */
 	:: atomic {
 		if
 		:: st[R] == CLAIMED && exp[R] && alive[own[R]] -> i = R
@@ -843,7 +856,7 @@ end:
 				exp[i] = 0;
 				if
 				:: att[i] >= MAXATT -> st[i] = DEAD; halt(); settle(i, 0)
-				:: else -> st[i] = AVAIL
+				:: else -> st[i] = AVAIL; HANDBACK(i)
 				fi
 			:: else
 			fi;

@@ -166,8 +166,9 @@ func with(budgets ...string) []string {
 // revive, Await and signal) searched by bitstate hashing, which covers
 // part of the states in a bounded time; then, by bitstate hashing too,
 // the runs that reach what one fault of each cannot reach often: a
-// waiter parked and woken by a signal, and a fired barrier re-armed
-// (cancel, then revive). The exhaustive searches of those are the deeper
+// waiter parked and woken by a signal, a fired barrier re-armed (cancel,
+// then revive), and a lane of two places, which a claim can take, and
+// set idle, while it holds a claimed item that is then handed back. The exhaustive searches of those are the deeper
 // runs in README.md.
 func TestModel_Holds(t *testing.T) {
 	needSpin(t)
@@ -179,6 +180,7 @@ func TestModel_Holds(t *testing.T) {
 		{"one of each fault, bitstate", check{cflags: []string{"-O1", "-DBITSTATE"}, panFlags: []string{"-m100000", "-w22", "-k2"}}},
 		{"signals and waits, bitstate", check{defines: with("-DAWAITS=1", "-DSIGNALS=1"), cflags: []string{"-O1", "-DBITSTATE"}, panFlags: []string{"-m100000", "-w22", "-k2"}}},
 		{"re-arm, bitstate", check{defines: with("-DADMIN=2"), cflags: []string{"-O1", "-DBITSTATE"}, panFlags: []string{"-m100000", "-w22", "-k2"}}},
+		{"a lane of two places, one of each fault, bitstate", check{defines: []string{"-DLIMIT=2"}, cflags: []string{"-O1", "-DBITSTATE"}, panFlags: []string{"-m100000", "-w22", "-k2"}}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
@@ -211,6 +213,7 @@ var bugs = []struct {
 	{"BUG_REARM_COUNTS", "a re-arm does not take back its revived children's failures", []string{"-DADMIN=2"}, true},
 	{"BUG_REVIVE_DONE", "a re-arm revives its completed children too", []string{"-DADMIN=1", "-DFAILS=2"}, true},
 	{"BUG_SIGNAL_NOLOCK", "a signal reads the waiters without the run's lock", []string{"-DAWAITS=1", "-DSIGNALS=1"}, false},
+	{"BUG_HANDBACK_NOWAKE", "a claimed item handed back does not wake its lane, which a claim may have set idle", []string{"-DLIMIT=2", "-DSNOOZES=1"}, false},
 }
 
 // TestModel_CatchesPlantedBugs plants each bug in turn and expects the

@@ -56,12 +56,11 @@ const (
 	// any migration and before the schema version is read: a test kills
 	// the session there to show that the read is retried like any other.
 	OpenBeforeVersion Point = "open-before-version"
-	// LaneIdleBetweenReads is in a claim of keyed items, between its two
-	// reads of the lanes it found without work before it sets them idle:
-	// their claimed items, then their first available one. A claim that
-	// hands an item back to such a lane meanwhile must not leave the lane
-	// idle with work in it.
-	LaneIdleBetweenReads Point = "lane-idle-between-reads"
+	// LaneIdleAfterRead is in a claim of keyed items, after it has read
+	// that the lanes it found without work have none to come, before it
+	// sets them idle and commits. An item handed back to such a lane
+	// meanwhile must not leave the lane idle with work in it.
+	LaneIdleAfterRead Point = "lane-idle-after-read"
 	// LanesBeforeUpdate is where a transaction that gives lanes work (an
 	// enqueue, a revive, a limit set) is about to update their rows:
 	// before its first update, and after each open of the lanes that
@@ -74,12 +73,17 @@ const (
 	// would, leaving what ran before it: the next run completes the
 	// version.
 	MigrateBeforeStatement Point = "migrate-before-statement"
+	// DeregisterAfterCount is in Deregister, after it has counted the
+	// owner's claimed items by lane and before it hands them back: a
+	// claim of the owner's own that commits there must not leave its
+	// item handed back without a turn for its lane.
+	DeregisterAfterCount Point = "deregister-after-count"
 )
 
 // Points lists every injection point.
 func Points() []Point {
 	return []Point{AfterClaim, FenceBeforeCommit, CompleteBeforeArrival, FireBeforeJoin,
-		DispatchBetweenPages, ReapBeforeCrashCount, RetainBetweenBatches, BeforeCompletion, OpenBeforeVersion, LaneIdleBetweenReads, LanesBeforeUpdate, MigrateBeforeStatement}
+		DispatchBetweenPages, ReapBeforeCrashCount, RetainBetweenBatches, BeforeCompletion, OpenBeforeVersion, LaneIdleAfterRead, LanesBeforeUpdate, MigrateBeforeStatement, DeregisterAfterCount}
 }
 
 // Action is what a rule does when it fires.

@@ -105,7 +105,10 @@ func (s *Store) Heartbeat(ctx context.Context, owner uuid.UUID) error {
 }
 
 // Deregister removes owner on a clean shutdown: its claims go back to
-// available at once, without counting a crash or using an attempt.
+// available at once, without counting a crash or using an attempt, and
+// the lanes of its keyed items get a turn. Call it once the owner claims
+// no more: a claim of the owner's own that commits while it runs makes
+// it run its transaction again, and it gives up after a few such rounds.
 func (s *Store) Deregister(ctx context.Context, owner uuid.UUID) error {
 	if owner == uuid.Nil {
 		return invalid("owner", "must be a registered owner")

@@ -102,9 +102,6 @@ func RunFlow(t *testing.T, cfg Config) {
 	if err := store.SetLimit(ctx, core.Limit{Queue: flowQueue, Concurrency: flowLimit}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := store.Enqueue(ctx, flowBatch(flowKind, flowPerKey)...); err != nil {
-		t.Fatal(err)
-	}
 	items := migrations.NamesFor(prefix).Items
 	total := flowKeys * flowPerKey
 
@@ -119,6 +116,16 @@ func RunFlow(t *testing.T, cfg Config) {
 	procs := make([]*Process, flowProcs)
 	for i := range procs {
 		procs[i] = Start(t, t.Name(), flowWorkerEnv+"="+cfg.DSN, prefixEnv+"="+prefix)
+	}
+	// The work lands once every process runs its worker: enqueued
+	// before, the processes that started first (a loaded machine starts
+	// some late) could run it all, and the second kill below would wait
+	// for runs its process never got.
+	for _, p := range procs {
+		p.Await(t, 2*time.Minute, "its worker ready", func(line string) bool { return line == "ready" })
+	}
+	if _, err := store.Enqueue(ctx, flowBatch(flowKind, flowPerKey)...); err != nil {
+		t.Fatal(err)
 	}
 	// Kill two processes while they hold claims: each right after it
 	// reports a run started (its handlers hold their items for a while
@@ -322,7 +329,7 @@ func flowWorker(cfg Config, dsn, prefix string) error {
 	}
 	// A worker that lost its owner (its heartbeats stalled on a loaded
 	// machine) is replaced, as a supervisor would.
-	for {
+	for first := true; ; first = false {
 		w, err := runtime.New(store, wcfg)
 		if err != nil {
 			return err
@@ -330,6 +337,9 @@ func flowWorker(cfg Config, dsn, prefix string) error {
 		w.HandleFunc(flowKind, handle)
 		if err := w.Start(ctx); err != nil {
 			return err
+		}
+		if first {
+			fmt.Println("ready")
 		}
 		<-w.Done()
 		fmt.Fprintln(os.Stderr, "flow crash worker: replacing a worker that stopped:", w.Err())

@@ -17,7 +17,8 @@ import (
 // children, whose last completion (in the worker's CompleteMany) fires its
 // barrier, and one into none, whose barrier fires as the handler's Expand
 // seals it. Each firing is one EventBarrierFired naming the barrier and its
-// join, whose item the worker then runs.
+// join, whose item the worker then runs. The event follows the firing's
+// commit, so the join may run before it is heard: the test waits for both.
 func barrierFiredEvent(e *env) {
 	t := e.t
 	const q, joins = "fan", "fan-joins"
@@ -28,12 +29,14 @@ func barrierFiredEvent(e *env) {
 	var mu sync.Mutex
 	barriers := map[uuid.UUID]uuid.UUID{} // barrier -> parent
 	var heard []worker.Event
+	fired := make(chan struct{}, 8)
 	cfg := e.fast(map[string]int{q: 4, joins: 2})
 	cfg.Hooks = worker.HookFunc(func(_ context.Context, ev worker.Event) {
 		if ev.Kind == worker.EventBarrierFired {
 			mu.Lock()
 			heard = append(heard, ev)
 			mu.Unlock()
+			fired <- struct{}{}
 		}
 	})
 	joined := make(chan uuid.UUID, 4)
@@ -73,6 +76,15 @@ func barrierFiredEvent(e *env) {
 		}
 	}
 	e.waitFor(10*time.Second, "completed", func(it core.Item) bool { return it.State == core.StateCompleted }, parents...)
+	for n := 0; n < 2; n++ {
+		select {
+		case <-fired:
+		case <-time.After(30 * time.Second):
+			mu.Lock()
+			defer mu.Unlock()
+			t.Fatalf("%d barrier-fired events within 30s, want 2: %+v", len(heard), heard)
+		}
+	}
 	mu.Lock()
 	defer mu.Unlock()
 	if len(heard) != 2 {

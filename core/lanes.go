@@ -73,32 +73,25 @@ func (s *Store) readyRefs(ctx context.Context, q dialect.Querier, lanes []laneRe
 		}
 		return int(a.delay - b.delay)
 	})
-	// One lane per key, at its earliest work; the keys of a queue in two
-	// groups, those with work at once and the others at the earliest of
-	// theirs (a turn early costs a claim a look, never a missed item).
+	// One lane per key, at its earliest work; a queue's keys in one
+	// group, at the earliest work of them all (a turn early costs a claim
+	// a look, never a missed item). Two groups, those with work at once
+	// and the others, would lock the lanes out of key order: a transaction
+	// giving a work now and b later would lock a then b, one giving b work
+	// now and a later b then a, and the two could deadlock.
 	lanes = slices.CompactFunc(lanes, func(a, b laneRef) bool { return a.queue == b.queue && a.key == b.key })
 	for start := 0; start < len(lanes); {
 		end := start
 		for end < len(lanes) && lanes[end].queue == lanes[start].queue {
 			end++
 		}
-		var now, later []string
-		var delay time.Duration
+		keys := make([]string, 0, end-start)
+		delay := lanes[start].delay
 		for _, l := range lanes[start:end] {
-			if l.delay <= 0 {
-				now = append(now, l.key)
-			} else {
-				if len(later) == 0 || l.delay < delay {
-					delay = l.delay
-				}
-				later = append(later, l.key)
-			}
+			keys = append(keys, l.key)
+			delay = min(delay, l.delay)
 		}
-		queue := lanes[start].queue
-		if err := s.readyLanes(ctx, q, queue, now, 0); err != nil {
-			return err
-		}
-		if err := s.readyLanes(ctx, q, queue, later, delay); err != nil {
+		if err := s.readyLanes(ctx, q, lanes[start].queue, keys, max(delay, 0)); err != nil {
 			return err
 		}
 		start = end

@@ -95,3 +95,38 @@ func (lockingSQLite) LockRows(spec dialect.ClaimSpec) (string, []any, error) {
 	}
 	return spec.Locked(" LIMIT "+strconv.Itoa(spec.Limit), ""), spec.FilterArgs, nil
 }
+
+// TestLanesReady_OneStatementAQueue enqueues, in one call, keyed items of
+// one queue due at once and later, to lanes already open: their turns
+// move in one statement, whose keys are locked in key order. Two, one for
+// the keys due at once and one for the others, would lock the lanes of a
+// queue out of key order, and two such enqueues over crossed keys could
+// deadlock.
+func TestLanesReady_OneStatementAQueue(t *testing.T) {
+	ctx := context.Background()
+	var tap wiretap.Tap
+	db := wiretap.Open(t, &tap, filepath.Join(t.TempDir(), "ready.db"))
+	st, err := core.Open(ctx, db, sqlite.Dialect(), core.Options{Prefix: "lr_", Migrate: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	spec := func(queue, key string, delay time.Duration) core.ItemSpec {
+		return core.ItemSpec{Queue: queue, Kind: "k", FlowKey: key, Delay: delay}
+	}
+	if _, err := st.Enqueue(ctx, spec("q", "a", 0), spec("q", "b", 0), spec("q", "c", 0), spec("r", "z", 0)); err != nil {
+		t.Fatal(err)
+	}
+	tap.Take()
+	if _, err := st.Enqueue(ctx, spec("q", "b", 0), spec("q", "a", time.Hour), spec("q", "c", time.Minute), spec("r", "z", time.Hour)); err != nil {
+		t.Fatal(err)
+	}
+	var writes []string
+	for _, s := range tap.Take() {
+		if strings.HasPrefix(s.Query, "UPDATE lr_lanes ") {
+			writes = append(writes, s.Query)
+		}
+	}
+	if len(writes) != 2 {
+		t.Errorf("the enqueue wrote the lanes of two queues in %d statements, want one a queue:\n%s", len(writes), strings.Join(writes, "\n"))
+	}
+}

@@ -132,8 +132,14 @@ func testFlowHandBackWakesIdleLane(e *env) {
 			e.t.Fatalf("%s: the lane's turn is %v with its only item claimed, want none (idle)", c.name, at)
 		}
 		c.back(cs[0])
-		if at := e.laneTurn(queue, "k"); at.IsZero() {
+		at := e.laneTurn(queue, "k")
+		if at.IsZero() {
 			e.t.Fatalf("%s: the lane has no turn after its item was handed back", c.name)
+		}
+		// The turn is the item's time, where its claim handed it back to:
+		// not earlier, which would cost a claim a look for nothing.
+		if due := e.get(id).AvailableAt; at.Before(due.Add(-e.clockSlack())) {
+			e.t.Errorf("%s: the lane's turn is %v, before its item's time %v", c.name, at, due)
 		}
 		later := e.at(c.due)
 		got := e.claim(later, e.owner(later), queue, 5)

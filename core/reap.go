@@ -112,7 +112,8 @@ func (s *Store) reap(ctx context.Context, p ReapParams, r *ReapResult) error {
 		if err := s.updateIDs(ctx, tx, reapCrashRetry, []any{why}, again); err != nil {
 			return nil, err
 		}
-		if err := s.handBack(ctx, tx, handedBack(again)); err != nil {
+		// A crash's retry is claimable at once.
+		if err := s.handBack(ctx, tx, handedBack(again, func(reapCandidate) time.Duration { return 0 })); err != nil {
 			return nil, err
 		}
 		if err := fault.Hit(ctx, fault.ReapBeforeCrashCount); err != nil {
@@ -146,13 +147,15 @@ func (s *Store) reap(ctx context.Context, p ReapParams, r *ReapResult) error {
 		// as Fail, so that a handler slower than its lease is not hammered.
 		if len(again) > 0 {
 			var args []any
+			backoff := make(map[uuid.UUID]time.Duration, len(again)) // once each: it may be jittered
 			for _, o := range again {
-				args = append(args, s.d.UUID(o.id), micros(s.opts.backoff(o.attempt)))
+				backoff[o.id] = s.opts.backoff(o.attempt)
+				args = append(args, s.d.UUID(o.id), micros(backoff[o.id]))
 			}
 			if err := s.updateIDs(ctx, tx, reapTimeoutRetry(len(again)), append(args, why), again); err != nil {
 				return nil, err
 			}
-			if err := s.handBack(ctx, tx, handedBack(again)); err != nil {
+			if err := s.handBack(ctx, tx, handedBack(again, func(o reapCandidate) time.Duration { return backoff[o.id] })); err != nil {
 				return nil, err
 			}
 		}
@@ -172,15 +175,13 @@ type reapCandidate struct {
 }
 
 // handedBack is the lanes of the items of cs, which a release hands
-// back, each given a turn now whatever its item's backoff: one statement
-// a queue, where turns at each item's time would be one a time, and a
-// turn early costs the lane's next claim a look (it turns the lane to
-// its first item's time).
-func handedBack(cs []reapCandidate) []laneRef {
+// back, each from its item's time, delay(c) from now: readyRefs moves a
+// queue's lanes in one statement, to the earliest of them.
+func handedBack(cs []reapCandidate, delay func(reapCandidate) time.Duration) []laneRef {
 	var out []laneRef
 	for _, c := range cs {
 		if c.flowKey != "" {
-			out = append(out, laneRef{queue: c.queue, key: c.flowKey})
+			out = append(out, laneRef{queue: c.queue, key: c.flowKey, delay: delay(c)})
 		}
 	}
 	return out

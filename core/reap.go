@@ -175,14 +175,13 @@ type reapCandidate struct {
 }
 
 // handedBack is the lanes of the items of cs, which a release hands
-// back, each from its item's time, delay(c) from now: readyRefs moves a
-// queue's lanes in one statement, to the earliest of them.
+// back, each from its item's time, delay(c) from now (handBack leaves out
+// the items without a flow key; readyRefs moves a queue's lanes in one
+// statement, to the earliest of them).
 func handedBack(cs []reapCandidate, delay func(reapCandidate) time.Duration) []laneRef {
-	var out []laneRef
+	out := make([]laneRef, 0, len(cs))
 	for _, c := range cs {
-		if c.flowKey != "" {
-			out = append(out, laneRef{queue: c.queue, key: c.flowKey, delay: delay(c)})
-		}
+		out = append(out, laneRef{queue: c.queue, key: c.flowKey, delay: delay(c)})
 	}
 	return out
 }

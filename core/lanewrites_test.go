@@ -16,8 +16,9 @@ import (
 )
 
 // TestClaimLanes_WritesEachLaneOnce claims and completes the one item of
-// each of ten keys, then claims again: the second claim takes the ten
-// lanes, finds them empty and sets them idle. Where the dialect can lock
+// each of four keys (a claim of four takes four lanes), then claims
+// again: the second claim takes the four lanes, finds them empty and
+// sets them idle. Where the dialect can lock
 // rows without writing them (dialect.RowLocker, here SQLite's dialect
 // given one as MySQL's has), each claim writes its lanes in one
 // statement, at its end, each lane once; without it, the second claim
@@ -44,7 +45,7 @@ func TestClaimLanes_WritesEachLaneOnce(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			const keys = 10
+			const keys = 4
 			specs := make([]core.ItemSpec, keys)
 			for i := range specs {
 				specs[i] = core.ItemSpec{Queue: "q", Kind: "k", FlowKey: fmt.Sprint("key", i)}

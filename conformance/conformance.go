@@ -159,6 +159,7 @@ var guarantees = []guarantee{
 	{"Flow_EveryHandBackWakesAnIdleLane", testFlowHandBackWakesIdleLane},
 	{"Flow_HeldLanesDoNotCrowdOutWork", testFlowHeldLanesDoNotCrowdOutWork},
 	{"Flow_DeregisterWhileItsOwnerClaims", testFlowDeregisterWhileClaiming},
+	{"Flow_ClaimsAtOnceShareTheLanes", testFlowClaimsShareLanes},
 	{"Flow_KeyedAndUnkeyedShareAQueue", testFlowMixedQueue},
 	{"Flow_IdleLanesPurgedAndOpenedAgain", testFlowLanesPurged},
 	{"Flow_LanePurgedWhileGivenALimitKeepsIt", testFlowLanePurgedWhileGivenWork},

@@ -91,6 +91,9 @@ func (s *Store) claimLanes(ctx context.Context, q dialect.Querier, p ClaimParams
 	if err != nil || len(lanes) == 0 {
 		return nil, err
 	}
+	if err := fault.Hit(ctx, fault.LanesAfterTake); err != nil {
+		return nil, err
+	}
 	if !ok {
 		seen, _ = s.lanesSeen.LoadOrStore(p.Queue, &laneHint{})
 	}

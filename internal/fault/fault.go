@@ -73,6 +73,11 @@ const (
 	// would, leaving what ran before it: the next run completes the
 	// version.
 	MigrateBeforeStatement Point = "migrate-before-statement"
+	// LanesAfterTake is in a claim of keyed items, after it has taken
+	// (and locked) the lanes whose turn has come, before it claims their
+	// items: a claim begun there finds the lanes it did not take, and
+	// must find work in them.
+	LanesAfterTake Point = "lanes-after-take"
 	// DeregisterAfterCount is in Deregister, after it has counted the
 	// owner's claimed items by lane and before it hands them back: a
 	// claim of the owner's own that commits there must not leave its
@@ -83,7 +88,7 @@ const (
 // Points lists every injection point.
 func Points() []Point {
 	return []Point{AfterClaim, FenceBeforeCommit, CompleteBeforeArrival, FireBeforeJoin,
-		DispatchBetweenPages, ReapBeforeCrashCount, RetainBetweenBatches, BeforeCompletion, OpenBeforeVersion, LaneIdleAfterRead, LanesBeforeUpdate, MigrateBeforeStatement, DeregisterAfterCount}
+		DispatchBetweenPages, ReapBeforeCrashCount, RetainBetweenBatches, BeforeCompletion, OpenBeforeVersion, LaneIdleAfterRead, LanesBeforeUpdate, MigrateBeforeStatement, DeregisterAfterCount, LanesAfterTake}
 }
 
 // Action is what a rule does when it fires.

@@ -16,15 +16,7 @@ import (
 func TestClaim_LanesOfFewItemsFillTheClaim(t *testing.T) {
 	o := openStore(t, sqlite.Dialect(), core.Options{})
 	const queue, keys, per, n = "small-lanes", 1000, 2, 100
-	specs := make([]core.ItemSpec, 0, keys*per)
-	for k := range keys {
-		for range per {
-			specs = append(specs, core.ItemSpec{Queue: queue, FlowKey: fmt.Sprintf("k%04d", k)})
-		}
-	}
-	if _, err := o.store.Enqueue(t.Context(), specs...); err != nil {
-		t.Fatal(err)
-	}
+	enqueueKeyed(t, o.store, queue, keys, per)
 	var got []int
 	total := 0
 	for total < keys*per {
@@ -55,15 +47,7 @@ func TestClaim_LanesOfFewItemsFillTheClaim(t *testing.T) {
 func TestClaim_TakesFourLanesWhereKeysHoldWork(t *testing.T) {
 	o := openStore(t, sqlite.Dialect(), core.Options{})
 	const queue, keys, per, n = "deep-lanes", 10, 100, 100
-	specs := make([]core.ItemSpec, 0, keys*per)
-	for k := range keys {
-		for range per {
-			specs = append(specs, core.ItemSpec{Queue: queue, FlowKey: fmt.Sprintf("k%02d", k)})
-		}
-	}
-	if _, err := o.store.Enqueue(t.Context(), specs...); err != nil {
-		t.Fatal(err)
-	}
+	enqueueKeyed(t, o.store, queue, keys, per)
 	for claim := 1; claim <= 3; claim++ {
 		cs, err := o.store.Claim(t.Context(), core.ClaimParams{Queue: queue, Owner: o.owner, Limit: n, Lease: time.Hour})
 		if err != nil {
@@ -81,5 +65,20 @@ func TestClaim_TakesFourLanesWhereKeysHoldWork(t *testing.T) {
 				t.Errorf("claim %d took %d items of %s, want %d", claim, k, key, n/4)
 			}
 		}
+	}
+}
+
+// enqueueKeyed enqueues per items of each of keys flow keys in queue,
+// key by key.
+func enqueueKeyed(t *testing.T, st *core.Store, queue string, keys, per int) {
+	t.Helper()
+	specs := make([]core.ItemSpec, 0, keys*per)
+	for k := range keys {
+		for range per {
+			specs = append(specs, core.ItemSpec{Queue: queue, FlowKey: fmt.Sprintf("k%04d", k)})
+		}
+	}
+	if _, err := st.Enqueue(t.Context(), specs...); err != nil {
+		t.Fatal(err)
 	}
 }

@@ -32,6 +32,7 @@ func TestTestArgs_RaceLeavesSQLiteEngineUninstrumented(t *testing.T) {
 	}{
 		{[]string{"-race", "./..."}, "test -json -timeout 25m " + off + " -race ./..."},
 		{[]string{"--race=true", "./..."}, "test -json -timeout 25m " + off + " --race=true ./..."},
+		{[]string{"-race=1", "./..."}, "test -json -timeout 25m " + off + " -race=1 ./..."},
 		{[]string{"-race=false", "./..."}, "test -json -timeout 25m -race=false ./..."},
 		// The caller's own -gcflags decide.
 		{[]string{"-race", "-gcflags=all=-N", "./..."}, "test -json -timeout 25m -race -gcflags=all=-N ./..."},

@@ -34,6 +34,7 @@ import (
 	"os/exec"
 	"regexp"
 	"sort"
+	"strconv"
 	"strings"
 )
 
@@ -87,7 +88,8 @@ func testArgs(args []string) []string {
 		case "timeout", "test.timeout":
 			timed = true
 		case "race":
-			race = value == "" || value == "true"
+			on, err := strconv.ParseBool(value)
+			race = value == "" || (err == nil && on)
 		case "gcflags":
 			gcflags = true
 		}

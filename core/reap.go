@@ -112,8 +112,8 @@ func (s *Store) reap(ctx context.Context, p ReapParams, r *ReapResult) error {
 		if err := s.updateIDs(ctx, tx, reapCrashRetry, []any{why}, again); err != nil {
 			return nil, err
 		}
-		// A crash's retry is claimable at once.
-		if err := s.handBack(ctx, tx, handedBack(again, func(reapCandidate) time.Duration { return 0 })); err != nil {
+		// A crash's retry is claimable at once (retryIn 0).
+		if err := s.handBack(ctx, tx, handedBack(again)); err != nil {
 			return nil, err
 		}
 		if err := fault.Hit(ctx, fault.ReapBeforeCrashCount); err != nil {
@@ -147,15 +147,16 @@ func (s *Store) reap(ctx context.Context, p ReapParams, r *ReapResult) error {
 		// as Fail, so that a handler slower than its lease is not hammered.
 		if len(again) > 0 {
 			var args []any
-			backoff := make(map[uuid.UUID]time.Duration, len(again)) // once each: it may be jittered
-			for _, o := range again {
-				backoff[o.id] = s.opts.backoff(o.attempt)
-				args = append(args, s.d.UUID(o.id), micros(backoff[o.id]))
+			for i := range again {
+				// Read once: the backoff may be jittered, and the lane's
+				// turn must be the item's time.
+				again[i].retryIn = s.opts.backoff(again[i].attempt)
+				args = append(args, s.d.UUID(again[i].id), micros(again[i].retryIn))
 			}
 			if err := s.updateIDs(ctx, tx, reapTimeoutRetry(len(again)), append(args, why), again); err != nil {
 				return nil, err
 			}
-			if err := s.handBack(ctx, tx, handedBack(again, func(o reapCandidate) time.Duration { return backoff[o.id] })); err != nil {
+			if err := s.handBack(ctx, tx, handedBack(again)); err != nil {
 				return nil, err
 			}
 		}
@@ -172,16 +173,19 @@ type reapCandidate struct {
 	crashes, attempt   int
 	maxAttempts        int
 	queue, flowKey     string // the item's lane, where it has a flow key
+	// retryIn is when the release makes the item claimable again, from
+	// now: its backoff, for a timeout's retry.
+	retryIn time.Duration
 }
 
 // handedBack is the lanes of the items of cs, which a release hands
-// back, each from its item's time, delay(c) from now (handBack leaves out
+// back, each from its item's time, retryIn from now (handBack leaves out
 // the items without a flow key; readyRefs moves a queue's lanes in one
 // statement, to the earliest of them).
-func handedBack(cs []reapCandidate, delay func(reapCandidate) time.Duration) []laneRef {
+func handedBack(cs []reapCandidate) []laneRef {
 	out := make([]laneRef, 0, len(cs))
 	for _, c := range cs {
-		out = append(out, laneRef{queue: c.queue, key: c.flowKey, delay: delay(c)})
+		out = append(out, laneRef{queue: c.queue, key: c.flowKey, delay: c.retryIn})
 	}
 	return out
 }

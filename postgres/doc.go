@@ -29,12 +29,15 @@
 //
 //	WITH c AS (SELECT id FROM items WHERE <filter> ORDER BY priority, available_at, id
 //	           LIMIT n FOR UPDATE SKIP LOCKED)
-//	UPDATE items SET <claim> WHERE id IN (SELECT id FROM c) RETURNING <columns>
+//	UPDATE items SET <claim> WHERE id = ANY(ARRAY(SELECT id FROM c)) RETURNING <columns>
 //
+// The update reaches the chosen rows through the primary key, their ids
+// gathered into one array: as a semi-join (id IN (SELECT id FROM c)) the
+// planner read the whole table where it was small enough to look cheap.
 // The partial index (queue, priority, available_at, id) WHERE state =
-// 'available' serves it: the plan reads that index in order for the queue
-// and stops after n rows, with no sort (TestClaimPlan_UsesPartialIndex logs
-// the plan). The rows RETURNING yields come in no particular order.
+// 'available' serves the CTE: the plan reads that index in order for the
+// queue and stops after n rows, with no sort (TestClaimPlan_UsesPartialIndex
+// logs the plan). The rows RETURNING yields come in no particular order.
 //
 // Lock strength. A fence locks the item with SELECT ... FOR NO KEY UPDATE
 // (Capabilities.LockClause): it excludes other fences, claims and updates

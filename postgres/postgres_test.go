@@ -132,7 +132,7 @@ func TestClaim_Statement(t *testing.T) {
 		t.Fatalf("Claim = %v", err)
 	}
 	want := "WITH c AS (SELECT id FROM p_items WHERE queue = $1 AND state = 'available' ORDER BY priority, available_at, id LIMIT 7 FOR UPDATE SKIP LOCKED) " +
-		"UPDATE p_items SET state = 'claimed', claim_token = $2 WHERE id IN (SELECT id FROM c) RETURNING id, state"
+		"UPDATE p_items SET state = 'claimed', claim_token = $2 WHERE id = ANY(ARRAY(SELECT id FROM c)) RETURNING id, state"
 	if r.query != want {
 		t.Errorf("claim statement\n got %s\nwant %s", r.query, want)
 	}

@@ -51,25 +51,38 @@ func laneCandidateTemplates() []entry {
 }
 
 // laneFuseTemplates are the claims of lanes' items in one statement
-// (claim.lanes: lanefuse.go), one entry for each count of lanes (the
-// template's second count); the items taken of each lane are bound.
+// (claim.lanes: lanefuse.go): one for any count of lanes where the
+// dialect binds them as lists (dialect.KeyLister), else one entry for
+// each count (the template's second count); the items taken of each lane
+// are bound.
 func laneFuseTemplates() []entry {
-	out := make([]entry, 0, maxClaimLanes)
+	out := make([]entry, 0, maxClaimLanes+1)
+	out = append(out, entry{
+		name:   "claim.lanes",
+		render: func(s *Store, _ int) []string { return s.fusedStatements(1) },
+	}.on(returning).onStore(listsKeys))
 	for m := 1; m <= maxClaimLanes; m++ {
 		out = append(out, entry{
 			name:   "claim.lanes",
 			kinds:  m,
 			render: func(s *Store, _ int) []string { return s.fusedStatements(m) },
-		}.on(returning))
+		}.on(returning).onStore(notListsKeys))
 	}
 	return out
 }
+
+func listsKeys(s *Store) bool    { return s.keys != nil }
+func notListsKeys(s *Store) bool { return s.keys == nil }
 
 // fusedStatements are the statements the dialect's Claim sends for a
 // claim of the items of m lanes.
 func (s *Store) fusedStatements(m int) []string {
 	p := ClaimParams{Queue: "q", Owner: uuid.Nil, Limit: MaxClaimLimit, Lease: time.Minute}
-	return s.claims(s.d, s.fusedSpec(p, uuid.Nil, m, make([]any, 3*m)))
+	keys, counts := make([]string, m), make([]int, m)
+	for i := range counts {
+		counts[i] = 1
+	}
+	return s.claims(s.d, s.fusedSpec(p, uuid.Nil, m, s.lanePartArgs("q", keys, counts)))
 }
 
 // chosenLimitTemplates are claim.chosen with attempt limits, as

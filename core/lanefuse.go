@@ -67,18 +67,18 @@ func laneParts(lanes []*laneRow, n int) []int {
 // items, what it gave (all it had, when it gave less than its part), or
 // one unread item where it had room and no part.
 func (s *Store) claimFromLanes(ctx context.Context, q dialect.Querier, p ClaimParams, token uuid.UUID, lanes []*laneRow, parts []int) ([]Claim, error) {
-	m := 0
-	var args []any
+	var keys []string
+	var counts []int
 	for i, l := range lanes {
 		if parts[i] > 0 {
-			m++
-			args = append(args, p.Queue, l.key, parts[i])
+			keys = append(keys, l.key)
+			counts = append(counts, parts[i])
 		}
 	}
-	if m == 0 {
+	if len(keys) == 0 {
 		return nil, nil
 	}
-	out, err := s.claimWith(ctx, q, p, token, s.fusedSpec(p, token, m, args), p.Limit)
+	out, err := s.claimWith(ctx, q, p, token, s.fusedSpec(p, token, len(keys), s.lanePartArgs(p.Queue, keys, counts)), p.Limit)
 	if err != nil {
 		return nil, err
 	}
@@ -101,16 +101,44 @@ func (s *Store) claimFromLanes(ctx context.Context, q dialect.Querier, p ClaimPa
 }
 
 // fusedSpec is the claim of the items of m lanes, the lanes and their
-// parts bound in args (queue, key, part for each). The parts are bound,
-// not written, so that the statement's text, and the plan a server
-// keeps for it, depend on the number of lanes alone.
+// parts bound in args (lanePartArgs). The parts are bound, not written,
+// so that the statement's text, and the plan a server keeps for it,
+// depend on the number of lanes alone, or on nothing where the dialect
+// binds the lanes as lists (dialect.KeyLister).
 func (s *Store) fusedSpec(p ClaimParams, token uuid.UUID, m int, args []any) dialect.ClaimSpec {
 	spec := s.claimSpec(p, token, MaxClaimLimit)
-	spec.Filter = s.expand.Replace("state = 'available' AND id IN (" + qLaneParts(s.d, m) + ")")
+	spec.Filter = s.expand.Replace("state = 'available' AND id IN (" + s.laneParts(m) + ")")
 	spec.FilterArgs = args
 	spec.Seek = nil
 	spec.OrderBy = "id"
 	return spec
+}
+
+// laneParts is the ids of the first available items of m lanes of one
+// queue, as many of each as bound (lanePartArgs), in claim order along
+// items_flow: the dialect's read of several keys at once, where it has
+// one, else one subquery a lane (qLaneParts).
+func (s *Store) laneParts(m int) string {
+	if s.keys != nil {
+		return s.keys.FirstPerKey("{items}", "id", "flow_key",
+			"queue = ? AND state = 'available' AND available_at <= {now}", "priority, available_at, id")
+	}
+	return qLaneParts(s.d, m)
+}
+
+// lanePartArgs binds laneParts' lanes, keys, of queue, and their parts,
+// counts: two lists and the queue where the dialect binds lists, else the
+// queue, key and part of each lane.
+func (s *Store) lanePartArgs(queue string, keys []string, counts []int) []any {
+	if s.keys != nil {
+		k, c := s.keys.KeyList(keys, counts)
+		return []any{k, c, queue}
+	}
+	args := make([]any, 0, 3*len(keys))
+	for i, k := range keys {
+		args = append(args, queue, k, counts[i])
+	}
+	return args
 }
 
 // lanePart is one lane's part of qLaneParts: the ids of its first

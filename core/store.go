@@ -32,6 +32,9 @@ type Store struct {
 	seek *dialect.Index
 	// lister binds a batch's ids as one parameter, where the dialect can.
 	lister dialect.UUIDLister
+	// keys reads the first items of several lanes in one query whose
+	// text does not grow with them, where the dialect can (lanefuse.go).
+	keys dialect.KeyLister
 	// locker locks the lanes a claim takes without writing them, where
 	// the dialect can (laneclaim.go).
 	locker dialect.RowLocker
@@ -133,9 +136,10 @@ func Open(ctx context.Context, db *sql.DB, d dialect.Dialect, opts Options) (*St
 	}
 
 	s.seek = migrations.ClaimIndex(opts.Prefix)
-	s.lister, _ = d.(dialect.UUIDLister)
-	s.locker, _ = d.(dialect.RowLocker)
-	s.purger, _ = d.(dialect.Purger)
+	s.lister, _ = dialect.As[dialect.UUIDLister](d)
+	s.keys, _ = dialect.As[dialect.KeyLister](d)
+	s.locker, _ = dialect.As[dialect.RowLocker](d)
+	s.purger, _ = dialect.As[dialect.Purger](d)
 	s.expand = strings.NewReplacer(expansions(d, s.names, opts.ClockOffset)...)
 	s.claimFilter, s.claimSet = s.expand.Replace(claimFilter), s.expand.Replace(claimSet)
 	s.handle = &storesql.Handle{DB: db, Dialect: d, SQL: s.sql, Read: s.read}

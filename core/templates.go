@@ -31,9 +31,10 @@ func catalogTemplates(d dialect.Dialect, opts Options, claims storesql.ClaimReco
 		return nil, nil, &InputError{Field: "Prefix", Reason: err.Error()}
 	}
 	s := &Store{d: d, caps: d.Capabilities(), opts: opts, log: opts.Logger, names: migrations.NamesFor(opts.Prefix), claims: claims}
-	s.lister, _ = d.(dialect.UUIDLister)
-	s.locker, _ = d.(dialect.RowLocker)
-	s.purger, _ = d.(dialect.Purger)
+	s.lister, _ = dialect.As[dialect.UUIDLister](d)
+	s.keys, _ = dialect.As[dialect.KeyLister](d)
+	s.locker, _ = dialect.As[dialect.RowLocker](d)
+	s.purger, _ = dialect.As[dialect.Purger](d)
 	s.expand = strings.NewReplacer(expansions(d, s.names, opts.ClockOffset)...)
 	s.claimFilter, s.claimSet = s.expand.Replace(claimFilter), s.expand.Replace(claimSet)
 	s.handle = &storesql.Handle{Dialect: d, SQL: s.sql, Read: s.read}

@@ -46,6 +46,13 @@
 // the length of the fence. The claim's CTE takes FOR UPDATE: the rows it
 // picks are available items, which nothing references while they wait.
 //
+// Lists. A batch's ids are bound as one uuid[] (dialect.UUIDLister), and
+// the lanes of a claim of keyed items as two arrays, their keys and their
+// parts, read by one LATERAL subquery along the lanes' index
+// (dialect.KeyLister): each statement has one text whatever the number of
+// ids or lanes, planned and started once, where one subquery a lane made
+// a claim of 50 lanes spend 7 to 15 ms in planning alone.
+//
 // Clock. Now is statement_timestamp(), everywhere the core reads the
 // time: the moment the server received the statement, one value for the
 // whole statement, moving from one statement to the next. Heartbeats, the

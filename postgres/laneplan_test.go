@@ -12,6 +12,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/plenumdb/plenum/core"
+	"github.com/plenumdb/plenum/dialect"
 	"github.com/plenumdb/plenum/internal/catalog"
 	"github.com/plenumdb/plenum/migrations"
 	"github.com/plenumdb/plenum/postgres"
@@ -104,19 +105,27 @@ func TestLaneCandidatesPlan_FlatInKeys(t *testing.T) {
 // in both, each lane is read along items_flow in order, stopping after
 // its 3 rows, and the items are then found by their primary key, with no
 // scan of the table; what the claim reads does not grow with the keys of
-// the queue or the items of a key.
+// the queue or the items of a key. The lanes are one index scan, run once
+// a lane (a LATERAL subquery over the bound lists of keys and parts), so
+// that the plan's size does not grow with the lanes either: as one
+// subquery a lane, 50 lanes took 7 to 15 ms to plan against under 1 ms
+// for 4.
 func TestLaneClaimPlan_FlatInKeys(t *testing.T) {
 	db, prefix := laneTables(t)
 	ctx := t.Context()
 	names := migrations.NamesFor(prefix)
 	const m, f = 10, 3
-	query := laneCatalogSQL(t, prefix, "claim.lanes", m, f)
+	// One statement for any number of lanes: the lanes and their parts
+	// are bound as two lists (dialect.KeyLister).
+	query := laneCatalogSQL(t, prefix, "claim.lanes", 0, f)
 	index := prefix + "items_flow"
 	for _, queue := range []string{"many", "few"} {
-		var args []any
+		keys, parts := make([]string, m), make([]int, m)
 		for k := range m {
-			args = append(args, queue, fmt.Sprint("k", k), f)
+			keys[k], parts[k] = fmt.Sprint("k", k), f
 		}
+		keyList, partList := postgres.Dialect().(dialect.KeyLister).KeyList(keys, parts)
+		args := []any{keyList, partList, queue}
 		// The claim's own arguments follow the filter's: token, owner,
 		// lease in microseconds.
 		args = append(args, uuid.New(), uuid.New(), int64(time.Minute/time.Microsecond))
@@ -135,6 +144,9 @@ func TestLaneClaimPlan_FlatInKeys(t *testing.T) {
 		}
 		t.Logf("the claim of %d lanes' first %d items in queue %s:\n%s", m, f, queue, plan)
 		checkLaneScans(t, plan, queue, index+" on "+names.Items, m, f)
+		if nodes := strings.Count(plan, "Scan using "+index+" on "); nodes != 1 {
+			t.Errorf("queue %s: %d scan nodes of %s, want one run once a lane:\n%s", queue, nodes, index, plan)
+		}
 		if got := actualRows.FindStringSubmatch(plan[strings.Index(plan, "Update on "):]); got == nil || got[1] != strconv.Itoa(m*f) {
 			t.Errorf("queue %s: the update did not claim %d rows:\n%s", queue, m*f, plan)
 		}
@@ -149,8 +161,8 @@ func TestLaneClaimPlan_FlatInKeys(t *testing.T) {
 
 // checkLaneScans checks, in plan (EXPLAIN ANALYZE's text) of the reads
 // of m lanes of queue, that the lanes are m index scans (of the index
-// and table named by on, index-only or not), each reading at most f
-// rows, m*f in all.
+// and table named by on, index-only or not: a scan node each, or one
+// node run once a lane), each reading at most f rows, m*f in all.
 func checkLaneScans(t *testing.T, plan, queue, on string, m, f int) {
 	t.Helper()
 	scans, read := 0, 0
@@ -158,16 +170,17 @@ func checkLaneScans(t *testing.T, plan, queue, on string, m, f int) {
 		if !strings.Contains(line, "Scan using "+on) {
 			continue
 		}
-		scans++
 		got := actualRows.FindStringSubmatch(line)
 		if got == nil {
 			t.Fatalf("no actual rows on %q", line)
 		}
+		// EXPLAIN gives a node's rows a loop, rounded.
 		n, _ := strconv.Atoi(got[1])
 		loops, _ := strconv.Atoi(got[2])
-		if n*loops > f {
-			t.Errorf("queue %s: a lane's scan read %d rows for a limit of %d: %s", queue, n*loops, f, line)
+		if n > f {
+			t.Errorf("queue %s: a lane's scan read %d rows for a limit of %d: %s", queue, n, f, line)
 		}
+		scans += loops
 		read += n * loops
 	}
 	if scans != m || read != m*f {

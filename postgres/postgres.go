@@ -269,6 +269,51 @@ func (d *pgDialect) UUIDList(ids []uuid.UUID) any {
 	return string(append(b, '}'))
 }
 
+var _ dialect.KeyLister = theDialect
+
+// FirstPerKey reads the first rows of each key in one query whatever the
+// number of keys: the keys and their counts are two arrays, unnested side
+// by side, and a LATERAL subquery reads each key's rows along its index,
+// stopping at its count. Planned and started once, where a UNION ALL of
+// one subquery per key was planned and started once per key (50 keys:
+// 7-15 ms of planning against under 1 ms for 4, TestLaneClaimPlan_FlatInKeys).
+func (d *pgDialect) FirstPerKey(table, id, key, filter, orderBy string) string {
+	return "SELECT f." + id + " FROM unnest(CAST(? AS text[]), CAST(? AS integer[])) AS k(key, n)" +
+		" CROSS JOIN LATERAL (SELECT " + id + " FROM " + table + " WHERE " + filter + " AND " + key + " = k.key" +
+		" ORDER BY " + orderBy + " LIMIT k.n) f"
+}
+
+// KeyList binds keys as the text of a text[] literal, each element quoted
+// (a backslash before a quote or a backslash), and counts as an integer[]
+// literal, as UUIDList does ids.
+func (d *pgDialect) KeyList(keys []string, counts []int) (any, any) {
+	b := make([]byte, 0, 2+16*len(keys))
+	b = append(b, '{')
+	for i, k := range keys {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, '"')
+		for j := 0; j < len(k); j++ {
+			if k[j] == '"' || k[j] == '\\' {
+				b = append(b, '\\')
+			}
+			b = append(b, k[j])
+		}
+		b = append(b, '"')
+	}
+	b = append(b, '}')
+	c := make([]byte, 0, 2+4*len(counts))
+	c = append(c, '{')
+	for i, n := range counts {
+		if i > 0 {
+			c = append(c, ',')
+		}
+		c = strconv.AppendInt(c, int64(n), 10)
+	}
+	return string(b), string(append(c, '}'))
+}
+
 // hexUUID writes the canonical text form of id into dst, without the
 // allocation of uuid.UUID.String.
 func hexUUID(dst []byte, id uuid.UUID) {

@@ -73,9 +73,9 @@ func (c *stmtCounter) recorded() []string {
 // transaction are not counted; the hot path has none). It hides the
 // dialect's notifier (dialect.Notifier): the measured stores claim in a
 // loop and need no wake-ups. The optional interfaces that shape the
-// statements a user's store sends (dialect.UUIDLister, dialect.Purger,
-// dialect.RowLocker) it keeps, through countingDialectOf: hiding them
-// measured statements no user runs (on PostgreSQL, completions with an IN
+// statements a user's store sends (dialect.UUIDLister,
+// dialect.KeyLister, dialect.Purger, dialect.RowLocker) it passes on
+// (dialect.Wrapper): hiding them measured statements no user runs (on PostgreSQL, completions with an IN
 // list of 100 placeholders instead of one uuid[], retention by a read and
 // a transaction of deletes instead of one statement a batch, and lanes
 // written twice by a claim of keyed items).
@@ -84,68 +84,15 @@ type countingDialect struct {
 	c *stmtCounter
 }
 
-// The counting dialects over each set of the optional interfaces.
-type (
-	countingListerDialect struct {
-		countingDialect
-		dialect.UUIDLister
-	}
-	countingPurgerDialect struct {
-		countingDialect
-		dialect.Purger
-	}
-	countingLockerDialect struct {
-		countingDialect
-		dialect.RowLocker
-	}
-	countingListerPurgerDialect struct {
-		countingDialect
-		dialect.UUIDLister
-		dialect.Purger
-	}
-	countingListerLockerDialect struct {
-		countingDialect
-		dialect.UUIDLister
-		dialect.RowLocker
-	}
-	countingPurgerLockerDialect struct {
-		countingDialect
-		dialect.Purger
-		dialect.RowLocker
-	}
-	countingListerPurgerLockerDialect struct {
-		countingDialect
-		dialect.UUIDLister
-		dialect.Purger
-		dialect.RowLocker
-	}
-)
-
-// countingDialectOf returns d counted by c, with the statement-shaping
-// optional interfaces d has.
+// countingDialectOf returns d counted by c. It passes on the optional
+// interfaces of d that shape statements (dialect.Wrapper), so that
+// Plenum's side sends the statements a user's store sends.
 func countingDialectOf(d dialect.Dialect, c *stmtCounter) dialect.Dialect {
-	cd := countingDialect{Dialect: d, c: c}
-	l, isLister := d.(dialect.UUIDLister)
-	p, isPurger := d.(dialect.Purger)
-	k, isLocker := d.(dialect.RowLocker)
-	switch {
-	case isLister && isPurger && isLocker:
-		return countingListerPurgerLockerDialect{cd, l, p, k}
-	case isLister && isPurger:
-		return countingListerPurgerDialect{cd, l, p}
-	case isLister && isLocker:
-		return countingListerLockerDialect{cd, l, k}
-	case isPurger && isLocker:
-		return countingPurgerLockerDialect{cd, p, k}
-	case isLister:
-		return countingListerDialect{cd, l}
-	case isPurger:
-		return countingPurgerDialect{cd, p}
-	case isLocker:
-		return countingLockerDialect{cd, k}
-	}
-	return cd
+	return countingDialect{Dialect: d, c: c}
 }
+
+// Unwrap returns the dialect counted.
+func (d countingDialect) Unwrap() dialect.Dialect { return d.Dialect }
 
 func (d countingDialect) Begin(ctx context.Context, db *sql.DB, opts dialect.TxOptions) (dialect.Tx, error) {
 	tx, err := d.Dialect.Begin(ctx, db, opts)

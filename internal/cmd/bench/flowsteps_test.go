@@ -33,40 +33,16 @@ type stepDialect struct {
 	text map[string]string // a statement of each step
 }
 
-// stepListerDialect, stepLockerDialect and stepListerLockerDialect keep
-// the UUIDLister and the RowLocker of a dialect that has them, as
-// countingDialectOf does, so that completions and claims of lanes are the
-// ones users run.
-type (
-	stepListerDialect struct {
-		*stepDialect
-		dialect.UUIDLister
-	}
-	stepLockerDialect struct {
-		*stepDialect
-		dialect.RowLocker
-	}
-	stepListerLockerDialect struct {
-		*stepDialect
-		dialect.UUIDLister
-		dialect.RowLocker
-	}
-)
-
+// newStepDialect returns d timed by step, with the optional interfaces
+// of d that shape statements passed on (dialect.Wrapper), so that the
+// claims timed are the ones users run.
 func newStepDialect(d dialect.Dialect, prefix string) (*stepDialect, dialect.Dialect) {
 	sd := &stepDialect{Dialect: d, names: migrations.NamesFor(prefix), took: map[string]time.Duration{}, runs: map[string]int{}, text: map[string]string{}}
-	l, isLister := d.(dialect.UUIDLister)
-	k, isLocker := d.(dialect.RowLocker)
-	switch {
-	case isLister && isLocker:
-		return sd, stepListerLockerDialect{sd, l, k}
-	case isLister:
-		return sd, stepListerDialect{sd, l}
-	case isLocker:
-		return sd, stepLockerDialect{sd, k}
-	}
 	return sd, sd
 }
+
+// Unwrap returns the dialect timed.
+func (d *stepDialect) Unwrap() dialect.Dialect { return d.Dialect }
 
 func (d *stepDialect) Begin(ctx context.Context, db *sql.DB, opts dialect.TxOptions) (dialect.Tx, error) {
 	tx, err := d.Dialect.Begin(ctx, db, opts)
@@ -108,7 +84,7 @@ func (d *stepDialect) flowStep(q string) string {
 		return "3 count claimed"
 	case strings.Contains(q, "SELECT * FROM (SELECT id, flow_key"):
 		return "4 UNION read of candidates"
-	case strings.Contains(q, ") p0"):
+	case strings.Contains(q, ") p0") || strings.Contains(q, "LATERAL"):
 		return "4+5 claim of the lanes' items (no rate limit)"
 	case strings.Contains(q, "MIN(available_at)"):
 		return "6a lanes' first item (idle lanes)"

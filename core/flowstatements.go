@@ -109,11 +109,20 @@ func qLaneFirst(n int) string {
 		" WHERE queue = ? AND state = 'available' AND flow_key IN (" + sqlkit.Placeholders(n) + ") GROUP BY flow_key"
 }
 
+// A lane's available items that are due (its key compared apart), in
+// claim order, along items_flow, and what a claim reads of each
+// (laneTake, and the reads through dialect.KeyLister).
+const (
+	laneFilter           = "queue = ? AND state = 'available' AND available_at <= {now}"
+	laneOrder            = "priority, available_at, id"
+	laneCandidateColumns = "id, flow_key, cost, priority, available_at"
+)
+
 // laneTake is one lane's part of qLaneCandidates: its first f available
 // items, in claim order, along items_flow.
 func laneTake(d dialect.Dialect, f int) string {
-	return "SELECT id, flow_key, cost, priority, available_at FROM {items} WHERE queue = ? AND flow_key = ? AND state = 'available' AND available_at <= {now}" +
-		" ORDER BY priority, available_at, id" + d.Limit(f)
+	return "SELECT " + laneCandidateColumns + " FROM {items} WHERE queue = ? AND flow_key = ? AND state = 'available' AND available_at <= {now}" +
+		" ORDER BY " + laneOrder + d.Limit(f)
 }
 
 // qLaneCandidates reads the first f available items of each of m lanes
@@ -130,6 +139,12 @@ func qLaneCandidates(d dialect.Dialect, m, f int) string {
 		b.WriteString(strconv.Itoa(i))
 	}
 	return b.String()
+}
+
+// qLaneCandidatesListed is qLaneCandidates for a dialect that binds the
+// lanes and what each offers as lists: one text for any lanes.
+func qLaneCandidatesListed(k dialect.KeyLister) string {
+	return k.FirstPerKey("{items}", laneCandidateColumns, "flow_key", laneFilter, laneOrder)
 }
 
 // qLanesServed sets the turn and the rate state of n lanes a claim took:

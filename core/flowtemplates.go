@@ -34,18 +34,23 @@ var flowTemplates = []entry{
 	{name: "claim.chosen", max: (*Store).claimMax, render: func(s *Store, n int) []string { return s.chosenStatementsWith(n, 0) }},
 }
 
-// laneCandidateTemplates are the reads of the lanes' candidates, one
-// entry for each count of lanes (its kinds, the template's second count),
-// each sized by the items read of each.
+// laneCandidateTemplates are the reads of the lanes' candidates: one for
+// any lanes where the dialect binds them as lists (dialect.KeyLister),
+// else one entry for each count of lanes (its kinds, the template's
+// second count), each sized by the items read of each.
 func laneCandidateTemplates() []entry {
-	out := make([]entry, 0, maxClaimLanes)
+	out := make([]entry, 0, maxClaimLanes+1)
+	out = append(out, entry{
+		name:   "lanes.candidates",
+		render: func(s *Store, _ int) []string { return []string{s.sql(qLaneCandidatesListed(s.keys))} },
+	}.onStore(listsKeys))
 	for m := 1; m <= maxClaimLanes; m++ {
 		out = append(out, entry{
 			name:   "lanes.candidates",
 			kinds:  m,
 			max:    limitMax,
 			render: func(s *Store, f int) []string { return []string{s.sql(qLaneCandidates(s.d, m, f))} },
-		})
+		}.onStore(notListsKeys))
 	}
 	return out
 }

@@ -431,9 +431,12 @@ func shareLanes(lanes []*laneRow, n int) []int {
 func (s *Store) laneCandidates(ctx context.Context, q dialect.Querier, queue string, lanes []*laneRow, offer []int) error {
 	// One statement reads the same number of each lane, the most any
 	// offers, so that its text depends on two counts only; each lane
-	// keeps its own offer of what comes back.
+	// keeps its own offer of what comes back. Where the dialect binds
+	// the lanes as lists, each lane's offer is bound, in one text.
 	f := 0
 	var args []any
+	var listed []string
+	var counts []int
 	byKey := map[string]*laneRow{}
 	want := map[string]int{}
 	for i, l := range lanes {
@@ -442,12 +445,18 @@ func (s *Store) laneCandidates(ctx context.Context, q dialect.Querier, queue str
 		}
 		f = max(f, offer[i])
 		args = append(args, queue, l.key)
+		listed, counts = append(listed, l.key), append(counts, offer[i])
 		byKey[l.key], want[l.key] = l, offer[i]
 	}
 	if f == 0 {
 		return nil
 	}
-	rows, err := q.QueryContext(ctx, s.sql(qLaneCandidates(s.d, len(byKey), f)), args...)
+	stmt := qLaneCandidates(s.d, len(byKey), f)
+	if s.keys != nil {
+		k, c := s.keys.KeyList(listed, counts)
+		stmt, args = qLaneCandidatesListed(s.keys), []any{k, c, queue}
+	}
+	rows, err := q.QueryContext(ctx, s.sql(stmt), args...)
 	if err != nil {
 		return err
 	}

@@ -120,8 +120,7 @@ func (s *Store) fusedSpec(p ClaimParams, token uuid.UUID, m int, args []any) dia
 // one, else one subquery a lane (qLaneParts).
 func (s *Store) laneParts(m int) string {
 	if s.keys != nil {
-		return s.keys.FirstPerKey("{items}", "id", "flow_key",
-			"queue = ? AND state = 'available' AND available_at <= {now}", "priority, available_at, id")
+		return s.keys.FirstPerKey("{items}", "id", "flow_key", laneFilter, laneOrder)
 	}
 	return qLaneParts(s.d, m)
 }

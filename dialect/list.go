@@ -20,23 +20,23 @@ type UUIDLister interface {
 	UUIDList(ids []uuid.UUID) any
 }
 
-// KeyLister is an optional capability of a Dialect whose Claim is one
-// UPDATE ... RETURNING: the first rows of each of several keys, as many
-// of each as bound with it, read in one query whose text is the same for
-// any number of keys. The core finds it by type assertion
-// (d.(KeyLister)) and claims the items of several lanes with it (each
-// lane a key, its part of the claim its count); without it, that read is
-// one subquery per key joined by UNION ALL, which the server plans and
-// starts up once per key at each claim.
+// KeyLister is an optional capability of a Dialect: the first rows of
+// each of several keys, as many of each as bound with it, read in one
+// query whose text is the same for any number of keys. The core finds it
+// by type assertion (As) and reads or claims the items of several lanes
+// with it (each lane a key, what it asks of the lane its count); without
+// it, that read is one subquery per key joined by UNION ALL, which the
+// server plans and starts once per key at each claim.
 //
 // PostgreSQL implements it with two arrays, of the keys and of their
 // counts, and a LATERAL subquery run once per key along an index.
 type KeyLister interface {
-	// FirstPerKey returns a query of the column id of table's rows that
-	// satisfy filter: for each key bound with KeyList, the first rows in
-	// orderBy whose column key holds it, at most as many as the count
-	// bound with it. Its '?' are the keys', the counts', then filter's.
-	FirstPerKey(table, id, key, filter, orderBy string) string
+	// FirstPerKey returns a query of columns (a comma-separated list of
+	// table's columns, unqualified) of table's rows that satisfy filter:
+	// for each key bound with KeyList, the first rows in orderBy whose
+	// column key holds it, at most as many as the count bound with it.
+	// Its '?' are the keys', the counts', then filter's.
+	FirstPerKey(table, columns, key, filter, orderBy string) string
 	// KeyList returns the values to bind for FirstPerKey's keys and
 	// counts. keys and counts have the same length, at least 1; a count
 	// is at least 1.

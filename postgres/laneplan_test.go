@@ -19,11 +19,11 @@ import (
 )
 
 // laneCatalogSQL is the statement name of the catalog at size f with m
-// lanes (the template's second count, Kinds), as the store under prefix
-// sends it: the lanes claim's read of the first f available items of
-// each of m lanes ("lanes.candidates"), or its claim of their first
-// items, as many of each as bound ("claim.lanes", one statement for any
-// f).
+// of its second count (Kinds), as the store under prefix sends it: the
+// claim of f lanes ("lanes.claim", m 0), or the lanes claim's read of
+// their first available items ("lanes.candidates") or claim of them
+// ("claim.lanes"), one statement for any lanes and any counts (m and f
+// 0: the lanes and their counts are bound as lists, dialect.KeyLister).
 func laneCatalogSQL(t *testing.T, prefix, name string, m, f int) string {
 	t.Helper()
 	c, err := catalog.New(postgres.Dialect(), core.Options{Prefix: prefix})
@@ -71,19 +71,19 @@ var actualRows = regexp.MustCompile(`actual rows=(\d+) loops=(\d+)`)
 // items_flow (queue, flow_key, priority, available_at, id WHERE state =
 // 'available' AND flow_key IS NOT NULL) in order, stopping after its 3
 // rows, with no sort and no scan of the table; what it reads does not
-// grow with the keys of the queue or the items of a key.
+// grow with the keys of the queue or the items of a key, and the plan,
+// one index scan run once a lane, not with the lanes either.
 func TestLaneCandidatesPlan_FlatInKeys(t *testing.T) {
 	db, prefix := laneTables(t)
 	ctx := t.Context()
 	names := migrations.NamesFor(prefix)
 	const m, f = 10, 3
-	query := laneCatalogSQL(t, prefix, "lanes.candidates", m, f)
+	// One statement for any number of lanes, each lane's count bound
+	// (dialect.KeyLister).
+	query := laneCatalogSQL(t, prefix, "lanes.candidates", 0, f)
 	index := prefix + "items_flow"
 	for _, queue := range []string{"many", "few"} {
-		var args []any
-		for k := range m {
-			args = append(args, queue, fmt.Sprint("k", k))
-		}
+		args := listedLanes(queue, m, f)
 		rows, err := db.QueryContext(ctx, "EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF) "+query, args...)
 		if err != nil {
 			t.Fatal(err)
@@ -91,6 +91,9 @@ func TestLaneCandidatesPlan_FlatInKeys(t *testing.T) {
 		plan := planText(t, rows)
 		t.Logf("the read of %d lanes' first %d items in queue %s:\n%s", m, f, queue, plan)
 		checkLaneScans(t, plan, queue, index+" on "+names.Items, m, f)
+		if nodes := strings.Count(plan, "Scan using "+index+" on "); nodes != 1 {
+			t.Errorf("queue %s: %d scan nodes of %s, want one run once a lane:\n%s", queue, nodes, index, plan)
+		}
 		for _, bad := range []string{"Seq Scan", "Sort", "Bitmap Heap Scan"} {
 			if strings.Contains(plan, bad) {
 				t.Errorf("queue %s: the plan has %q:\n%s", queue, bad, plan)
@@ -120,12 +123,7 @@ func TestLaneClaimPlan_FlatInKeys(t *testing.T) {
 	query := laneCatalogSQL(t, prefix, "claim.lanes", 0, f)
 	index := prefix + "items_flow"
 	for _, queue := range []string{"many", "few"} {
-		keys, parts := make([]string, m), make([]int, m)
-		for k := range m {
-			keys[k], parts[k] = fmt.Sprint("k", k), f
-		}
-		keyList, partList := postgres.Dialect().(dialect.KeyLister).KeyList(keys, parts)
-		args := []any{keyList, partList, queue}
+		args := listedLanes(queue, m, f)
 		// The claim's own arguments follow the filter's: token, owner,
 		// lease in microseconds.
 		args = append(args, uuid.New(), uuid.New(), int64(time.Minute/time.Microsecond))
@@ -157,6 +155,18 @@ func TestLaneClaimPlan_FlatInKeys(t *testing.T) {
 			t.Errorf("queue %s: the plan reads a bitmap of an index other than a primary key (%q):\n%s", queue, off, plan)
 		}
 	}
+}
+
+// listedLanes are the arguments of a read of the first f items of the
+// lanes k0 to k(m-1) of queue through dialect.KeyLister: the keys, their
+// counts, the queue.
+func listedLanes(queue string, m, f int) []any {
+	keys, counts := make([]string, m), make([]int, m)
+	for k := range m {
+		keys[k], counts[k] = fmt.Sprint("k", k), f
+	}
+	keyList, countList := postgres.Dialect().(dialect.KeyLister).KeyList(keys, counts)
+	return []any{keyList, countList, queue}
 }
 
 // checkLaneScans checks, in plan (EXPLAIN ANALYZE's text) of the reads

@@ -276,11 +276,13 @@ var _ dialect.KeyLister = theDialect
 // by side, and a LATERAL subquery reads each key's rows along its index,
 // stopping at its count. Planned and started once, where a UNION ALL of
 // one subquery per key was planned and started once per key (50 keys:
-// 7-15 ms of planning against under 1 ms for 4, TestLaneClaimPlan_FlatInKeys).
-func (d *pgDialect) FirstPerKey(table, id, key, filter, orderBy string) string {
-	return "SELECT f." + id + " FROM unnest(CAST(? AS text[]), CAST(? AS integer[])) AS k(key, n)" +
-		" CROSS JOIN LATERAL (SELECT " + id + " FROM " + table + " WHERE " + filter + " AND " + key + " = k.key" +
-		" ORDER BY " + orderBy + " LIMIT k.n) f"
+// 7-15 ms of planning against under 1 ms for 4). The arrays' columns have
+// names no table of the core's has, so that the subquery's own columns
+// are never taken for them.
+func (d *pgDialect) FirstPerKey(table, columns, key, filter, orderBy string) string {
+	return "SELECT f_.* FROM unnest(CAST(? AS text[]), CAST(? AS integer[])) AS k_(key_, n_)" +
+		" CROSS JOIN LATERAL (SELECT " + columns + " FROM " + table + " WHERE " + filter + " AND " + key + " = k_.key_" +
+		" ORDER BY " + orderBy + " LIMIT k_.n_) f_"
 }
 
 // KeyList binds keys as the text of a text[] literal, each element quoted

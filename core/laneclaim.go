@@ -434,8 +434,7 @@ func (s *Store) laneCandidates(ctx context.Context, q dialect.Querier, queue str
 	// keeps its own offer of what comes back. Where the dialect binds
 	// the lanes as lists, each lane's offer is bound, in one text.
 	f := 0
-	var args []any
-	var listed []string
+	var keys []string
 	var counts []int
 	byKey := map[string]*laneRow{}
 	want := map[string]int{}
@@ -444,17 +443,22 @@ func (s *Store) laneCandidates(ctx context.Context, q dialect.Querier, queue str
 			continue
 		}
 		f = max(f, offer[i])
-		args = append(args, queue, l.key)
-		listed, counts = append(listed, l.key), append(counts, offer[i])
+		keys, counts = append(keys, l.key), append(counts, offer[i])
 		byKey[l.key], want[l.key] = l, offer[i]
 	}
 	if f == 0 {
 		return nil
 	}
-	stmt := qLaneCandidates(s.d, len(byKey), f)
+	var stmt string
+	var args []any
 	if s.keys != nil {
-		k, c := s.keys.KeyList(listed, counts)
+		k, c := s.keys.KeyList(keys, counts)
 		stmt, args = qLaneCandidatesListed(s.keys), []any{k, c, queue}
+	} else {
+		stmt = qLaneCandidates(s.d, len(keys), f)
+		for _, k := range keys {
+			args = append(args, queue, k)
+		}
 	}
 	rows, err := q.QueryContext(ctx, s.sql(stmt), args...)
 	if err != nil {

@@ -107,25 +107,25 @@ func (s *Store) claimFromLanes(ctx context.Context, q dialect.Querier, p ClaimPa
 // binds the lanes as lists (dialect.KeyLister).
 func (s *Store) fusedSpec(p ClaimParams, token uuid.UUID, m int, args []any) dialect.ClaimSpec {
 	spec := s.claimSpec(p, token, MaxClaimLimit)
-	spec.Filter = s.expand.Replace("state = 'available' AND id IN (" + s.laneParts(m) + ")")
+	spec.Filter = s.expand.Replace("state = 'available' AND id IN (" + s.lanePartsSQL(m) + ")")
 	spec.FilterArgs = args
 	spec.Seek = nil
 	spec.OrderBy = "id"
 	return spec
 }
 
-// laneParts is the ids of the first available items of m lanes of one
-// queue, as many of each as bound (lanePartArgs), in claim order along
-// items_flow: the dialect's read of several keys at once, where it has
-// one, else one subquery a lane (qLaneParts).
-func (s *Store) laneParts(m int) string {
+// lanePartsSQL is the ids of the first available items of m lanes of
+// one queue, as many of each as bound (lanePartArgs), in claim order
+// along items_flow: the dialect's read of several keys at once, where it
+// has one, else one subquery a lane (qLaneParts).
+func (s *Store) lanePartsSQL(m int) string {
 	if s.keys != nil {
 		return s.keys.FirstPerKey("{items}", "id", "flow_key", laneFilter, laneOrder)
 	}
 	return qLaneParts(s.d, m)
 }
 
-// lanePartArgs binds laneParts' lanes, keys, of queue, and their parts,
+// lanePartArgs binds lanePartsSQL's lanes, keys, of queue, and their parts,
 // counts: two lists and the queue where the dialect binds lists, else the
 // queue, key and part of each lane.
 func (s *Store) lanePartArgs(queue string, keys []string, counts []int) []any {

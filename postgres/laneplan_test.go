@@ -115,7 +115,6 @@ func TestLaneCandidatesPlan_FlatInKeys(t *testing.T) {
 // for 4.
 func TestLaneClaimPlan_FlatInKeys(t *testing.T) {
 	db, prefix := laneTables(t)
-	ctx := t.Context()
 	names := migrations.NamesFor(prefix)
 	const m, f = 10, 3
 	// One statement for any number of lanes: the lanes and their parts
@@ -127,19 +126,7 @@ func TestLaneClaimPlan_FlatInKeys(t *testing.T) {
 		// The claim's own arguments follow the filter's: token, owner,
 		// lease in microseconds.
 		args = append(args, uuid.New(), uuid.New(), int64(time.Minute/time.Microsecond))
-		tx, err := db.BeginTx(ctx, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		rows, err := tx.QueryContext(ctx, "EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF) "+query, args...)
-		if err != nil {
-			tx.Rollback()
-			t.Fatal(err)
-		}
-		plan := planText(t, rows)
-		if err := tx.Rollback(); err != nil {
-			t.Fatal(err)
-		}
+		plan := explainRolledBack(t, db, query, args)
 		t.Logf("the claim of %d lanes' first %d items in queue %s:\n%s", m, f, queue, plan)
 		checkLaneScans(t, plan, queue, index+" on "+names.Items, m, f)
 		if nodes := strings.Count(plan, "Scan using "+index+" on "); nodes != 1 {
@@ -155,6 +142,22 @@ func TestLaneClaimPlan_FlatInKeys(t *testing.T) {
 			t.Errorf("queue %s: the plan reads a bitmap of an index other than a primary key (%q):\n%s", queue, off, plan)
 		}
 	}
+}
+
+// explainRolledBack runs query with args under EXPLAIN ANALYZE in a
+// transaction rolled back, and returns its plan.
+func explainRolledBack(t *testing.T, db *sql.DB, query string, args []any) string {
+	t.Helper()
+	tx, err := db.BeginTx(t.Context(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tx.Rollback()
+	rows, err := tx.QueryContext(t.Context(), "EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF) "+query, args...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return planText(t, rows)
 }
 
 // listedLanes are the arguments of a read of the first f items of the
@@ -232,19 +235,7 @@ func TestLaneTakePlan_FlatInKeys(t *testing.T) {
 		// The filter's arguments: queue, owner, the queue's default
 		// limits (none), owner again.
 		args := []any{queue, owner.String(), 0, 0, 0, owner.String(), 0}
-		tx, err := db.BeginTx(ctx, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		rows, err := tx.QueryContext(ctx, "EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF) "+query, args...)
-		if err != nil {
-			tx.Rollback()
-			t.Fatal(err)
-		}
-		plan := planText(t, rows)
-		if err := tx.Rollback(); err != nil {
-			t.Fatal(err)
-		}
+		plan := explainRolledBack(t, db, query, args)
 		t.Logf("the claim of %d lanes in queue %s:\n%s", m, queue, plan)
 		if got := actualRows.FindStringSubmatch(plan[strings.Index(plan, "Update on "):]); got == nil || got[1] != strconv.Itoa(m) {
 			t.Errorf("queue %s: the update did not take %d lanes:\n%s", queue, m, plan)

@@ -11,8 +11,11 @@
 // package).
 //
 // The dialect is PostgreSQL's, with only what CockroachDB does differently
-// overridden; the statements (claim, insert-or-ignore, clock, placeholders)
-// are the same. Sources are CockroachDB's documentation pages and the
+// overridden; the statements (insert-or-ignore, clock, placeholders) are
+// the same, and the claim too but for how its update finds the rows
+// chosen (Claim). The lanes of a claim of keyed items are read with one
+// subquery a lane: PostgreSQL's arrays and LATERAL read (KeyLister) take
+// a LIMIT from the outer row, which was not verified on CockroachDB. Sources are CockroachDB's documentation pages and the
 // issues of github.com/cockroachdb/cockroach, named below by number.
 //
 // # Serializable transactions

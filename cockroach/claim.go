@@ -5,8 +5,6 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-	"strconv"
-	"strings"
 
 	"github.com/plenumdb/plenum/dialect"
 	"github.com/plenumdb/plenum/dialect/sqlkit"
@@ -28,11 +26,6 @@ func (d *crdbDialect) Claim(ctx context.Context, q dialect.Querier, spec dialect
 	if err := spec.Validate(); err != nil {
 		return nil, fmt.Errorf("cockroach: claim: %w", err)
 	}
-	stmt := "WITH c AS (" + spec.Candidates(" LIMIT "+strconv.Itoa(spec.Limit)) + " FOR UPDATE SKIP LOCKED)" +
-		" UPDATE " + spec.Table + " SET " + spec.Set +
-		" WHERE " + spec.Key + " IN (SELECT " + spec.Key + " FROM c) RETURNING " + strings.Join(spec.Returning, ", ")
-	args := make([]any, 0, len(spec.FilterArgs)+len(spec.SetArgs))
-	args = append(args, spec.FilterArgs...)
-	args = append(args, spec.SetArgs...)
+	stmt, args := sqlkit.CTEClaim(spec, spec.Key+" IN (SELECT "+spec.Key+" FROM c)")
 	return q.QueryContext(ctx, sqlkit.RebindNumbered(stmt, "$"), args...)
 }

@@ -195,12 +195,7 @@ func claimStatement(spec dialect.ClaimSpec) (string, []any, error) {
 	if err := spec.Validate(); err != nil {
 		return "", nil, fmt.Errorf("postgres: claim: %w", err)
 	}
-	stmt := "WITH c AS (" + spec.Candidates(" LIMIT "+strconv.Itoa(spec.Limit)) + " FOR UPDATE SKIP LOCKED)" +
-		" UPDATE " + spec.Table + " SET " + spec.Set +
-		" WHERE " + spec.Key + " = ANY(ARRAY(SELECT " + spec.Key + " FROM c)) RETURNING " + strings.Join(spec.Returning, ", ")
-	args := make([]any, 0, len(spec.FilterArgs)+len(spec.SetArgs))
-	args = append(args, spec.FilterArgs...)
-	args = append(args, spec.SetArgs...)
+	stmt, args := sqlkit.CTEClaim(spec, spec.Key+" = ANY(ARRAY(SELECT "+spec.Key+" FROM c))")
 	return sqlkit.RebindNumbered(stmt, "$"), args, nil
 }
 

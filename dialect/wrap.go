@@ -12,10 +12,17 @@ type Wrapper interface {
 	Unwrap() Dialect
 }
 
+// maxWraps bounds the dialects As looks through, so that a wrapper that
+// unwraps to itself, or to a ring of wrappers, ends the search.
+const maxWraps = 16
+
 // As returns d as a T, or the first dialect d wraps (Wrapper) that is
-// one, and whether it found one.
+// one, looking through at most 16 wrappers, and whether it found one.
 func As[T any](d Dialect) (T, bool) {
-	for d != nil {
+	for range maxWraps + 1 {
+		if d == nil {
+			break
+		}
 		if t, ok := d.(T); ok {
 			return t, true
 		}

@@ -12,6 +12,11 @@ type wrapped struct{ dialect.Dialect }
 
 func (w wrapped) Unwrap() dialect.Dialect { return w.Dialect }
 
+// looped unwraps to itself.
+type looped struct{ dialect.Dialect }
+
+func (l looped) Unwrap() dialect.Dialect { return l }
+
 // hiding wraps a dialect and hides its optional interfaces.
 type hiding struct{ dialect.Dialect }
 
@@ -28,6 +33,9 @@ func TestAs_FindsThroughWrappers(t *testing.T) {
 	}
 	if _, ok := dialect.As[dialect.KeyLister](wrapped{d}); ok {
 		t.Error("As found a KeyLister that neither the wrapper nor sqlite's dialect has")
+	}
+	if _, ok := dialect.As[dialect.KeyLister](looped{d}); ok {
+		t.Error("As found a KeyLister through a wrapper that unwraps to itself")
 	}
 	if _, ok := dialect.As[dialect.UUIDLister](nil); ok {
 		t.Error("As found a UUIDLister in no dialect")

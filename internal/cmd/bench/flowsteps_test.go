@@ -36,9 +36,8 @@ type stepDialect struct {
 // newStepDialect returns d timed by step, with the optional interfaces
 // of d that shape statements passed on (dialect.Wrapper), so that the
 // claims timed are the ones users run.
-func newStepDialect(d dialect.Dialect, prefix string) (*stepDialect, dialect.Dialect) {
-	sd := &stepDialect{Dialect: d, names: migrations.NamesFor(prefix), took: map[string]time.Duration{}, runs: map[string]int{}, text: map[string]string{}}
-	return sd, sd
+func newStepDialect(d dialect.Dialect, prefix string) *stepDialect {
+	return &stepDialect{Dialect: d, names: migrations.NamesFor(prefix), took: map[string]time.Duration{}, runs: map[string]int{}, text: map[string]string{}}
 }
 
 // Unwrap returns the dialect timed.
@@ -185,8 +184,8 @@ func flowSteps(b *testing.B, db *sql.DB, d dialect.Dialect) {
 	ctx := b.Context()
 	o := benchOptions{Items: 20000, Batch: 100, Workers: 4}
 	prefix := "steps_" + randomTag() + "_"
-	sd, timed := newStepDialect(d, prefix)
-	st, err := core.Open(ctx, db, timed, core.Options{Prefix: prefix, Migrate: true})
+	sd := newStepDialect(d, prefix)
+	st, err := core.Open(ctx, db, sd, core.Options{Prefix: prefix, Migrate: true})
 	if err != nil {
 		b.Fatal(err)
 	}

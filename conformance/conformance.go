@@ -121,6 +121,7 @@ var guarantees = []guarantee{
 	{"Fence_PastClaimDeadlineChangesNothing", testFenceDeadline},
 	{"Complete_IdempotentWithSameToken", testCompleteIdempotent},
 	{"Complete_CountsAtTheBarrierOfTheRow", testCompleteCountsByTheRow},
+	{"Complete_MembersCountAtTheBarrierOfTheRow", testCompleteMembersByTheRow},
 	{"FinishMany_MixedOutcomesFencedEachInOneTransaction", testFinishMany},
 	{"Recovery_OwnerStopsHeartbeating", testRecoveryOwnerStops},
 	{"Recovery_PoisonItemDeadLettered", testRecoveryPoison},

@@ -89,10 +89,11 @@ func (s *Store) complete(ctx context.Context, tx dialect.Querier, cs []Completio
 		// list; results bounded by the statement size limit.
 		token := same[0].Claim.Token
 		for _, group := range s.completionBatches(same) {
-			changed, err := s.completeGroup(ctx, tx, token, group)
+			changed, counted, err := s.completeGroup(ctx, tx, token, group)
 			if err != nil {
 				return nil, err
 			}
+			arrivals = append(arrivals, counted...)
 			var missed []uuid.UUID
 			for _, c := range group {
 				b, ok := changed[c.Claim.ID]
@@ -181,8 +182,10 @@ func (s *Store) completionBatches(cs []Completion) [][]Completion {
 }
 
 // completeGroup completes the items of one claim token that still hold it,
-// and returns those it changed with their barrier ids.
-func (s *Store) completeGroup(ctx context.Context, tx dialect.Querier, token uuid.UUID, group []Completion) (map[uuid.UUID]uuid.UUID, error) {
+// and returns those it changed with their barrier ids, and the arrivals
+// it counted without ids (completeMembers); an item in both counts once,
+// in the arrivals, its barrier id in changed then uuid.Nil.
+func (s *Store) completeGroup(ctx context.Context, tx dialect.Querier, token uuid.UUID, group []Completion) (map[uuid.UUID]uuid.UUID, []arrival, error) {
 	ids := make([]uuid.UUID, len(group))
 	for i, c := range group {
 		ids[i] = c.Claim.ID
@@ -192,27 +195,36 @@ func (s *Store) completeGroup(ctx context.Context, tx dialect.Querier, token uui
 	changed := make(map[uuid.UUID]uuid.UUID, len(ids))
 
 	held := ids
+	var counted []arrival
 	if !s.caps.ReturningUpdate {
-		if memberless(group) {
-			all, err := s.completeMemberless(ctx, tx, token, group, ids)
+		// The claims say where the items count: at no barrier, or at
+		// one for them all (the children of one fan-out). One update
+		// fenced on that too completes them without reading them first.
+		barrier, one := oneBarrier(group)
+		if one {
+			n, err := s.completeAt(ctx, tx, token, group, ids, barrier)
 			if err != nil {
-				return nil, err
+				return nil, nil, err
 			}
-			if all {
+			if n > 0 && barrier != uuid.Nil {
+				counted = append(counted, arrival{barrier: barrier, arrived: n})
+			}
+			if n == int64(len(ids)) {
 				for _, id := range ids {
 					changed[id] = uuid.Nil
 				}
-				return changed, nil
+				return changed, counted, nil
 			}
 			// Some were not changed: lost, completed before, or (the
-			// claims given said otherwise) in a barrier. The locked path
-			// below tells them apart; those just changed read as
-			// completed by this token, and count as done.
+			// claims given said otherwise, or a handover in the holder's
+			// fence moved them) at another barrier. The locked path below
+			// tells them apart; those just changed read as completed by
+			// this token, count as done, and have arrived (counted).
 		}
 		var err error
 		held, err = s.lockHeld(ctx, tx, token, ids, changed)
 		if err != nil || len(held) == 0 {
-			return changed, err
+			return changed, counted, err
 		}
 	}
 
@@ -220,14 +232,14 @@ func (s *Store) completeGroup(ctx context.Context, tx dialect.Querier, token uui
 	args := s.completeArgs(group, held, token, same)
 	if !s.caps.ReturningUpdate {
 		_, err := tx.ExecContext(ctx, s.sql(s.qComplete(len(held), same, false)), args...)
-		return changed, err
+		return changed, counted, err
 	}
 	rows, err := tx.QueryContext(ctx, s.sql(s.qComplete(len(held), same, true)), args...)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	_, err = readBarriers(rows, changed)
-	return changed, err
+	return changed, counted, err
 }
 
 // completeArgs are the arguments of qComplete (and qCompleteMemberless)
@@ -252,38 +264,41 @@ func (s *Store) completeArgs(group []Completion, held []uuid.UUID, token uuid.UU
 	return append(args, s.heldArgs(held, token)...)
 }
 
-// memberless reports whether no claim of group belongs to a barrier. An
-// item's barrier is set when it is inserted and changes only in its
-// holder's own fence (a handover) or on revive, which takes an item that
-// is not claimed; the completion does not rely on it, see
-// completeMemberless.
-func memberless(group []Completion) bool {
-	for _, c := range group {
-		if c.Claim.BarrierID != uuid.Nil {
-			return false
+// oneBarrier reports the barrier every claim of group says its item
+// belongs to (uuid.Nil for none), if they all say the same. An item's
+// barrier is set when it is inserted and changes only in its holder's
+// own fence (a handover) or on revive, which takes an item that is not
+// claimed; the completion does not rely on it, see completeAt.
+func oneBarrier(group []Completion) (uuid.UUID, bool) {
+	b := group[0].Claim.BarrierID
+	for _, c := range group[1:] {
+		if c.Claim.BarrierID != b {
+			return uuid.Nil, false
 		}
 	}
-	return true
+	return b, true
 }
 
-// completeMemberless completes, where the database has no UPDATE ...
-// RETURNING, the items of group (ids, sorted) that token still holds and
-// that belong to no barrier, in one statement: such a completion counts
-// at no barrier, so nothing needs reading first. Its update locks the
-// rows in id order, as the locked path does. It reports whether every
-// item was changed; if not, the caller takes the locked path for the
-// rest.
-func (s *Store) completeMemberless(ctx context.Context, tx dialect.Querier, token uuid.UUID, group []Completion, ids []uuid.UUID) (all bool, err error) {
+// completeAt completes, where the database has no UPDATE ... RETURNING,
+// the items of group (ids, sorted) that token still holds and that
+// belong to barrier (none, for uuid.Nil), in one statement: each of them
+// counts at that barrier, so nothing needs reading first. Its update
+// locks the rows in id order, as the locked path does. It returns how
+// many it changed; where that is fewer than ids, the caller takes the
+// locked path for the rest.
+func (s *Store) completeAt(ctx context.Context, tx dialect.Querier, token uuid.UUID, group []Completion, ids []uuid.UUID, barrier uuid.UUID) (int64, error) {
 	same := sameResult(group)
-	res, err := tx.ExecContext(ctx, s.sql(s.qCompleteMemberless(len(ids), same)), s.completeArgs(group, ids, token, same)...)
-	if err != nil {
-		return false, err
+	args := s.completeArgs(group, ids, token, same)
+	stmt := s.qCompleteMemberless(len(ids), same)
+	if barrier != uuid.Nil {
+		stmt = s.qCompleteMembers(len(ids), same)
+		args = append(args, s.d.UUID(barrier))
 	}
-	n, err := res.RowsAffected()
+	res, err := tx.ExecContext(ctx, s.sql(stmt), args...)
 	if err != nil {
-		return false, err
+		return 0, err
 	}
-	return n == int64(len(ids)), nil
+	return res.RowsAffected()
 }
 
 // lockHeld locks, in id order, the items of ids that still hold token, for

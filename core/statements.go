@@ -180,6 +180,13 @@ func (s *Store) qCompleteMemberless(n int, same bool) string {
 	return s.qCompleteWhere(n, same, false, " AND barrier_id IS NULL")
 }
 
+// qCompleteMembers completes those of n items of one token that belong
+// to the barrier bound last: a completion whose every change counts at
+// that barrier, made without reading the rows first (completeAt).
+func (s *Store) qCompleteMembers(n int, same bool) string {
+	return s.qCompleteWhere(n, same, false, " AND barrier_id = ?")
+}
+
 // qCompleteWhere is qComplete with and appended to its condition.
 func (s *Store) qCompleteWhere(n int, same, returning bool, and string) string {
 	var b strings.Builder

@@ -199,6 +199,8 @@ var baseTemplates = []entry{
 	sized("complete.each-result-returning", (*Store).completionMax, func(s *Store, n int) string { return s.qComplete(n, false, true) }).on(returning),
 	sized("complete.one-result-memberless", (*Store).completionMax, func(s *Store, n int) string { return s.qCompleteMemberless(n, true) }).on(notReturning),
 	sized("complete.each-result-memberless", (*Store).completionMax, func(s *Store, n int) string { return s.qCompleteMemberless(n, false) }).on(notReturning),
+	sized("complete.one-result-members", (*Store).completionMax, func(s *Store, n int) string { return s.qCompleteMembers(n, true) }).on(notReturning),
+	sized("complete.each-result-members", (*Store).completionMax, func(s *Store, n int) string { return s.qCompleteMembers(n, false) }).on(notReturning),
 	sized("held.lock", (*Store).extendMax, func(s *Store, n int) string { return s.qHeldLock(n) }).on(notReturning),
 	sized("held.completed", (*Store).completionMax, func(s *Store, n int) string { return s.qHeldCompleted(n) }),
 	sized("extend", (*Store).extendMax, func(s *Store, n int) string { return s.qExtend(n, false) }).on(notReturning),

@@ -301,9 +301,12 @@ inline settle(i, ok) {
  * state), whose row lock is taken before the token is compared.
  * catalog: complete.one-result-returning complete.each-result-returning
  * catalog: complete.one-result complete.each-result
- * The memberless forms are the same update, for items of no barrier
- * (their settle counts nowhere), made without the locking read first.
- * catalog: complete.one-result-memberless complete.each-result-memberless */
+ * The memberless and members forms are the same update, for items of no
+ * barrier (their settle counts nowhere) or of the one barrier the claims
+ * name (fenced on it too, so that settle counts there), made without the
+ * locking read first.
+ * catalog: complete.one-result-memberless complete.each-result-memberless
+ * catalog: complete.one-result-members complete.each-result-members */
 inline completeHeld(i) {
 	assert(ncomp[i] == 0);
 	ncomp[i]++;

@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/uuid"
+
 	"github.com/plenumdb/plenum/core"
 	"github.com/plenumdb/plenum/dialect"
 )
@@ -57,6 +59,24 @@ func workloadMore(t *testing.T, db *sql.DB, d dialect.Dialect) {
 	must(err)
 	cs = claim("mpc", 2)
 	_, err = s.CompleteMany(ctx, []core.Completion{{Claim: cs[0], Result: json.RawMessage(`1`)}, {Claim: cs[1], Result: json.RawMessage(`2`)}})
+	must(err)
+
+	// The same, with claims that do not name one barrier: their rows are
+	// read first.
+	_, err = s.Enqueue(ctx, core.ItemSpec{Queue: "mq"})
+	must(err)
+	_, err = s.Expand(ctx, claim("mq", 1)[0], core.ExpandParams{
+		Barrier: core.BarrierSpec{Name: "results", Join: core.JoinSpec{Queue: "mqj"}},
+		Next: func(context.Context, string) (core.ChildPage, error) {
+			return core.ChildPage{Children: []core.ChildSpec{{Key: "a", Queue: "mqc"}, {Key: "b", Queue: "mqc"}}, Done: true}, nil
+		},
+		CompleteParent: true,
+	})
+	must(err)
+	cs = claim("mqc", 2)
+	blind := cs[1]
+	blind.BarrierID = uuid.Nil
+	_, err = s.CompleteMany(ctx, []core.Completion{{Claim: cs[0], Result: json.RawMessage(`1`)}, {Claim: blind, Result: json.RawMessage(`2`)}})
 	must(err)
 
 	// A batch's outcomes in one transaction: completed, failed, released,

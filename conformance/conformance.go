@@ -120,6 +120,7 @@ var guarantees = []guarantee{
 	{"Fence_OnlyOwnLossIsNotHeld", testFenceOnlyOwnLossNotHeld},
 	{"Fence_PastClaimDeadlineChangesNothing", testFenceDeadline},
 	{"Complete_IdempotentWithSameToken", testCompleteIdempotent},
+	{"Claim_ReturnsTheRowsAsStored", testClaimReturnsTheRowsAsStored},
 	{"Complete_CountsAtTheBarrierOfTheRow", testCompleteCountsByTheRow},
 	{"Complete_MembersCountAtTheBarrierOfTheRow", testCompleteMembersByTheRow},
 	{"FinishMany_MixedOutcomesFencedEachInOneTransaction", testFinishMany},

@@ -232,6 +232,9 @@ func (s *Store) claimPlain(ctx context.Context, q dialect.Querier, p ClaimParams
 // claimWith claims with the dialect's claim of spec, for p under token,
 // and reads the claims it returns (at most n of them).
 func (s *Store) claimWith(ctx context.Context, q dialect.Querier, p ClaimParams, token uuid.UUID, spec dialect.ClaimSpec, n int) ([]Claim, error) {
+	if s.claimsLocked() {
+		return s.claimLocked(ctx, q, p, token, spec, n)
+	}
 	rows, err := s.d.Claim(ctx, q, spec)
 	if err != nil {
 		return nil, err

@@ -138,5 +138,5 @@ func (s *Store) chosenStatementsWith(n, kinds int) []string {
 			p.MaxAttempts[fmt.Sprint("kind", k)] = 1
 		}
 	}
-	return s.claims(s.d, s.chosenSpec(p, uuid.Nil, make([]uuid.UUID, n)))
+	return s.claimSpecStatements(s.chosenSpec(p, uuid.Nil, make([]uuid.UUID, n)), n, kinds)
 }

@@ -309,7 +309,17 @@ func (s *Store) claimStatementsWith(n, kinds int) []string {
 			p.MaxAttempts[fmt.Sprint("kind", k)] = 1
 		}
 	}
-	return s.claims(s.d, s.claimSpec(p, uuid.Nil, n))
+	return s.claimSpecStatements(s.claimSpec(p, uuid.Nil, n), n, kinds)
+}
+
+// claimSpecStatements are the statements a claim of spec (up to n items,
+// with the attempt limits of kinds kinds) sends: the dialect's Claim, or
+// claimLocked's two.
+func (s *Store) claimSpecStatements(spec dialect.ClaimSpec, n, kinds int) []string {
+	if s.claimsLocked() {
+		return s.claimLockedStatements(spec, n, kinds)
+	}
+	return s.claims(s.d, spec)
 }
 
 // probeClaimStatements are the statements of the skip-locked probe's

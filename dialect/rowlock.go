@@ -17,7 +17,11 @@ import (
 // writing again. Where it has not, Claim is three statements (a locking
 // read, the update, a read of the rows as updated) and LockRows one: the
 // core then locks the lanes and writes each once, at the claim's end.
-// Without it the core takes the lanes with Claim.
+// It claims items with it too: a locking read of the whole rows and the
+// database clock, then its own update of them, with that clock's reading
+// bound as the claim's time, returning the rows as that update makes
+// them (two statements where Claim is three). Without it the core takes
+// the lanes and the items with Claim.
 //
 // MySQL (and MariaDB) implement it.
 type RowLocker interface {

@@ -72,9 +72,13 @@ func runConformance(t *testing.T, dsn string) {
 }
 
 // wrapped is a dialect that passes everything to the one it wraps, the
-// migrator's optional interfaces included, so that a test can change one
-// method.
+// migrator's optional interfaces included, and the core's through Unwrap
+// (dialect.Wrapper), so that a test can change one method and the store
+// still sends what a store over the dialect sends.
 type wrapped struct{ dialect.Dialect }
+
+// Unwrap returns the dialect wrapped.
+func (w wrapped) Unwrap() dialect.Dialect { return w.Dialect }
 
 func (w wrapped) TableExists(ctx context.Context, q dialect.Querier, table string) (bool, error) {
 	return w.Dialect.(dialect.TableProber).TableExists(ctx, q, table)

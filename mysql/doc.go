@@ -22,7 +22,12 @@
 // The first locks the rows it returns and passes over rows that other
 // transactions hold. (MariaDB refuses a LIMIT in an IN subquery, error 1235,
 // and an UPDATE ... ORDER BY ... LIMIT waits on locked rows instead of
-// skipping them, so the SELECT cannot be folded into the UPDATE.) The claim
+// skipping them, so the SELECT cannot be folded into the UPDATE.) The core
+// claims its items in two: the dialect's LockRows (dialect.RowLocker) reads
+// the whole rows, and the database clock, in the locking SELECT; the core
+// then updates them with that clock's reading bound as the claim's time,
+// and returns the rows as the update made them, since it wrote every
+// change. The claim
 // must lock only the rows it takes, which it does only when it reads them
 // through an index in claim order: were the server to sort (EXPLAIN's "Using
 // filesort"), InnoDB would lock every row it read to sort. The claim index
@@ -32,7 +37,8 @@
 // n rows reads n rows and locks 2n index records (each row in the claim index
 // and in the primary key). Capabilities.ReturningUpdate is false, so the
 // core, too, locks rows with a SELECT ... FOR UPDATE before its other
-// updates, but for a completion of items in no barrier: one UPDATE, its
+// updates, but for a completion of items in no barrier, or all in the one
+// barrier their claims name: one UPDATE (fenced on that barrier too), its
 // rows taken through the primary key in id order, whose row count says
 // whether every item was still held. The EXISTS test of the owner in the claim's filter does not lock
 // the owner's row (a locking clause does not reach a subquery on either

@@ -46,38 +46,29 @@ func workloadMore(t *testing.T, db *sql.DB, d dialect.Dialect) {
 	must(err)
 
 	// Differing results of a barrier's members, whose completion counts
-	// their arrivals.
-	_, err = s.Enqueue(ctx, core.ItemSpec{Queue: "mp"})
-	must(err)
-	_, err = s.Expand(ctx, claim("mp", 1)[0], core.ExpandParams{
-		Barrier: core.BarrierSpec{Name: "results", Join: core.JoinSpec{Queue: "mpj"}},
-		Next: func(context.Context, string) (core.ChildPage, error) {
-			return core.ChildPage{Children: []core.ChildSpec{{Key: "a", Queue: "mpc"}, {Key: "b", Queue: "mpc"}}, Done: true}, nil
-		},
-		CompleteParent: true,
-	})
-	must(err)
-	cs = claim("mpc", 2)
-	_, err = s.CompleteMany(ctx, []core.Completion{{Claim: cs[0], Result: json.RawMessage(`1`)}, {Claim: cs[1], Result: json.RawMessage(`2`)}})
-	must(err)
-
-	// The same, with claims that do not name one barrier: their rows are
-	// read first.
-	_, err = s.Enqueue(ctx, core.ItemSpec{Queue: "mq"})
-	must(err)
-	_, err = s.Expand(ctx, claim("mq", 1)[0], core.ExpandParams{
-		Barrier: core.BarrierSpec{Name: "results", Join: core.JoinSpec{Queue: "mqj"}},
-		Next: func(context.Context, string) (core.ChildPage, error) {
-			return core.ChildPage{Children: []core.ChildSpec{{Key: "a", Queue: "mqc"}, {Key: "b", Queue: "mqc"}}, Done: true}, nil
-		},
-		CompleteParent: true,
-	})
-	must(err)
-	cs = claim("mqc", 2)
-	blind := cs[1]
-	blind.BarrierID = uuid.Nil
-	_, err = s.CompleteMany(ctx, []core.Completion{{Claim: cs[0], Result: json.RawMessage(`1`)}, {Claim: blind, Result: json.RawMessage(`2`)}})
-	must(err)
+	// their arrivals: once with claims that name their barrier, once with
+	// claims that do not name one barrier (their rows are read first).
+	members := func(q string) []core.Claim {
+		_, err := s.Enqueue(ctx, core.ItemSpec{Queue: q})
+		must(err)
+		_, err = s.Expand(ctx, claim(q, 1)[0], core.ExpandParams{
+			Barrier: core.BarrierSpec{Name: "results", Join: core.JoinSpec{Queue: q + "j"}},
+			Next: func(context.Context, string) (core.ChildPage, error) {
+				return core.ChildPage{Children: []core.ChildSpec{{Key: "a", Queue: q + "c"}, {Key: "b", Queue: q + "c"}}, Done: true}, nil
+			},
+			CompleteParent: true,
+		})
+		must(err)
+		return claim(q+"c", 2)
+	}
+	for _, q := range []string{"mp", "mq"} {
+		cs := members(q)
+		if q == "mq" {
+			cs[1].BarrierID = uuid.Nil
+		}
+		_, err = s.CompleteMany(ctx, []core.Completion{{Claim: cs[0], Result: json.RawMessage(`1`)}, {Claim: cs[1], Result: json.RawMessage(`2`)}})
+		must(err)
+	}
 
 	// A batch's outcomes in one transaction: completed, failed, released,
 	// and a claim lost among them.

@@ -94,6 +94,9 @@ func (s *Store) complete(ctx context.Context, tx dialect.Querier, cs []Completio
 				return nil, err
 			}
 			arrivals = append(arrivals, counted...)
+			if changed == nil {
+				continue // every item changed, its arrival counted
+			}
 			var missed []uuid.UUID
 			for _, c := range group {
 				b, ok := changed[c.Claim.ID]
@@ -183,8 +186,9 @@ func (s *Store) completionBatches(cs []Completion) [][]Completion {
 
 // completeGroup completes the items of one claim token that still hold it,
 // and returns those it changed with their barrier ids, and the arrivals
-// it counted without ids (completeMembers); an item in both counts once,
-// in the arrivals, its barrier id in changed then uuid.Nil.
+// it counted without ids (completeAt); an item in both counts once, in
+// the arrivals, its barrier id in changed then uuid.Nil. A nil map says
+// that it changed every item, each counted in the arrivals.
 func (s *Store) completeGroup(ctx context.Context, tx dialect.Querier, token uuid.UUID, group []Completion) (map[uuid.UUID]uuid.UUID, []arrival, error) {
 	ids := make([]uuid.UUID, len(group))
 	for i, c := range group {
@@ -192,35 +196,32 @@ func (s *Store) completeGroup(ctx context.Context, tx dialect.Querier, token uui
 	}
 	// Lock order is by id, everywhere.
 	slices.SortFunc(ids, func(a, b uuid.UUID) int { return bytes.Compare(a[:], b[:]) })
-	changed := make(map[uuid.UUID]uuid.UUID, len(ids))
 
-	held := ids
+	// The claims say where the items count: at no barrier, or at one for
+	// them all (the children of one fan-out). One update fenced on that
+	// too completes them without reading them, or returning them.
 	var counted []arrival
-	if !s.caps.ReturningUpdate {
-		// The claims say where the items count: at no barrier, or at
-		// one for them all (the children of one fan-out). One update
-		// fenced on that too completes them without reading them first.
-		barrier, one := oneBarrier(group)
-		if one {
-			n, err := s.completeAt(ctx, tx, token, group, ids, barrier)
-			if err != nil {
-				return nil, nil, err
-			}
-			if n > 0 && barrier != uuid.Nil {
-				counted = append(counted, arrival{barrier: barrier, arrived: n})
-			}
-			if n == int64(len(ids)) {
-				for _, id := range ids {
-					changed[id] = uuid.Nil
-				}
-				return changed, counted, nil
-			}
-			// Some were not changed: lost, completed before, or (the
-			// claims given said otherwise, or a handover in the holder's
-			// fence moved them) at another barrier. The locked path below
-			// tells them apart; those just changed read as completed by
-			// this token, count as done, and have arrived (counted).
+	barrier, one := oneBarrier(group)
+	if one {
+		n, err := s.completeAt(ctx, tx, token, group, ids, barrier)
+		if err != nil {
+			return nil, nil, err
 		}
+		if n > 0 && barrier != uuid.Nil {
+			counted = append(counted, arrival{barrier: barrier, arrived: n})
+		}
+		if n == int64(len(ids)) {
+			return nil, counted, nil
+		}
+		// Some were not changed: lost, completed before, or (the claims
+		// given said otherwise, or a handover in the holder's fence moved
+		// them) at another barrier. The path below tells them apart;
+		// those just changed read as completed by this token, count as
+		// done, and have arrived (counted).
+	}
+	changed := make(map[uuid.UUID]uuid.UUID, len(ids))
+	held := ids
+	if !s.caps.ReturningUpdate {
 		var err error
 		held, err = s.lockHeld(ctx, tx, token, ids, changed)
 		if err != nil || len(held) == 0 {
@@ -279,13 +280,12 @@ func oneBarrier(group []Completion) (uuid.UUID, bool) {
 	return b, true
 }
 
-// completeAt completes, where the database has no UPDATE ... RETURNING,
-// the items of group (ids, sorted) that token still holds and that
-// belong to barrier (none, for uuid.Nil), in one statement: each of them
-// counts at that barrier, so nothing needs reading first. Its update
-// locks the rows in id order, as the locked path does. It returns how
-// many it changed; where that is fewer than ids, the caller takes the
-// locked path for the rest.
+// completeAt completes the items of group (ids, sorted) that token
+// still holds and that belong to barrier (none, for uuid.Nil), in one
+// statement: each of them counts at that barrier, so nothing needs
+// reading first, or returning. Its update locks the rows in id order, as
+// the locked path does. It returns how many it changed; where that is
+// fewer than ids, the caller completes the rest by reading them.
 func (s *Store) completeAt(ctx context.Context, tx dialect.Querier, token uuid.UUID, group []Completion, ids []uuid.UUID, barrier uuid.UUID) (int64, error) {
 	same := sameResult(group)
 	args := s.completeArgs(group, ids, token, same)

@@ -175,7 +175,7 @@ func (s *Store) qComplete(n int, same, returning bool) string {
 
 // qCompleteMemberless completes those of n items of one token that
 // belong to no barrier: a completion that counts nowhere, made without
-// reading the rows first (completeMemberless).
+// reading the rows first (completeAt).
 func (s *Store) qCompleteMemberless(n int, same bool) string {
 	return s.qCompleteWhere(n, same, false, " AND barrier_id IS NULL")
 }

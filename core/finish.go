@@ -185,10 +185,11 @@ func (s *Store) completionBatches(cs []Completion) [][]Completion {
 }
 
 // completeGroup completes the items of one claim token that still hold it,
-// and returns those it changed with their barrier ids, and the arrivals
-// it counted without ids (completeAt); an item in both counts once, in
-// the arrivals, its barrier id in changed then uuid.Nil. A nil map says
-// that it changed every item, each counted in the arrivals.
+// and returns those it changed by reading them, with their barrier ids,
+// and the arrivals of those it changed without (completeAt), counted by
+// number. These are missing from the map, where the caller finds them
+// completed by this token; a nil map says that completeAt changed every
+// item.
 func (s *Store) completeGroup(ctx context.Context, tx dialect.Querier, token uuid.UUID, group []Completion) (map[uuid.UUID]uuid.UUID, []arrival, error) {
 	ids := make([]uuid.UUID, len(group))
 	for i, c := range group {
@@ -243,7 +244,7 @@ func (s *Store) completeGroup(ctx context.Context, tx dialect.Querier, token uui
 	return changed, counted, err
 }
 
-// completeArgs are the arguments of qComplete (and qCompleteMemberless)
+// completeArgs are the arguments of qComplete (and of completeAt's)
 // for the items of group that are in held (sorted ids): one result for
 // all (same), or a CASE branch for each held item only, so that the
 // statement's shape depends on one count, the catalog's size.

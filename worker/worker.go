@@ -67,7 +67,8 @@ type Worker struct {
 	// landWait is landWait (longer in the claim loop's own tests).
 	landWait time.Duration
 	// completeMany is the store's CompleteMany (a test's stand-in in the
-	// completer's own tests).
+	// completer's own tests). It must not keep cs once it returns: flush
+	// clears the slice and reuses it (completionBufs).
 	completeMany func(ctx context.Context, cs []core.Completion) ([]uuid.UUID, error)
 	// lost is the store's Lost (a test's stand-in in the watcher's).
 	lost func(ctx context.Context, cs []core.Claim) ([]uuid.UUID, error)

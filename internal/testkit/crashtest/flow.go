@@ -129,14 +129,17 @@ func RunFlow(t *testing.T, cfg Config) {
 	}
 	// Kill two processes while they hold claims: each right after it
 	// reports a run started (its handlers hold their items for a while
-	// after that), the first early and the second later in the run.
-	for i, after := range []int{5, 15} {
-		procs[i].Await(t, 2*time.Minute, fmt.Sprintf("%d runs started", after), func(line string) bool {
-			n, ok := strings.CutPrefix(line, "started ")
-			k, err := strconv.Atoi(n)
-			return ok && err == nil && k >= after
-		})
+	// after that), the first early and the second later in the run. Which
+	// processes: the first to report that many, not given ones, since
+	// the claims share the work unevenly (a process whose heartbeat
+	// lagged on a loaded machine is replaced, and its claims go to the
+	// others), and a given process could wait for runs it never gets.
+	started := followStarted(procs)
+	killed := make([]bool, len(procs))
+	for _, after := range []int{5, 15} {
+		i := awaitStarted(t, started, killed, after, 2*time.Minute)
 		procs[i].Kill(t)
+		killed[i] = true
 		t.Logf("killed worker pid %d after %d runs started", procs[i].Pid(), after)
 	}
 
@@ -151,8 +154,10 @@ func RunFlow(t *testing.T, cfg Config) {
 	})
 	stopSampling()
 	wg.Wait()
-	for _, p := range procs[2:] {
-		p.Kill(t)
+	for i, p := range procs {
+		if !killed[i] {
+			p.Kill(t)
+		}
 	}
 	if sampled.err != nil {
 		t.Fatalf("sampling the claims per key: %v", sampled.err)
@@ -452,4 +457,42 @@ func scanUUIDString(src any) (string, error) {
 		return "", err
 	}
 	return u.String(), nil
+}
+
+// followStarted reads each process's output from here on, keeping the
+// most runs it has reported started ("started N").
+func followStarted(procs []*Process) []*atomic.Int64 {
+	out := make([]*atomic.Int64, len(procs))
+	for i, p := range procs {
+		n := &atomic.Int64{}
+		out[i] = n
+		go func() {
+			for line := range p.lines {
+				s, ok := strings.CutPrefix(line, "started ")
+				if k, err := strconv.Atoi(s); ok && err == nil && int64(k) > n.Load() {
+					n.Store(int64(k))
+				}
+			}
+		}()
+	}
+	return out
+}
+
+// awaitStarted waits until a process not killed has reported at least
+// after runs started, and returns the first found; it fails t if none
+// has within the time given.
+func awaitStarted(t *testing.T, started []*atomic.Int64, killed []bool, after int, within time.Duration) int {
+	t.Helper()
+	deadline := time.Now().Add(within)
+	for {
+		for i, n := range started {
+			if !killed[i] && n.Load() >= int64(after) {
+				return i
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no worker process reported %d runs started within %v", after, within)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
 }

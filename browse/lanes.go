@@ -79,7 +79,10 @@ type Lane struct {
 	// item is not due yet); zero when the lane has no available work. A
 	// lane whose last items a claim took keeps a turn at or before Now
 	// until a claim finds it dry, which may be the claim that took them
-	// (when it asked for more).
+	// (when it asked for more). In a queue claimed key by key (no limit
+	// bounds its keys: core's claim of keys), claims take no lane and
+	// leave each turn as the lane's last work set it, until a claim
+	// finds no key with work due and takes the lanes, setting them idle.
 	NextAt time.Time
 }
 

@@ -150,7 +150,11 @@ func (d *crdbDialect) Name() string { return Name }
 //     the others', so leases must be far longer than that;
 //   - the server refuses a wire-protocol message over
 //     sql.conn.max_read_buffer_message_size, 16 MiB by default, so batches
-//     of inserts stay at half of that.
+//     of inserts stay at half of that;
+//   - the scan of a queue's flow keys (a recursive common table
+//     expression with a correlated subquery) is not used: CockroachDB's
+//     optimizer must decorrelate it, which was not verified on a server,
+//     so claims of keyed items take lanes there as before.
 func (d *crdbDialect) Capabilities() dialect.Capabilities {
 	caps := d.Dialect.Capabilities()
 	caps.LockClause = " FOR UPDATE"
@@ -158,6 +162,7 @@ func (d *crdbDialect) Capabilities() dialect.Capabilities {
 	caps.MaxClockOffset = MaxClockOffset
 	caps.MaxStatementBytes = 8 << 20
 	caps.RetryAttempts = RetryAttempts
+	caps.RecursiveScan = false
 	return caps
 }
 

@@ -45,6 +45,7 @@ func TestCapabilities_DifferOnlyWhereCockroachDBDoes(t *testing.T) {
 	want.MaxClockOffset = 500 * time.Millisecond
 	want.MaxStatementBytes = 8 << 20
 	want.RetryAttempts = 50
+	want.RecursiveScan = false
 	if got := Dialect().Capabilities(); got != want {
 		t.Fatalf("Capabilities() = %+v, want %+v", got, want)
 	}

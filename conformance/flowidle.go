@@ -21,6 +21,7 @@ import (
 // wait for the lane's lock, the lane stayed idle with the item in it.
 func testFlowHandBackDuringIdle(e *env) {
 	const queue = "flow-idle"
+	e.byLanes(queue, "k")
 	id := e.enqueueOne(e.s, core.ItemSpec{Queue: queue, FlowKey: "k"})
 	holder := e.claimOne(e.s, e.owner(e.s), queue)
 	if holder.ID != id {
@@ -117,6 +118,7 @@ func testFlowHandBackWakesIdleLane(e *env) {
 	}
 	for i, c := range cases {
 		queue := fmt.Sprintf("flow-back-%d", i)
+		e.byLanes(queue, "k")
 		id := e.keyedItem(core.ItemSpec{Queue: queue, FlowKey: "k", MaxAttempts: 5}, c.name == "await")
 		holder := e.owner(e.s)
 		cs := e.claimLease(e.s, holder, queue, 1, time.Minute)
@@ -189,18 +191,29 @@ func (e *env) laneTurn(queue, key string) time.Time {
 // too, each giving nothing, and the backlog's key gave one or two items a
 // claim.
 func testFlowHeldLanesDoNotCrowdOutWork(e *env) {
-	const queue = "flow-held"
+	// Claimed lane by lane (a limit that does not bind), and key by key.
+	e.heldDoNotCrowdOut("flow-held", true)
+	e.heldDoNotCrowdOut("flow-held-keys", false)
+}
+
+func (e *env) heldDoNotCrowdOut(queue string, lanes bool) {
 	keys := e.scaled(300, 120)
 	specs := make([]core.ItemSpec, keys)
 	for k := range specs {
 		specs[k] = core.ItemSpec{Queue: queue, FlowKey: fmt.Sprint("held-", k)}
+		if lanes {
+			e.byLanes(queue, specs[k].FlowKey)
+		}
+	}
+	if lanes {
+		e.byLanes(queue, "backlog")
 	}
 	e.enqueue(e.s, specs...)
 	holder := e.owner(e.s)
 	for held := 0; held < keys; {
 		cs := e.claim(e.s, holder, queue, 100)
 		if len(cs) == 0 {
-			e.t.Fatalf("claimed %d of the %d held keys' items, then nothing", held, keys)
+			e.t.Fatalf("%s: claimed %d of the %d held keys' items, then nothing", queue, held, keys)
 		}
 		held += len(cs)
 	}
@@ -218,12 +231,12 @@ func testFlowHeldLanesDoNotCrowdOutWork(e *env) {
 		sizes = append(sizes, len(cs))
 		if len(cs) == 100 {
 			if cs := e.claim(e.s, worker, queue, 100); len(cs) != 100 {
-				e.t.Fatalf("claims of 100 took %v then %d: the held lanes took places again", sizes, len(cs))
+				e.t.Fatalf("%s: claims of 100 took %v then %d: the held lanes took places again", queue, sizes, len(cs))
 			}
 			return
 		}
 	}
-	e.t.Fatalf("six claims of 100 took %v of the backlog's 300 items: lanes whose items are all held crowd out the one with work", sizes)
+	e.t.Fatalf("%s: six claims of 100 took %v of the backlog's 300 items: lanes whose items are all held crowd out the one with work", queue, sizes)
 }
 
 // Deregister counts its owner's claims by lane before it hands them
@@ -237,6 +250,7 @@ func testFlowDeregisterWhileClaiming(e *env) {
 		e.t.Skipf("dialect %s runs one write transaction at a time (Capabilities.SingleWriter): no claim can commit inside Deregister's transaction", e.d.Name())
 	}
 	const queue = "flow-deregister"
+	e.byLanes(queue, "first", "late")
 	owner := e.owner(e.s)
 	first := e.enqueueOne(e.s, core.ItemSpec{Queue: queue, FlowKey: "first"})
 	if cs := e.claim(e.s, owner, queue, 1); len(cs) != 1 || cs[0].ID != first {
@@ -266,5 +280,21 @@ func testFlowDeregisterWhileClaiming(e *env) {
 	}
 	if !got[first] || !got[late] || len(got) != 2 {
 		e.t.Fatalf("after Deregister claimed %v, want both items handed back (first %s, late %s)", got, first, late)
+	}
+}
+
+// byLanes has the claims of keys in queue take lanes, as they do where
+// a limit applies: each key is given a concurrency limit of its own that
+// never binds (the queue's default stays unbounded, so that a claim
+// takes as many lanes as before). A key without a limit is claimed key
+// by key, without its lane's row (Flow_KeysWithoutLimits*), and the
+// tests of what lanes keep (their turns, idle and woken) are tests of
+// claims that take them.
+func (e *env) byLanes(queue string, keys ...string) {
+	e.t.Helper()
+	for _, k := range keys {
+		if err := e.s.SetLimit(e.ctx, core.Limit{Queue: queue, Key: k, Concurrency: core.MaxLimitValue}); err != nil {
+			e.t.Fatalf("SetLimit of %s's %s: %v", queue, k, err)
+		}
 	}
 }

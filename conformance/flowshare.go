@@ -24,6 +24,7 @@ func testFlowClaimsShareLanes(e *env) {
 	const queue, keys, per, n = "flow-share", 10, 100, 100
 	specs := make([]core.ItemSpec, 0, keys*per)
 	for k := range keys {
+		e.byLanes(queue, fmt.Sprintf("key-%02d", k))
 		for range per {
 			specs = append(specs, core.ItemSpec{Queue: queue, FlowKey: fmt.Sprintf("key-%02d", k)})
 		}

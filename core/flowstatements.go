@@ -52,9 +52,19 @@ const (
 	// idle since the age, with no limit of its own, no rate state still
 	// running, and no available or claimed item, whose counts and turn
 	// it would carry.
-	purgeLaneGone = "next_at IS NULL AND updated_at < {now+?} AND weight IS NULL AND (tat IS NULL OR tat < {now})" +
-		" AND NOT EXISTS (SELECT 1 FROM {items} i WHERE i.queue = {lanes}.queue AND i.flow_key = {lanes}.lane_key AND i.state = 'available')" +
+	purgeLaneGone = "next_at IS NULL AND updated_at < {now+?} AND weight IS NULL AND (tat IS NULL OR tat < {now})" + laneNoWork
+	laneNoWork    = " AND NOT EXISTS (SELECT 1 FROM {items} i WHERE i.queue = {lanes}.queue AND i.flow_key = {lanes}.lane_key AND i.state = 'available')" +
 		" AND NOT EXISTS (SELECT 1 FROM {items} i WHERE i.queue = {lanes}.queue AND i.flow_key = {lanes}.lane_key AND i.state = 'claimed')"
+
+	// purgeLaneLeft is retention's condition on lanes left with a turn
+	// (age bound twice): a claim of keys without limits (keyclaim.go)
+	// takes no lane, so a lane whose key ran dry there keeps the turn its
+	// last work gave it. Such a lane goes as an idle one does, once its
+	// turn and its last write are older than the age: whatever gives it
+	// work or a limit writes updated_at, so that a deletion waiting on
+	// that write finds the lane changed and leaves it. Found through
+	// lanes_next, by its turn.
+	purgeLaneLeft = "next_at < {now+?} AND updated_at < {now+?} AND weight IS NULL AND (tat IS NULL OR tat < {now})" + laneNoWork
 
 	// laneClaimFilter is the claim's condition on lanes: the queue's
 	// lanes whose turn has come, with room under their concurrency
@@ -180,3 +190,30 @@ func lanesServed(n int, more string) string {
 // come since {now+?} (a negative offset): when a claim that found nothing
 // may find some.
 const qLanesNext = "SELECT MIN(next_at) FROM {lanes} WHERE queue = ? AND next_at > {now+?}"
+
+// qNextKeys steps through the keys of a queue's due available items in
+// key order, after a bound key, up to a bound count of keys, with what
+// each key's own limit says where its lane has one (weight set): 0 where
+// it bounds claims, else its weight (each a probe of the lanes' unique
+// key, where a join may read all the queue's lanes). One probe of
+// items_flow a key, each the first entry past the key before, so that
+// its cost follows the keys it returns, not the keys or items the queue
+// holds. Nothing is locked or written: a claim of keys without limits
+// (keyclaim.go) claims their items as the queue's claim does its own.
+// The owner must still be registered, as for a claim of lanes. Sent
+// where the dialect has Capabilities.RecursiveScan.
+func qNextKeys(d dialect.Dialect) string {
+	probe := func(after string) string {
+		return "(SELECT i.flow_key FROM {items} i WHERE i.queue = ? AND i.state = 'available' AND i.flow_key IS NOT NULL" +
+			" AND i.flow_key > " + after + " AND i.available_at <= {now} ORDER BY i.flow_key" + d.Limit(1) + ")"
+	}
+	from := ""
+	if dual := d.Capabilities().DualTable; dual != "" {
+		from = " FROM " + dual
+	}
+	return "WITH RECURSIVE k (flow_key, n) AS (SELECT " + probe("?") + ", 1" + from +
+		" UNION ALL SELECT " + probe("k.flow_key") + ", k.n + 1 FROM k WHERE k.flow_key IS NOT NULL AND k.n < ?)" +
+		" SELECT k.flow_key, (SELECT CASE WHEN l.max_running > 0 OR l.per_process > 0 OR l.rate > 0 THEN 0 ELSE l.weight END" +
+		" FROM {lanes} l WHERE l.queue = ? AND l.lane_key = k.flow_key) FROM k" +
+		" WHERE k.flow_key IS NOT NULL AND EXISTS (SELECT 1 FROM {processes} p WHERE p.id = ?)"
+}

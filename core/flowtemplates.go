@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/plenumdb/plenum/dialect"
 )
 
 // flowTemplates are the templates of flow control (flowstatements.go);
@@ -27,10 +28,14 @@ var flowTemplates = []entry{
 	sized("lanes.ready", func(s *Store) int { return s.inListMax(3) }, func(_ *Store, n int) string { return qLanesReady(n) }),
 	sized("lanes.counts", func(s *Store) int { return s.inListMax(2) }, func(_ *Store, n int) string { return qLaneCounts(n) }),
 	sized("lanes.first", func(s *Store) int { return s.inListMax(1) }, func(_ *Store, n int) string { return qLaneFirst(n) }),
+	entry{name: "lanes.keys", render: func(s *Store, _ int) []string { return []string{s.sql(s.nextKeysSQL)} }}.on(scansKeys),
+	entry{name: "claim.keys", render: func(s *Store, _ int) []string { return s.keyClaimStatements() }}.on(func(c dialect.Capabilities) bool { return c.RecursiveScan && c.ReturningUpdate }).onStore(locksKeys),
 	withLocker(false, sized("lanes.served", func(*Store) int { return maxClaimLanes }, func(_ *Store, n int) string { return qLanesServed(n) })),
 	withLocker(false, entry{name: "lanes.claim", max: func(*Store) int { return maxClaimLanes }, render: (*Store).laneClaimStatements}),
 	withLocker(true, sized("lanes.taken", func(*Store) int { return maxClaimLanes }, func(_ *Store, n int) string { return qLanesTaken(n) })),
 	withLocker(true, entry{name: "lanes.lock", max: func(*Store) int { return maxClaimLanes }, render: (*Store).laneLockStatements}),
+	withLocker(false, entry{name: "lanes.claim-keys", max: func(*Store) int { return maxClaimLanes }, render: (*Store).laneKeysClaimStatements}),
+	withLocker(true, entry{name: "lanes.lock-keys", max: func(*Store) int { return maxClaimLanes }, render: (*Store).laneKeysLockStatements}),
 	{name: "claim.chosen", max: (*Store).claimMax, render: func(s *Store, n int) []string { return s.chosenStatementsWith(n, 0) }},
 }
 
@@ -76,6 +81,18 @@ func laneFuseTemplates() []entry {
 	return out
 }
 
+func scansKeys(c dialect.Capabilities) bool { return c.RecursiveScan }
+
+// keyClaimStatements are the statements the dialect's Claim sends for a
+// claim of the items of keys without limits, each key's read locking its
+// rows (dialect.KeyLockLister).
+func (s *Store) keyClaimStatements() []string {
+	p := ClaimParams{Queue: "q", Owner: uuid.Nil, Limit: MaxClaimLimit, Lease: time.Minute}
+	return s.claims(s.d, s.fusedSpec(p, uuid.Nil, 1, s.lanePartArgs("q", []string{""}, []int{1}), true))
+}
+
+func locksKeys(s *Store) bool { return s.keyLocks != nil && s.keys != nil }
+
 func listsKeys(s *Store) bool    { return s.keys != nil }
 func notListsKeys(s *Store) bool { return s.keys == nil }
 
@@ -87,7 +104,7 @@ func (s *Store) fusedStatements(m int) []string {
 	for i := range counts {
 		counts[i] = 1
 	}
-	return s.claims(s.d, s.fusedSpec(p, uuid.Nil, m, s.lanePartArgs("q", keys, counts)))
+	return s.claims(s.d, s.fusedSpec(p, uuid.Nil, m, s.lanePartArgs("q", keys, counts), false))
 }
 
 // chosenLimitTemplates are claim.chosen with attempt limits, as
@@ -120,6 +137,22 @@ func (s *Store) laneLockStatements(m int) []string {
 		return nil
 	}
 	return []string{stmt}
+}
+
+// laneKeysLockStatements is the statement LockRows returns for the
+// lanes of m keys.
+func (s *Store) laneKeysLockStatements(m int) []string {
+	stmt, _, err := s.locker.LockRows(s.laneLockSpec(s.laneKeysSpec(ClaimParams{Queue: "q"}, Limit{}, make([]string, m))))
+	if err != nil {
+		return nil
+	}
+	return []string{stmt}
+}
+
+// laneKeysClaimStatements are the statements the dialect's Claim sends
+// for a claim of the lanes of m keys.
+func (s *Store) laneKeysClaimStatements(m int) []string {
+	return s.claims(s.d, s.laneKeysSpec(ClaimParams{Queue: "q"}, Limit{}, make([]string, m)))
 }
 
 // laneClaimStatements are the statements the dialect's Claim sends for a

@@ -64,6 +64,7 @@ type laneRow struct {
 	taken   int       // items given to this claim
 	spent   int       // rate units those use
 	nextAt  time.Time // when its rate allows its next claim, if later than now
+	bounded bool      // a claim of keys met its own limit, unread (keyclaim.go)
 }
 
 // laneItem is an available item a lane offers (qLaneCandidates).
@@ -75,19 +76,50 @@ type laneItem struct {
 }
 
 // claimLanes claims up to n keyed items of p.Queue for p.Owner under
-// token, in q.
+// token, in q: key by key where the queue's default limit bounds nothing
+// and the dialect can step through keys (keyclaim.go), lane by lane for
+// the rest.
 func (s *Store) claimLanes(ctx context.Context, q dialect.Querier, p ClaimParams, token uuid.UUID, n int) ([]Claim, error) {
 	def, paused, err := s.queueFlow(ctx, q, p.Queue)
 	if err != nil || paused {
 		return nil, err
 	}
+	if !s.caps.RecursiveScan || def.bounds() {
+		return s.claimTurns(ctx, q, p, token, def, n, nil)
+	}
+	out, limited, err := s.claimKeys(ctx, q, p, token, def, n)
+	if err != nil || len(out) >= n || (len(out) > 0 && len(limited) == 0) {
+		return out, err
+	}
+	// Keys with limits of their own left places: their lanes, locked and
+	// counted. Or no key had work due: the lanes whose turn has come, so
+	// that those the claims of keys left with a turn and no work go idle
+	// and retention finds them.
+	more, err := s.claimTurns(ctx, q, p, token, def, n-len(out), limited)
+	if err != nil {
+		return nil, err
+	}
+	return append(out, more...), nil
+}
+
+// claimTurns claims up to n keyed items of p.Queue, whose default limit
+// is def, lane by lane in turn order, for p.Owner under token, in q: of
+// the lanes of keys where it is given keys (those a claim of keys met
+// with limits of their own), else of any.
+func (s *Store) claimTurns(ctx context.Context, q dialect.Querier, p ClaimParams, token uuid.UUID, def Limit, n int, keys []string) ([]Claim, error) {
 	base := lanesFor(def, n)
 	m := base
 	seen, ok := s.lanesSeen.Load(p.Queue)
 	if ok {
 		m = seen.(*laneHint).lanes(base, n)
 	}
-	lanes, err := s.takeLanes(ctx, q, p, def, m)
+	spec := s.laneClaimSpec(p, def, m)
+	if len(keys) > 0 {
+		// What these lanes give says nothing of the queue's other
+		// lanes: the hint learns nothing from them.
+		m, spec = len(keys), s.laneKeysSpec(p, def, keys)
+	}
+	lanes, err := s.takeLanes(ctx, q, p, def, spec)
 	if err != nil || len(lanes) == 0 {
 		return nil, err
 	}
@@ -95,7 +127,7 @@ func (s *Store) claimLanes(ctx context.Context, q dialect.Querier, p ClaimParams
 		return nil, err
 	}
 	if !ok {
-		seen, _ = s.lanesSeen.LoadOrStore(p.Queue, &laneHint{})
+		seen, _ = s.lanesSeen.LoadOrStore(p.Queue, newLaneHint())
 	}
 	hint := seen.(*laneHint)
 	hint.rotate(lanes)
@@ -109,11 +141,13 @@ func (s *Store) claimLanes(ctx context.Context, q dialect.Querier, p ClaimParams
 		for i, l := range lanes {
 			l.asked = parts[i]
 		}
-		out, err = s.claimFromLanes(ctx, q, p, token, lanes, parts)
+		out, err = s.claimFromLanes(ctx, q, p, token, lanes, parts, false)
 		if err != nil {
 			return nil, err
 		}
-		hint.learn(base, m, lanes, len(out), n)
+		if keys == nil {
+			hint.learn(base, m, lanes, len(out), n)
+		}
 	} else {
 		for i, l := range lanes {
 			l.asked = offer[i]
@@ -122,7 +156,9 @@ func (s *Store) claimLanes(ctx context.Context, q dialect.Querier, p ClaimParams
 			return nil, err
 		}
 		ids := fillFromLanes(lanes, n)
-		hint.learn(base, m, lanes, len(ids), n)
+		if keys == nil {
+			hint.learn(base, m, lanes, len(ids), n)
+		}
 		if len(ids) > 0 {
 			out, err = s.claimChosen(ctx, q, p, token, ids)
 			if err != nil {
@@ -203,11 +239,18 @@ func lanesFor(def Limit, n int) int {
 // items each). Without it a claim of n items over keys of two items each
 // would come back with a fifth of n, and the claims with them. claims
 // counts this store's claims of the queue's lanes, which turn the order
-// the lanes give in (rotate).
+// the lanes give in (rotate). cursor is the last key a claim of keys
+// took (keyclaim.go): the next begins after it; keys is what claims of
+// keys have learned of how many keys a claim takes, apart from claims of
+// lanes, which a queue with limited keys makes too.
 type laneHint struct {
 	more   atomic.Int32
 	claims atomic.Uint32
+	cursor atomic.Pointer[string]
+	keys   *laneHint
 }
+
+func newLaneHint() *laneHint { return &laneHint{keys: &laneHint{}} }
 
 // rotate turns lanes, in the order of their ids, so that the claims of
 // one store begin with each lane in turn: a claim's rounds give the
@@ -256,10 +299,11 @@ func (h *laneHint) learn(base, m int, lanes []*laneRow, k, n int) {
 	}
 }
 
-// takeLanes takes (queryLanes) up to m lanes of p.Queue whose turn has
-// come and that have room, in turn order.
-func (s *Store) takeLanes(ctx context.Context, q dialect.Querier, p ClaimParams, def Limit, m int) ([]*laneRow, error) {
-	rows, err := s.queryLanes(ctx, q, s.laneClaimSpec(p, def, m))
+// takeLanes takes (queryLanes) the lanes of p.Queue spec asks for
+// (laneClaimSpec, laneKeysSpec): whose turn has come and that have room,
+// in turn order.
+func (s *Store) takeLanes(ctx context.Context, q dialect.Querier, p ClaimParams, def Limit, spec dialect.ClaimSpec) ([]*laneRow, error) {
+	rows, err := s.queryLanes(ctx, q, spec)
 	if err != nil {
 		return nil, err
 	}
@@ -333,6 +377,16 @@ func (s *Store) laneClaimSpec(p ClaimParams, def Limit, m int) dialect.ClaimSpec
 		Set:        s.expand.Replace(laneClaimSet),
 		Returning:  laneClaimColumns,
 	}
+}
+
+// laneKeysSpec is laneClaimSpec for the lanes of keys alone.
+func (s *Store) laneKeysSpec(p ClaimParams, def Limit, keys []string) dialect.ClaimSpec {
+	spec := s.laneClaimSpec(p, def, len(keys))
+	spec.Filter += " AND lane_key IN (" + sqlkit.Placeholders(len(keys)) + ")"
+	for _, k := range keys {
+		spec.FilterArgs = append(spec.FilterArgs, k)
+	}
+	return spec
 }
 
 // countLanes counts the claimed items of the lanes that have a

@@ -62,11 +62,13 @@ func laneParts(lanes []*laneRow, n int) []int {
 }
 
 // claimFromLanes claims, for p under token, up to parts[i] of the first
-// available items of each lanes[i], in one statement, and records what
+// available items of each lanes[i], in one statement (each key's rows
+// locked as its read meets them, where lockEach and the dialect can:
+// dialect.KeyLockLister), and records what
 // each lane gave as the two-step claim would have seen it: taken, and
 // items, what it gave (all it had, when it gave less than its part), or
 // one unread item where it had room and no part.
-func (s *Store) claimFromLanes(ctx context.Context, q dialect.Querier, p ClaimParams, token uuid.UUID, lanes []*laneRow, parts []int) ([]Claim, error) {
+func (s *Store) claimFromLanes(ctx context.Context, q dialect.Querier, p ClaimParams, token uuid.UUID, lanes []*laneRow, parts []int, lockEach bool) ([]Claim, error) {
 	var keys []string
 	var counts []int
 	for i, l := range lanes {
@@ -78,7 +80,7 @@ func (s *Store) claimFromLanes(ctx context.Context, q dialect.Querier, p ClaimPa
 	if len(keys) == 0 {
 		return nil, nil
 	}
-	out, err := s.claimWith(ctx, q, p, token, s.fusedSpec(p, token, len(keys), s.lanePartArgs(p.Queue, keys, counts)), p.Limit)
+	out, err := s.claimWith(ctx, q, p, token, s.fusedSpec(p, token, len(keys), s.lanePartArgs(p.Queue, keys, counts), lockEach), p.Limit)
 	if err != nil {
 		return nil, err
 	}
@@ -105,9 +107,9 @@ func (s *Store) claimFromLanes(ctx context.Context, q dialect.Querier, p ClaimPa
 // so that the statement's text, and the plan a server keeps for it,
 // depend on the number of lanes alone, or on nothing where the dialect
 // binds the lanes as lists (dialect.KeyLister).
-func (s *Store) fusedSpec(p ClaimParams, token uuid.UUID, m int, args []any) dialect.ClaimSpec {
+func (s *Store) fusedSpec(p ClaimParams, token uuid.UUID, m int, args []any, lockEach bool) dialect.ClaimSpec {
 	spec := s.claimSpec(p, token, MaxClaimLimit)
-	spec.Filter = s.expand.Replace("state = 'available' AND id IN (" + s.lanePartsSQL(m) + ")")
+	spec.Filter = s.expand.Replace("state = 'available' AND id IN (" + s.lanePartsSQL(m, lockEach) + ")")
 	spec.FilterArgs = args
 	spec.Seek = nil
 	spec.OrderBy = "id"
@@ -118,7 +120,10 @@ func (s *Store) fusedSpec(p ClaimParams, token uuid.UUID, m int, args []any) dia
 // one queue, as many of each as bound (lanePartArgs), in claim order
 // along items_flow: the dialect's read of several keys at once, where it
 // has one, else one subquery a lane (qLaneParts).
-func (s *Store) lanePartsSQL(m int) string {
+func (s *Store) lanePartsSQL(m int, lockEach bool) string {
+	if lockEach && s.keyLocks != nil {
+		return s.keyLocks.FirstPerKeyLocked("{items}", "id", "flow_key", laneFilter, laneOrder)
+	}
 	if s.keys != nil {
 		return s.keys.FirstPerKey("{items}", "id", "flow_key", laneFilter, laneOrder)
 	}

@@ -176,7 +176,7 @@ func newLaneTap(t *testing.T) *laneTap {
 	lt.db = wiretap.Open(t, &lt.tap, filepath.Join(t.TempDir(), "lanes.db"))
 	opts := core.Options{Prefix: "lw_", Migrate: true}
 	var err error
-	if lt.st, err = core.Open(ctx, lt.db, sqlite.Dialect(), opts); err != nil {
+	if lt.st, err = core.Open(ctx, lt.db, lanesOnly{sqlite.Dialect()}, opts); err != nil {
 		t.Fatal(err)
 	}
 	if lt.cat, err = catalog.New(sqlite.Dialect(), opts); err != nil {

@@ -105,6 +105,10 @@ func (l Limit) String() string {
 // weight is l's weight, 1 when unset.
 func (l Limit) weight() int { return max(1, l.Weight) }
 
+// bounds reports whether l limits claims (a concurrency, per-process or
+// rate limit), beyond a weight.
+func (l Limit) bounds() bool { return l.Concurrency > 0 || l.PerProcess > 0 || l.Rate > 0 }
+
 // burst is l's burst, 1 when unset.
 func (l Limit) burst() int { return max(1, l.Burst) }
 

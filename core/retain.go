@@ -2,6 +2,7 @@ package core
 
 import (
 	"context"
+	"strings"
 	"time"
 
 	"github.com/google/uuid"
@@ -81,6 +82,11 @@ func (s *Store) Purge(ctx context.Context, p PurgeParams) (PurgeResult, error) {
 		return r, err
 	}
 	r.Lanes, err = s.purge(ctx, "{lanes}", purgeLaneGone, age, p.Limit)
+	if err != nil || r.Lanes >= p.Limit {
+		return r, err
+	}
+	n, err = s.purge(ctx, "{lanes}", purgeLaneLeft, age, p.Limit-r.Lanes)
+	r.Lanes += n
 	return r, err
 }
 
@@ -88,7 +94,7 @@ func (s *Store) Purge(ctx context.Context, p PurgeParams) (PurgeResult, error) {
 const itemsTable = "{items}"
 
 // purge deletes up to limit rows of table meeting cond (which binds the
-// age once): a read of their ids, then deletes in batches, each checking
+// age at each {now+?}): a read of their ids, then deletes in batches, each checking
 // cond again, so that a row that changed since the read (an item revived)
 // stays. The read is a plain one, outside any transaction: on a
 // single-writer database it does not wait for, nor hold up, the writer.
@@ -108,7 +114,7 @@ func (s *Store) purge(ctx context.Context, table, cond string, age int64, limit 
 	var ids []uuid.UUID
 	err := s.read(ctx, "purge", func() error {
 		ids = ids[:0]
-		rows, err := s.db.QueryContext(ctx, s.sql(qPurgeSelect(s.d, table, read, order, limit)), age)
+		rows, err := s.db.QueryContext(ctx, s.sql(qPurgeSelect(s.d, table, read, order, limit)), ageArgs(read, age)...)
 		if err != nil {
 			return err
 		}
@@ -127,7 +133,8 @@ func (s *Store) purge(ctx context.Context, table, cond string, age int64, limit 
 	}
 	deleted := 0
 	for _, batch := range chunks(ids, s.purgeDeleteMax()) {
-		args := append([]any{age}, s.idArgs(batch)...)
+		ages := ageArgs(cond, age)
+		args := append(ages, s.idArgs(batch)...)
 		var n int64
 		err := s.inTx(ctx, "purge", func(tx dialect.Tx) error {
 			res, err := tx.ExecContext(ctx, s.sql(s.qPurgeDelete(table, cond, len(batch))), args...)
@@ -139,13 +146,13 @@ func (s *Store) purge(ctx context.Context, table, cond string, age int64, limit 
 			}
 			// An item's history, tags, metadata and progress go with it,
 			// in its transaction.
-			if _, err = tx.ExecContext(ctx, s.sql(s.qAttemptsOrphaned(len(batch))), args[1:]...); err != nil {
+			if _, err = tx.ExecContext(ctx, s.sql(s.qAttemptsOrphaned(len(batch))), args[len(ages):]...); err != nil {
 				return err
 			}
-			if _, err = tx.ExecContext(ctx, s.sql(s.qMetaOrphaned(len(batch))), args[1:]...); err != nil {
+			if _, err = tx.ExecContext(ctx, s.sql(s.qMetaOrphaned(len(batch))), args[len(ages):]...); err != nil {
 				return err
 			}
-			_, err = tx.ExecContext(ctx, s.sql(s.qProgressOrphaned(len(batch))), args[1:]...)
+			_, err = tx.ExecContext(ctx, s.sql(s.qProgressOrphaned(len(batch))), args[len(ages):]...)
 			return err
 		})
 		if err != nil {
@@ -157,6 +164,15 @@ func (s *Store) purge(ctx context.Context, table, cond string, age int64, limit 
 		}
 	}
 	return deleted, nil
+}
+
+// ageArgs binds age at each {now+?} of cond.
+func ageArgs(cond string, age int64) []any {
+	out := make([]any, strings.Count(cond, "{now+?}"))
+	for i := range out {
+		out[i] = age
+	}
+	return out
 }
 
 // purgeItems deletes up to limit old finished items with their history,

@@ -46,7 +46,12 @@ type Store struct {
 	// claimFilter and claimSet are the claim's condition and assignments,
 	// expanded once.
 	claimFilter, claimSet string
-	cache                 sync.Map // raw statement -> rebound statement
+	// keyLocks reads several keys' first rows locking them, where the
+	// dialect can.
+	keyLocks dialect.KeyLockLister
+	// nextKeysSQL is qNextKeys for the dialect, built once.
+	nextKeysSQL string
+	cache       sync.Map // raw statement -> rebound statement
 	// inserts holds item INSERTs by row shape and size (insertSQL): the
 	// full size, and the first few other sizes met (a fan-out's page),
 	// insertSizes counting those.
@@ -138,10 +143,12 @@ func Open(ctx context.Context, db *sql.DB, d dialect.Dialect, opts Options) (*St
 	s.seek = migrations.ClaimIndex(opts.Prefix)
 	s.lister, _ = dialect.As[dialect.UUIDLister](d)
 	s.keys, _ = dialect.As[dialect.KeyLister](d)
+	s.keyLocks, _ = dialect.As[dialect.KeyLockLister](d)
 	s.locker, _ = dialect.As[dialect.RowLocker](d)
 	s.purger, _ = dialect.As[dialect.Purger](d)
 	s.expand = strings.NewReplacer(expansions(d, s.names, opts.ClockOffset)...)
 	s.claimFilter, s.claimSet = s.expand.Replace(claimFilter), s.expand.Replace(claimSet)
+	s.nextKeysSQL = qNextKeys(s.d)
 	s.handle = &storesql.Handle{DB: db, Dialect: d, SQL: s.sql, Read: s.read}
 	if n, ok := d.(dialect.Notifier); ok && !opts.DisableNotify {
 		// One channel per set of tables: stores on other prefixes are not

@@ -33,10 +33,12 @@ func catalogTemplates(d dialect.Dialect, opts Options, claims storesql.ClaimReco
 	s := &Store{d: d, caps: d.Capabilities(), opts: opts, log: opts.Logger, names: migrations.NamesFor(opts.Prefix), claims: claims}
 	s.lister, _ = dialect.As[dialect.UUIDLister](d)
 	s.keys, _ = dialect.As[dialect.KeyLister](d)
+	s.keyLocks, _ = dialect.As[dialect.KeyLockLister](d)
 	s.locker, _ = dialect.As[dialect.RowLocker](d)
 	s.purger, _ = dialect.As[dialect.Purger](d)
 	s.expand = strings.NewReplacer(expansions(d, s.names, opts.ClockOffset)...)
 	s.claimFilter, s.claimSet = s.expand.Replace(claimFilter), s.expand.Replace(claimSet)
+	s.nextKeysSQL = qNextKeys(s.d)
 	s.handle = &storesql.Handle{Dialect: d, SQL: s.sql, Read: s.read}
 	return exposedStore(s), s.sentTemplates(), nil
 }
@@ -220,6 +222,8 @@ var baseTemplates = []entry{
 	sized("purge.barriers.delete", (*Store).purgeDeleteMax, func(s *Store, n int) string { return s.qPurgeDelete("{barriers}", purgeBarrierGone, n) }),
 	sized("purge.lanes.select", limitMax, func(s *Store, n int) string { return qPurgeSelect(s.d, "{lanes}", purgeLaneGone, "", n) }),
 	sized("purge.lanes.delete", (*Store).purgeDeleteMax, func(s *Store, n int) string { return s.qPurgeDelete("{lanes}", purgeLaneGone, n) }),
+	sized("purge.lanes-left.select", limitMax, func(s *Store, n int) string { return qPurgeSelect(s.d, "{lanes}", purgeLaneLeft, "", n) }),
+	sized("purge.lanes-left.delete", (*Store).purgeDeleteMax, func(s *Store, n int) string { return s.qPurgeDelete("{lanes}", purgeLaneLeft, n) }),
 	sized("purge.items.delete", (*Store).purgeDeleteMax, func(s *Store, n int) string { return s.qPurgeDelete("{items}", purgeItemGone, n) }).onStore(notPurging),
 	{name: "purge.items.one-statement", max: (*Store).purgeDeleteMax, when: purging, render: func(s *Store, n int) []string {
 		if s.purger == nil {

@@ -15,6 +15,15 @@ type Capabilities struct {
 	// the core locks the rows with a SELECT first and then updates them.
 	ReturningUpdate bool
 
+	// RecursiveScan is true when the database runs WITH RECURSIVE with a
+	// correlated scalar subquery (ORDER BY ... LIMIT 1) in the recursive
+	// member as one index probe a row, from the bound the row before
+	// gives: the core steps through a queue's flow keys with it, so that
+	// a claim of keyed items without limits writes no lane row. Without
+	// it (or where the probe reads the index from its start, as MariaDB
+	// 10.11 does) such claims take lanes.
+	RecursiveScan bool
+
 	// LockClause is appended to a SELECT that must lock the rows it reads
 	// for the rest of the transaction: " FOR NO KEY UPDATE", " FOR UPDATE",
 	// or "" where the transaction already excludes other writers.

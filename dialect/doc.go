@@ -31,7 +31,7 @@
 // optional interface, which the core finds by type assertion and does
 // without where a dialect lacks it, as database/sql finds the optional
 // interfaces of database/sql/driver; so are Notifier, Purger, UUIDLister,
-// KeyLister, RowLocker, TextBinder, RefusalClassifier and the migrator's
+// KeyLister, KeyLockLister, RowLocker, TextBinder, RefusalClassifier and the migrator's
 // TableProber, IndexProber, ColumnProber and Noter.
 // The kit that helps write a dialect, package dialect/sqlkit (the shared
 // DDL shapes, placeholder rewriting, ConnTx, IsConnectionLost, ...), is no

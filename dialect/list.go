@@ -42,3 +42,18 @@ type KeyLister interface {
 	// is at least 1.
 	KeyList(keys []string, counts []int) (keyList, countList any)
 }
+
+// KeyLockLister is an optional capability of a KeyLister: FirstPerKey
+// whose rows are locked as each key's read meets them, rows another
+// transaction holds passed over (FOR UPDATE SKIP LOCKED in the read of
+// each key), so that claims of the same keys at once take each key's
+// next rows rather than meet on its first and come back short. The core
+// claims the items of keys without limits with it (the claim of keys,
+// which takes no lane lock to keep claims apart); without it, such a
+// claim takes fewer items where another holds its keys' first.
+type KeyLockLister interface {
+	// FirstPerKeyLocked is FirstPerKey, each key's rows locked and
+	// those held by another transaction passed over. Its '?' are
+	// FirstPerKey's.
+	FirstPerKeyLocked(table, columns, key, filter, orderBy string) string
+}

@@ -515,7 +515,11 @@ end_idle:
 	 * commits, so the count in its next statement is exact. Where the
 	 * dialect can, the lane's row is only locked (lanes.lock, a read with
 	 * FOR UPDATE SKIP LOCKED), and the write at the end sets its turn.
-	 * catalog: lanes.claim */
+	 * A claim of keys without limits (core/keyclaim.go) claims their
+	 * items as the queue's own claim does, with no lane and no count;
+	 * the keys with limits it meets go this way, their lanes taken by
+	 * key (lanes.claim-keys, lanes.lock-keys).
+	 * catalog: lanes.claim lanes.claim-keys */
 	:: atomic { alive[o] && lready && LANECLAIMED < LIMIT &&
 #ifdef BUG_LANE_NOLOCK
 		1 -> running = LANECLAIMED
@@ -532,7 +536,7 @@ end_idle:
 		 * checks): the statements read items they do not lock, but no
 		 * item of the lane becomes claimed meanwhile (every such claim
 		 * holds the lane's row), and one that stops being claimed only
-		 * leaves more room. catalog: claim.chosen claim.chosen.max-attempts claim.lanes */
+		 * leaves more room. catalog: claim.chosen claim.chosen.max-attempts claim.lanes claim.keys */
 		atomic {
 #ifndef BUG_LANE_NOLOCK
 			running = LANECLAIMED;
@@ -1175,6 +1179,7 @@ ltl progress { <> GOAL }
  * outside: purge.items.one-statement -- retention deletes finished rows of finished runs only
  * outside: purge.barriers.delete -- retention deletes fired barriers of finished runs only
  * outside: purge.lanes.delete -- retention deletes a lane idle past its age with no available or claimed item; the model's lane is never idle that long, and what gives a lane work finds its row by an update that locks it (conformance: Flow_LanePurgedWhileGivenALimitKeepsIt)
+ * outside: purge.lanes-left.delete -- retention deletes a lane whose turn and last write are older than its age with no available or claimed item (a claim of keys without limits leaves turns behind), as purge.lanes.delete does an idle one
  * outside: probe.insert -- the skip-locked probe writes rows of its own queue, which no worker claims
  * outside: probe.claim -- the skip-locked probe's own rows
  * outside: probe.delete -- the skip-locked probe's own rows

@@ -252,7 +252,11 @@ func (d *mysqlDialect) Name() string { return Name }
 
 // Capabilities describes MySQL 8 and MariaDB 10.6+: row locks with SKIP
 // LOCKED, no UPDATE ... RETURNING, DDL that commits on its own, a
-// microsecond clock.
+// microsecond clock. No RecursiveScan: MariaDB 10.11 runs the key scan's
+// correlated probe (flow_key > the key before) as a read of the queue's
+// index prefix from its first entry, not as a range from the bound (a
+// claim of 100 keys examined 25,000 rows of a 5,000-item queue and took
+// 0.1 to 0.3 s), so claims of keyed items take lanes here.
 func (d *mysqlDialect) Capabilities() dialect.Capabilities {
 	return dialect.Capabilities{
 		SingleWriter:      false,

@@ -274,7 +274,7 @@ func TestClockAndLimit(t *testing.T) {
 		t.Error("Rebind or Param changed the statement")
 	}
 	caps := d.Capabilities()
-	if caps.SingleWriter || caps.ReturningUpdate || caps.TransactionalDDL || caps.LockClause != " FOR UPDATE" ||
+	if caps.SingleWriter || caps.ReturningUpdate || caps.RecursiveScan || caps.TransactionalDDL || caps.LockClause != " FOR UPDATE" ||
 		caps.MaxBindParams != 65535 || caps.MaxStatementBytes != MaxStatementBytes || caps.ClockResolution != time.Microsecond || caps.MaxClockOffset != 0 {
 		t.Errorf("Capabilities = %+v", caps)
 	}

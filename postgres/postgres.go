@@ -109,6 +109,7 @@ func (d *pgDialect) Name() string { return Name }
 func (d *pgDialect) Capabilities() dialect.Capabilities {
 	return dialect.Capabilities{
 		ReturningUpdate:  true,
+		RecursiveScan:    true,
 		LockClause:       " FOR NO KEY UPDATE",
 		TransactionalDDL: true,
 		// The wire protocol counts parameters in 16 bits.
@@ -278,6 +279,15 @@ func (d *pgDialect) FirstPerKey(table, columns, key, filter, orderBy string) str
 	return "SELECT f_.* FROM unnest(CAST(? AS text[]), CAST(? AS integer[])) AS k_(key_, n_)" +
 		" CROSS JOIN LATERAL (SELECT " + columns + " FROM " + table + " WHERE " + filter + " AND " + key + " = k_.key_" +
 		" ORDER BY " + orderBy + " LIMIT k_.n_) f_"
+}
+
+// FirstPerKeyLocked is FirstPerKey with each key's read locking its rows
+// and passing over those another transaction holds, inside the LATERAL
+// subquery: two claims of the same keys then take each key's next rows.
+func (d *pgDialect) FirstPerKeyLocked(table, columns, key, filter, orderBy string) string {
+	return "SELECT f_.* FROM unnest(CAST(? AS text[]), CAST(? AS integer[])) AS k_(key_, n_)" +
+		" CROSS JOIN LATERAL (SELECT " + columns + " FROM " + table + " WHERE " + filter + " AND " + key + " = k_.key_" +
+		" ORDER BY " + orderBy + " LIMIT k_.n_" + d.Capabilities().LockClause + " SKIP LOCKED) f_"
 }
 
 // KeyList binds keys as the text of a text[] literal, each element quoted

@@ -40,6 +40,7 @@ func TestCapabilities(t *testing.T) {
 	t.Parallel()
 	want := dialect.Capabilities{
 		ReturningUpdate:   true,
+		RecursiveScan:     true,
 		LockClause:        " FOR NO KEY UPDATE",
 		TransactionalDDL:  true,
 		MaxBindParams:     65535,

@@ -74,24 +74,7 @@ func lanePlans(t *testing.T, name string, laneArgs func(queue, key string, f int
 		for k := range m {
 			args = append(args, laneArgs(queue, fmt.Sprint("k", k), f)...)
 		}
-		rows, err := db.QueryContext(ctx, "EXPLAIN QUERY PLAN "+query, args...)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var plan []string
-		for rows.Next() {
-			var id, parent, unused int
-			var detail string
-			if err := rows.Scan(&id, &parent, &unused, &detail); err != nil {
-				t.Fatal(err)
-			}
-			plan = append(plan, detail)
-		}
-		if err := rows.Err(); err != nil {
-			t.Fatal(err)
-		}
-		rows.Close()
-		text := strings.Join(plan, "\n")
+		text := queryPlan(t, db, query, args...)
 		t.Logf("queue %s:\n%s", queue, text)
 		// A search of items_flow, covering (the lane's ids alone) or not.
 		search := regexp.MustCompile(`(?m)^SEARCH ` + names.Items + ` USING (COVERING )?INDEX ` + prefix + `items_flow \(queue=\? AND flow_key=\?`)

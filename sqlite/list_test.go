@@ -73,24 +73,7 @@ func TestInUUIDs_MatchesExactlyTheBoundIDs(t *testing.T) {
 		}
 	}
 
-	rows, err := db.QueryContext(ctx, "EXPLAIN QUERY PLAN UPDATE list_t SET n = n + 1 WHERE "+lister.InUUIDs("id"), lister.UUIDList(all[:10]))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rows.Close()
-	var plan []string
-	for rows.Next() {
-		var id, parent, unused int
-		var detail string
-		if err := rows.Scan(&id, &parent, &unused, &detail); err != nil {
-			t.Fatal(err)
-		}
-		plan = append(plan, detail)
-	}
-	if err := rows.Err(); err != nil {
-		t.Fatal(err)
-	}
-	text := strings.Join(plan, "\n")
+	text := queryPlan(t, db, "UPDATE list_t SET n = n + 1 WHERE "+lister.InUUIDs("id"), lister.UUIDList(all[:10]))
 	if strings.Contains(text, "SCAN list_t") || !strings.Contains(text, "SEARCH list_t") {
 		t.Errorf("the list condition does not read the table by its key:\n%s", text)
 	}

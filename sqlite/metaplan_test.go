@@ -24,21 +24,7 @@ func TestExplain_MetaFilterPagesUseMetaIndexes(t *testing.T) {
 	exec(t, db, "ANALYZE")
 	tag, value := metaplan.Pages(t, d, "mp_")
 	for index, p := range map[string]metaplan.Page{"mp_item_meta_name": tag, "mp_item_meta_value": value} {
-		rows, err := db.QueryContext(ctx, "EXPLAIN QUERY PLAN "+p.SQL, p.Args...)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var plan []string
-		for rows.Next() {
-			var id, parent, unused int
-			var detail string
-			if err := rows.Scan(&id, &parent, &unused, &detail); err != nil {
-				t.Fatal(err)
-			}
-			plan = append(plan, detail)
-		}
-		rows.Close()
-		text := strings.Join(plan, "\n")
+		text := queryPlan(t, db, p.SQL, p.Args...)
 		t.Logf("%s:\n%s", p.SQL, text)
 		if !strings.Contains(text, "SEARCH m USING COVERING INDEX "+index) && !strings.Contains(text, "SEARCH m USING INDEX "+index) {
 			t.Errorf("item_meta is not searched by %s:\n%s", index, text)

@@ -197,6 +197,7 @@ func (d *sqliteDialect) Capabilities() dialect.Capabilities {
 	return dialect.Capabilities{
 		SingleWriter:      true,
 		ReturningUpdate:   true,
+		RecursiveScan:     true,
 		LockClause:        "",
 		TransactionalDDL:  true,
 		MaxBindParams:     32766,

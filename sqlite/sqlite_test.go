@@ -60,6 +60,7 @@ func TestCapabilities(t *testing.T) {
 	want := dialect.Capabilities{
 		SingleWriter:     true,
 		ReturningUpdate:  true,
+		RecursiveScan:    true,
 		TransactionalDDL: true,
 		MaxBindParams:    32766,
 		ClockResolution:  time.Millisecond,

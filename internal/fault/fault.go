@@ -78,6 +78,11 @@ const (
 	// items: a claim begun there finds the lanes it did not take, and
 	// must find work in them.
 	LanesAfterTake Point = "lanes-after-take"
+	// KeysAfterRead is in a claim of keys without limits, after it has
+	// read the keys it takes (and moved its store's place in the
+	// queue's keys past them), before it claims their items: a claim
+	// begun there must take other keys.
+	KeysAfterRead Point = "keys-after-read"
 	// DeregisterAfterCount is in Deregister, after it has counted the
 	// owner's claimed items by lane and before it hands them back: a
 	// claim of the owner's own that commits there must not leave its
@@ -88,7 +93,7 @@ const (
 // Points lists every injection point.
 func Points() []Point {
 	return []Point{AfterClaim, FenceBeforeCommit, CompleteBeforeArrival, FireBeforeJoin,
-		DispatchBetweenPages, ReapBeforeCrashCount, RetainBetweenBatches, BeforeCompletion, OpenBeforeVersion, LaneIdleAfterRead, LanesBeforeUpdate, MigrateBeforeStatement, DeregisterAfterCount, LanesAfterTake}
+		DispatchBetweenPages, ReapBeforeCrashCount, RetainBetweenBatches, BeforeCompletion, OpenBeforeVersion, LaneIdleAfterRead, LanesBeforeUpdate, MigrateBeforeStatement, DeregisterAfterCount, LanesAfterTake, KeysAfterRead}
 }
 
 // Action is what a rule does when it fires.

@@ -73,6 +73,8 @@ func (d *stepDialect) flowStep(q string) string {
 	switch {
 	case strings.Contains(q, items) && strings.Contains(q, "flow_key IS NULL"):
 		return "queue's claim (no flow key)"
+	case strings.HasPrefix(q, "WITH RECURSIVE"):
+		return "2 keys read (no limits)"
 	case strings.Contains(q, d.names.Queues) && strings.Contains(q, "paused"):
 		return "1 queue default read"
 	case strings.Contains(q, lanes) && strings.Contains(q, "CASE id"):

@@ -14,7 +14,8 @@ import (
 // deleted, keyed items enqueued (at once and delayed) and claimed lane by
 // lane under concurrency and rate limits, with and without kind limits, a
 // lane that runs out of work, a keyed item revived, and the wait for a
-// lane's next turn, and retention deleting the lanes left idle.
+// lane's next turn, a queue without limits claimed key by key, and
+// retention deleting the lanes left idle or left with a turn.
 func workloadFlow(t *testing.T, db *sql.DB, d dialect.Dialect) {
 	ctx := context.Background()
 	must := fatal(t)
@@ -64,6 +65,22 @@ func workloadFlow(t *testing.T, db *sql.DB, d dialect.Dialect) {
 	}
 	_, err = s.Claim(ctx, core.ClaimParams{Queue: "f", Owner: owner, Limit: 10, Lease: time.Minute})
 	must(err)
+	// A queue without limits is claimed key by key, where the database
+	// can step through keys: its lanes are not taken and keep the turns
+	// their enqueue gave them, and retention deletes them too.
+	// A key with a limit of its own among them is claimed by its lane.
+	must(s.SetLimit(ctx, core.Limit{Queue: "g", Key: "c", Concurrency: 1}))
+	_, err = s.Enqueue(ctx, core.ItemSpec{Queue: "g", FlowKey: "a"}, core.ItemSpec{Queue: "g", FlowKey: "b"}, core.ItemSpec{Queue: "g", FlowKey: "c"})
+	must(err)
+	cs, err = s.Claim(ctx, core.ClaimParams{Queue: "g", Owner: owner, Limit: 10, Lease: time.Minute})
+	must(err)
+	if len(cs) != 3 {
+		t.Fatalf("claimed %d of a queue of three keys, one limited, want 3", len(cs))
+	}
+	must(s.DeleteLimit(ctx, "g", "c"))
+	for _, c := range cs {
+		must(s.Complete(ctx, c, nil))
+	}
 	r, err := open(t, db, d, core.Options{ClockOffset: 4 * time.Hour}).Purge(ctx, core.PurgeParams{OlderThan: time.Hour})
 	must(err)
 	if r.Lanes == 0 {

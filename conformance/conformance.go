@@ -165,6 +165,7 @@ var guarantees = []guarantee{
 	{"Flow_KeysWithoutLimitsTakeNoLane", testFlowKeysWithoutLimitsTakeNoLane},
 	{"Flow_KeyWeightDoesNotStarveAKey", testFlowKeysWeightDoesNotStarve},
 	{"Flow_ClaimsOfKeysAtOnceTakeOtherKeys", testFlowKeysClaimsAtOnceTakeOtherKeys},
+	{"Flow_ClaimsOfKeysInTwoProcessesTakeNextItems", testFlowKeysTwoProcessesTakeNextItems},
 	{"Flow_KeyWithALimitAmongKeysWithout", testFlowKeysWithALimitAmongThem},
 	{"Flow_LimitSetOnAQueueClaimedByKeys", testFlowKeysThenALimit},
 	{"Flow_KeyedAndUnkeyedShareAQueue", testFlowMixedQueue},

@@ -6,7 +6,9 @@ import (
 	"slices"
 	"time"
 
+	"github.com/google/uuid"
 	"github.com/plenumdb/plenum/core"
+	"github.com/plenumdb/plenum/dialect"
 	"github.com/plenumdb/plenum/internal/fault"
 )
 
@@ -209,5 +211,50 @@ func testFlowKeysThenALimit(e *env) {
 		if got[k] != 1 {
 			e.t.Errorf("key %s: %d claimed under a limit of 1, want 1 (%v)", k, got[k], fmt.Sprint(got))
 		}
+	}
+}
+
+// Claims of the same keys from two processes at once take each key's
+// next items: each process keeps its own place in the keys, so that two
+// stores begin at the same keys, and where the dialect's read of several
+// keys locks each key's rows and passes over those held
+// (dialect.KeyLockLister), the second claim takes the items after the
+// first's. Four keys of ten items; a claim of 20 in one store's open
+// transaction (five of each key), then a claim of 20 in another store:
+// 20 each, none twice. Where the read chose each key's first items and
+// only the claim passed over held rows, the second claim took nothing.
+func testFlowKeysTwoProcessesTakeNextItems(e *env) {
+	if _, ok := dialect.As[dialect.KeyLockLister](e.d); !ok || !e.caps.RecursiveScan || e.caps.SingleWriter {
+		e.t.Skipf("dialect %s does not lock each key's rows as it reads them in a claim of keys (dialect.KeyLockLister)", e.d.Name())
+	}
+	const queue, keys, per, n = "flow-keys-two", 4, 10, 20
+	e.enqueue(e.s, flowSpecs(queue, flowKeys(keys), per)...)
+	other := e.open(core.Options{})
+	owner, otherOwner := e.owner(e.s), e.owner(other)
+	tx, err := e.s.Begin(e.ctx)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	defer tx.Rollback()
+	first, err := e.s.ClaimTx(e.ctx, tx, core.ClaimParams{Queue: queue, Owner: owner, Limit: n, Lease: time.Hour})
+	if err != nil {
+		e.t.Fatalf("ClaimTx: %v", err)
+	}
+	second, err := other.Claim(e.ctx, core.ClaimParams{Queue: queue, Owner: otherOwner, Limit: n, Lease: time.Hour})
+	if err != nil {
+		e.t.Fatalf("the other store's Claim: %v", err)
+	}
+	if err := tx.Commit(); err != nil {
+		e.t.Fatal(err)
+	}
+	seen := map[uuid.UUID]bool{}
+	for _, c := range append(slices.Clone(first), second...) {
+		if seen[c.ID] {
+			e.t.Errorf("item %s claimed twice", c.ID)
+		}
+		seen[c.ID] = true
+	}
+	if len(first) != n || len(second) != n {
+		e.t.Fatalf("the claims of two stores at once took %d and %d, want %d each: the second met the first's items", len(first), len(second), n)
 	}
 }

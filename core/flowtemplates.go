@@ -132,17 +132,19 @@ func withLocker(locks bool, e entry) entry {
 
 // laneLockStatements is the statement LockRows returns for m lanes.
 func (s *Store) laneLockStatements(m int) []string {
-	stmt, _, err := s.locker.LockRows(s.laneLockSpec(s.laneClaimSpec(ClaimParams{Queue: "q"}, Limit{}, m)))
-	if err != nil {
-		return nil
-	}
-	return []string{stmt}
+	return s.lockStatements(s.laneClaimSpec(ClaimParams{Queue: "q"}, Limit{}, m))
 }
 
 // laneKeysLockStatements is the statement LockRows returns for the
 // lanes of m keys.
 func (s *Store) laneKeysLockStatements(m int) []string {
-	stmt, _, err := s.locker.LockRows(s.laneLockSpec(s.laneKeysSpec(ClaimParams{Queue: "q"}, Limit{}, make([]string, m))))
+	return s.lockStatements(s.laneKeysSpec(ClaimParams{Queue: "q"}, Limit{}, make([]string, m)))
+}
+
+// lockStatements is the statement LockRows returns for spec, a claim of
+// lanes.
+func (s *Store) lockStatements(spec dialect.ClaimSpec) []string {
+	stmt, _, err := s.locker.LockRows(s.laneLockSpec(spec))
 	if err != nil {
 		return nil
 	}

@@ -276,18 +276,21 @@ var _ dialect.KeyLister = theDialect
 // names no table of the core's has, so that the subquery's own columns
 // are never taken for them.
 func (d *pgDialect) FirstPerKey(table, columns, key, filter, orderBy string) string {
+	return firstPerKey(table, columns, key, filter, orderBy, "")
+}
+
+// firstPerKey is FirstPerKey with lock after each key's LIMIT.
+func firstPerKey(table, columns, key, filter, orderBy, lock string) string {
 	return "SELECT f_.* FROM unnest(CAST(? AS text[]), CAST(? AS integer[])) AS k_(key_, n_)" +
 		" CROSS JOIN LATERAL (SELECT " + columns + " FROM " + table + " WHERE " + filter + " AND " + key + " = k_.key_" +
-		" ORDER BY " + orderBy + " LIMIT k_.n_) f_"
+		" ORDER BY " + orderBy + " LIMIT k_.n_" + lock + ") f_"
 }
 
 // FirstPerKeyLocked is FirstPerKey with each key's read locking its rows
 // and passing over those another transaction holds, inside the LATERAL
 // subquery: two claims of the same keys then take each key's next rows.
 func (d *pgDialect) FirstPerKeyLocked(table, columns, key, filter, orderBy string) string {
-	return "SELECT f_.* FROM unnest(CAST(? AS text[]), CAST(? AS integer[])) AS k_(key_, n_)" +
-		" CROSS JOIN LATERAL (SELECT " + columns + " FROM " + table + " WHERE " + filter + " AND " + key + " = k_.key_" +
-		" ORDER BY " + orderBy + " LIMIT k_.n_" + d.Capabilities().LockClause + " SKIP LOCKED) f_"
+	return firstPerKey(table, columns, key, filter, orderBy, d.Capabilities().LockClause+" SKIP LOCKED")
 }
 
 // KeyList binds keys as the text of a text[] literal, each element quoted
